@@ -1,0 +1,36 @@
+// Package facade holds the domain types every other package shares: who is
+// asking (Principal) and how a refusal or failure is described (Error).
+//
+// The packages around it follow one rule: each owns one dependency or one
+// domain (grades/, accounts/, authz/, upstream/, cache/, proxy/), and they
+// speak to each other only through the types defined here.
+package facade
+
+import "context"
+
+// Roles that carry built-in grade rules (SPEC section 3). Any other role
+// string is valid and simply reaches accounts and builds through the policy.
+const (
+	RoleStudent   = "student"
+	RoleProfessor = "professor"
+)
+
+// Principal is the authenticated caller. The zero value is an anonymous
+// principal with no role; it is never allowed anything.
+type Principal struct {
+	ID   string // the token's sub
+	Role string // from the configured role claim; may be empty
+}
+
+type principalKey struct{}
+
+// WithPrincipal returns a context that carries p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal stored in ctx, or the zero Principal.
+func PrincipalFrom(ctx context.Context) Principal {
+	p, _ := ctx.Value(principalKey{}).(Principal)
+	return p
+}

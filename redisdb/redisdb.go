@@ -1,0 +1,82 @@
+// Package redisdb opens the one Redis connection the service uses, from the
+// settings in SPEC section 1: a redis:// or rediss:// URL, a comma list of
+// cluster addresses, or a Sentinel master name. Everything else takes a
+// redis.UniversalClient, so the three deployments need no other code.
+//
+// Each domain package owns its own key names (see the keys.go in each); this
+// package owns none.
+package redisdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Config says where Redis is. Exactly one of URL or Addrs must be set.
+type Config struct {
+	URL    string   // FACADE_REDIS_URL
+	Addrs  []string // FACADE_REDIS_ADDRS: cluster nodes, or sentinels with Master
+	Master string   // FACADE_REDIS_MASTER: sentinel master name
+}
+
+// ErrNotConfigured means neither a URL nor addresses were given.
+var ErrNotConfigured = errors.New("FACADE_REDIS_URL (or FACADE_REDIS_ADDRS) is required")
+
+// Open returns a client for cfg. It does not contact Redis.
+func Open(cfg Config) (redis.UniversalClient, error) {
+	switch {
+	case cfg.URL != "":
+		opts, err := redis.ParseURL(cfg.URL)
+		if err != nil {
+			return nil, fmt.Errorf("FACADE_REDIS_URL is not a valid redis:// or rediss:// URL")
+		}
+		return redis.NewClient(opts), nil
+	case len(cfg.Addrs) > 0 && cfg.Master != "":
+		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: cfg.Master, SentinelAddrs: cfg.Addrs}), nil
+	case len(cfg.Addrs) > 0:
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.Addrs}), nil
+	}
+	return nil, ErrNotConfigured
+}
+
+// SplitAddrs parses a comma list, ignoring blanks.
+func SplitAddrs(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// AppendOnly reports whether the server persists writes with AOF. Money must
+// not live in a Redis that forgets (SPEC section 5); serve warns when it does.
+func AppendOnly(ctx context.Context, c redis.UniversalClient) (bool, error) {
+	v, err := c.ConfigGet(ctx, "appendonly").Result()
+	if err != nil {
+		return false, err
+	}
+	return v["appendonly"] == "yes", nil
+}
+
+// IsUnavailable reports whether err means Redis could not be reached (as
+// opposed to a script or data error), so callers can answer 503.
+func IsUnavailable(err error) bool {
+	if err == nil || errors.Is(err, redis.Nil) {
+		return false
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		// A reply from the server: it is up. LOADING and similar transient
+		// states still mean "not available now".
+		msg := re.Error()
+		return strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "MASTERDOWN") ||
+			strings.HasPrefix(msg, "CLUSTERDOWN") || strings.HasPrefix(msg, "TRYAGAIN")
+	}
+	return !errors.Is(err, context.Canceled)
+}
