@@ -94,4 +94,6 @@ const (
 	DetailUpstreamTimeout     = "The build server did not answer in time."
 	DetailUpstreamOpen        = "The build server is unavailable; retry later."
 	DetailBuildsNotConfigured = "Build results are not configured on this instance."
+	DetailUnknownCurrency     = "The currency is not a supported ISO 4217 code."
+	DetailBalanceLimit        = "The destination account cannot hold this balance."
 )
