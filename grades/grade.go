@@ -1,0 +1,31 @@
+// Package grades holds the grade domain rules (the letter scale, versions and
+// their ETags) and the Redis store behind /student/{id}/english/grade
+// (SPEC section 4).
+//
+// Every change (create, update, seed) is one Lua script: it reads the current
+// record, checks existence and version, writes the new record and appends the
+// audit entry, so concurrent writers cannot interleave and a refused change
+// leaves nothing behind. Authorization and HTTP mapping happen elsewhere,
+// before these functions are called; the store still refuses malformed ids
+// and grades itself, so nothing malformed can reach a Redis key.
+package grades
+
+import "github.com/facade-dev/facade"
+
+// SubjectEnglish is the only subject the API serves today.
+const SubjectEnglish = "english"
+
+// Scale lists the allowed grades, best first, for display and documentation.
+// ParseGrade does not read it, so changing this slice changes no rule.
+var Scale = []string{"A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F"}
+
+// ParseGrade returns s when it is exactly one of the grades in Scale. There is
+// no trimming and no case folding: "a+" or " A" are refused, so what is stored
+// is always what the client will read back.
+func ParseGrade(s string) (string, error) {
+	switch s {
+	case "A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F":
+		return s, nil
+	}
+	return "", facade.Errorf(facade.EINVALID, facade.DetailBadGrade)
+}

@@ -1,0 +1,87 @@
+package grades
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/testredis"
+)
+
+func TestMain(m *testing.M) { testredis.Main(m) }
+
+// wantError fails unless err is a *facade.Error with code and detail.
+func wantError(t testing.TB, err error, code facade.Code, detail string) *facade.Error {
+	t.Helper()
+	var fe *facade.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("error = %v (%T), want *facade.Error code %d", err, err, code)
+	}
+	if fe.Code != code || fe.Detail != detail {
+		t.Fatalf("error = code %d %q, want code %d %q", fe.Code, fe.Detail, code, detail)
+	}
+	return fe
+}
+
+func TestParseGradeAcceptsExactlyTheScale(t *testing.T) {
+	for _, g := range Scale {
+		got, err := ParseGrade(g)
+		if err != nil || got != g {
+			t.Errorf("ParseGrade(%q) = %q, %v; want %q, nil", g, got, err, g)
+		}
+	}
+	if len(Scale) != 13 {
+		t.Fatalf("Scale has %d grades, SPEC lists 13", len(Scale))
+	}
+}
+
+func TestParseGradeRefusesEverythingElse(t *testing.T) {
+	for _, s := range []string{
+		"a+", "b", "f", " A", "A ", "A\n", "\tB", "E", "", "A++", "F-", "F+", "+A", "AB",
+		"Α",  // Greek capital alpha
+		"Ａ",  // full-width A
+		"Ａ+", // full-width A, ASCII plus
+		"A＋", // ASCII A, full-width plus
+		"A−", // Unicode minus sign
+		"A‐", // Unicode hyphen
+		"A\x00",
+		strings.Repeat("A", 1000),
+	} {
+		got, err := ParseGrade(s)
+		if got != "" {
+			t.Errorf("ParseGrade(%q) returned %q alongside its error", s, got)
+		}
+		wantError(t, err, facade.EINVALID, facade.DetailBadGrade)
+	}
+}
+
+// Scale is exported and mutable; the rule must not move with it.
+func TestParseGradeIgnoresChangesToScale(t *testing.T) {
+	saved := slices.Clone(Scale)
+	t.Cleanup(func() { copy(Scale, saved) })
+	Scale[0] = "Z"
+	if _, err := ParseGrade("Z"); err == nil {
+		t.Fatal("ParseGrade accepted a grade written into Scale at run time")
+	}
+	if _, err := ParseGrade("A+"); err != nil {
+		t.Fatalf("ParseGrade(A+) after Scale was changed: %v", err)
+	}
+}
+
+func FuzzParseGrade(f *testing.F) {
+	for _, s := range append(slices.Clone(Scale), "", "a+", " A", "A++", "Α", "Ａ", "E") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseGrade(s)
+		if err != nil {
+			wantError(t, err, facade.EINVALID, facade.DetailBadGrade)
+			return
+		}
+		if got != s || !slices.Contains(Scale, got) {
+			t.Fatalf("ParseGrade(%q) accepted %q, which is not that string or not in Scale", s, got)
+		}
+	})
+}

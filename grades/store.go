@@ -1,0 +1,226 @@
+package grades
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/redisdb"
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	// SeedActor is recorded as the author of grades created by Seed.
+	SeedActor = "seed"
+
+	// AuditRetention is about how many changes are kept per grade (Redis
+	// trims the stream in whole blocks, so a few more may remain) and the
+	// most Audit returns. The slog audit lines are the unbounded record.
+	AuditRetention = 1000
+)
+
+// Operations, as passed to the script and logged.
+const (
+	opCreate = "create"
+	opUpdate = "update"
+	opSeed   = "seed"
+)
+
+var (
+	// studentIDPattern is SPEC section 3's student_id format. The handler
+	// checks it first; the store checks again because the id becomes a key.
+	studentIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
+	// subjectPattern keeps subjects to plain words that cannot break a key.
+	subjectPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+)
+
+// Store reads and changes grades in Redis. Use NewStore; the zero Store has
+// no client and is not usable. A Store is safe for concurrent use.
+type Store struct {
+	rdb   redis.UniversalClient
+	log   *slog.Logger
+	clock func() time.Time // time.Now; tests pin it
+}
+
+// NewStore returns a Store on rdb that writes audit lines to logger (nil
+// means slog.Default()).
+func NewStore(rdb redis.UniversalClient, logger *slog.Logger) *Store {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Store{rdb: rdb, log: logger, clock: time.Now}
+}
+
+// Get returns the current grade, or ENOTFOUND.
+func (s *Store) Get(ctx context.Context, studentID, subject string) (Record, error) {
+	if err := checkIDs(studentID, subject); err != nil {
+		return Record{}, err
+	}
+	fields, err := s.rdb.HGetAll(ctx, recordKey(studentID, subject)).Result()
+	if err != nil {
+		return Record{}, storeError(err)
+	}
+	if len(fields) == 0 {
+		return Record{}, facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
+	}
+	return parseRecord(studentID, subject, fields)
+}
+
+// Create stores a new grade at version 1. It is ECONFLICT when the student
+// already has a grade in subject, whatever its value.
+func (s *Store) Create(ctx context.Context, studentID, subject, grade, by string) (Record, error) {
+	rec, status, err := s.apply(ctx, opCreate, studentID, subject, grade, by, nil)
+	if err == nil && status == "exists" {
+		err = facade.Errorf(facade.ECONFLICT, facade.DetailGradeExists)
+	}
+	return rec, err
+}
+
+// Update replaces an existing grade and increments its version. It is
+// ENOTFOUND when there is none, and EPRECONDITION when ifMatch is not nil and
+// differs from the current version (then nothing is written). Every Update is
+// a recorded change, even one that sets the grade it already had.
+func (s *Store) Update(ctx context.Context, studentID, subject, grade, by string, ifMatch *int64) (Record, error) {
+	rec, status, err := s.apply(ctx, opUpdate, studentID, subject, grade, by, ifMatch)
+	switch {
+	case err != nil:
+	case status == "absent":
+		err = facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
+	case status == "stale":
+		err = facade.Errorf(facade.EPRECONDITION, facade.DetailVersionMismatch)
+	}
+	return rec, err
+}
+
+// Seed creates the grade by SeedActor when the student has none and reports
+// whether it did. An existing grade is never overwritten, so restarting with
+// the same seed file keeps what users changed since.
+func (s *Store) Seed(ctx context.Context, studentID, subject, grade string) (created bool, err error) {
+	_, status, err := s.apply(ctx, opSeed, studentID, subject, grade, SeedActor, nil)
+	return err == nil && status == "ok", err
+}
+
+// Audit returns up to limit changes to one grade, newest first. limit <= 0 or
+// above AuditRetention means AuditRetention. A grade that never existed has
+// an empty trail (not an error).
+func (s *Store) Audit(ctx context.Context, studentID, subject string, limit int) ([]AuditEntry, error) {
+	if err := checkIDs(studentID, subject); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > AuditRetention {
+		limit = AuditRetention
+	}
+	msgs, err := s.rdb.XRevRangeN(ctx, auditKey(studentID, subject), "+", "-", int64(limit)).Result()
+	if err != nil {
+		return nil, storeError(err)
+	}
+	entries := make([]AuditEntry, 0, len(msgs))
+	for _, m := range msgs {
+		e, err := parseAuditEntry(studentID, subject, m.Values)
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// apply validates a change, runs changeScript and, when it wrote, logs the
+// audit line and returns the new record. status is the script's verdict.
+func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by string, ifMatch *int64) (Record, string, error) {
+	if err := checkIDs(studentID, subject); err != nil {
+		return Record{}, "", err
+	}
+	if _, err := ParseGrade(grade); err != nil {
+		return Record{}, "", err
+	}
+	if by == "" { // the caller lost the principal: refuse an anonymous change
+		return Record{}, "", facade.Wrap(facade.EINTERNAL, facade.DetailInternal, errors.New("grades: change without an actor"))
+	}
+	required := ""
+	if ifMatch != nil {
+		required = strconv.FormatInt(*ifMatch, 10)
+	}
+	at := s.clock().UTC().Truncate(time.Second)
+	keys := []string{recordKey(studentID, subject), auditKey(studentID, subject)}
+	res, err := changeScript.Run(ctx, s.rdb, keys,
+		op, grade, by, at.Format(time.RFC3339), required, AuditRetention).Slice()
+	if err != nil {
+		return Record{}, "", storeError(err)
+	}
+	status, version, old, err := parseScriptResult(res)
+	if err != nil || status != "ok" {
+		return Record{}, status, err
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "grade changed",
+		slog.Bool("audit", true), slog.String("op", op), slog.String("who", by),
+		slog.String("student", studentID), slog.String("subject", subject),
+		slog.String("old", old), slog.String("new", grade), slog.Int64("version", version))
+	rec := Record{StudentID: studentID, Subject: subject, Grade: grade, UpdatedAt: at, UpdatedBy: by, Version: version}
+	return rec, status, nil
+}
+
+func checkIDs(studentID, subject string) error {
+	if !studentIDPattern.MatchString(studentID) || !subjectPattern.MatchString(subject) {
+		return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
+	}
+	return nil
+}
+
+// storeError turns a Redis failure into the client-safe error: 503 with
+// Retry-After when Redis cannot be reached, 500 otherwise.
+func storeError(err error) error {
+	if redisdb.IsUnavailable(err) {
+		return &facade.Error{Code: facade.EUNAVAILABLE, Detail: facade.DetailStoreUnavailable, RetryAfter: time.Second, Err: err}
+	}
+	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
+}
+
+func corrupt(format string, args ...any) error {
+	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, fmt.Errorf("grades: "+format, args...))
+}
+
+func parseScriptResult(res []any) (status string, version int64, old string, err error) {
+	if len(res) == 0 {
+		return "", 0, "", corrupt("empty script reply")
+	}
+	status, _ = res[0].(string)
+	if status != "ok" {
+		return status, 0, "", nil
+	}
+	if len(res) != 3 {
+		return "", 0, "", corrupt("script reply %v", res)
+	}
+	version, okV := res[1].(int64)
+	old, okO := res[2].(string)
+	if !okV || !okO {
+		return "", 0, "", corrupt("script reply %v", res)
+	}
+	return status, version, old, nil
+}
+
+func parseRecord(studentID, subject string, f map[string]string) (Record, error) {
+	at, errT := time.Parse(time.RFC3339, f["updated_at"])
+	version, errV := strconv.ParseInt(f["version"], 10, 64)
+	if errT != nil || errV != nil || f["grade"] == "" {
+		return Record{}, corrupt("record %s/%s: %v", studentID, subject, f)
+	}
+	return Record{StudentID: studentID, Subject: subject, Grade: f["grade"],
+		UpdatedAt: at.UTC(), UpdatedBy: f["updated_by"], Version: version}, nil
+}
+
+func parseAuditEntry(studentID, subject string, v map[string]any) (AuditEntry, error) {
+	text := func(k string) string { s, _ := v[k].(string); return s }
+	at, errT := time.Parse(time.RFC3339, text("at"))
+	version, errV := strconv.ParseInt(text("version"), 10, 64)
+	if errT != nil || errV != nil {
+		return AuditEntry{}, corrupt("audit entry %s/%s: %v", studentID, subject, v)
+	}
+	return AuditEntry{StudentID: studentID, Subject: subject, By: text("by"), At: at.UTC(),
+		Old: text("old"), New: text("new"), Version: version}, nil
+}
