@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -34,6 +35,10 @@ func Open(cfg Config) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("FACADE_REDIS_URL is not a valid redis:// or rediss:// URL")
 		}
+		// Fail fast when Redis is down: callers answer 503 with Retry-After
+		// rather than hold a request for seconds of dial retries.
+		opts.DialerRetries = 1
+		opts.DialTimeout = 2 * time.Second
 		return redis.NewClient(opts), nil
 	case len(cfg.Addrs) > 0 && cfg.Master != "":
 		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: cfg.Master, SentinelAddrs: cfg.Addrs}), nil
