@@ -1,0 +1,143 @@
+package accounts
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/facade-dev/facade"
+)
+
+const testMax = 1_000_000 // FACADE_MAX_TRANSFER default
+
+var (
+	eur = Currency{Code: "EUR", Exponent: 2}
+	usd = Currency{Code: "USD", Exponent: 2}
+	jpy = Currency{Code: "JPY", Exponent: 0}
+	kwd = Currency{Code: "KWD", Exponent: 3}
+)
+
+// badAmounts are refused in any currency (SPEC section 5).
+var badAmounts = []string{
+	"-5", "0", "0.00", "0.000", "1e3", "NaN", "Infinity", "-Infinity", "01", "00.5", "+5",
+	" 5", "5 ", "5.", ".5", "1,5", "1.5.0", "５", "1０", "0x10", "1_000", "5\n", "",
+	"12345678901234567890", "1234567890123456", "1000000.01", "1000001", "999999999999999",
+	"5.0000", "1.0001", "٥",
+}
+
+func TestParseAmountRefusesMalformedInAnyCurrency(t *testing.T) {
+	for _, s := range badAmounts {
+		for _, cur := range []Currency{eur, jpy, kwd} {
+			if minor, err := ParseAmount(s, cur, testMax); !isBadAmount(err) {
+				t.Errorf("ParseAmount(%q, %s) = %d, %v; want EINVALID bad amount", s, cur.Code, minor, err)
+			}
+		}
+		if err := ValidateAmountSyntax(s, testMax); !isBadAmount(err) {
+			t.Errorf("ValidateAmountSyntax(%q) = %v; want EINVALID bad amount", s, err)
+		}
+	}
+}
+
+func TestParseAmountPrecisionFollowsTheCurrency(t *testing.T) {
+	cases := []struct {
+		s    string
+		cur  Currency
+		want int64 // 0: refused
+	}{
+		{"5", eur, 500},
+		{"5.5", eur, 550},
+		{"5.50", eur, 550},
+		{"5.00", eur, 500},
+		{"0.01", eur, 1},
+		{"1234.56", eur, 123456},
+		{"1.001", eur, 0},
+		{"5.000", eur, 0}, // digits as written, not value: too precise for EUR
+		{"5", jpy, 5},
+		{"5.0", jpy, 0},
+		{"5.5", jpy, 0},
+		{"0.001", kwd, 1},
+		{"1.5", kwd, 1500},
+		{"0.0001", kwd, 0},
+		{"1000000", eur, 100_000_000},
+		{"1000000.00", eur, 100_000_000},
+		{"1000000.01", eur, 0},
+		{"999999.99", eur, 99_999_999},
+		{"1000000", jpy, 1_000_000},
+	}
+	for _, c := range cases {
+		got, err := ParseAmount(c.s, c.cur, testMax)
+		switch {
+		case c.want == 0 && !isBadAmount(err):
+			t.Errorf("ParseAmount(%q, %s) = %d, %v; want bad amount", c.s, c.cur.Code, got, err)
+		case c.want != 0 && (err != nil || got != c.want):
+			t.Errorf("ParseAmount(%q, %s) = %d, %v; want %d", c.s, c.cur.Code, got, err, c.want)
+		}
+	}
+}
+
+func TestParseAmountLargestValuesDoNotOverflow(t *testing.T) {
+	const maxInt64 = int64(^uint64(0) >> 1)
+	got, err := ParseAmount("999999999999999.999", kwd, maxInt64)
+	if err != nil || got != 999_999_999_999_999_999 {
+		t.Fatalf("15-digit KWD amount = %d, %v", got, err)
+	}
+	// An exponent beyond the table would overflow int64: refused, not wrapped.
+	if got, err := ParseAmount("999999999999999", Currency{Code: "X", Exponent: 5}, maxInt64); !isBadAmount(err) {
+		t.Fatalf("overflowing amount = %d, %v; want bad amount", got, err)
+	}
+}
+
+func TestParseBalanceAllowsZeroAndNoLimit(t *testing.T) {
+	for s, want := range map[string]int64{"250.00": 25000, "0": 0, "0.00": 0, "5000000": 500_000_000} {
+		if got, err := ParseBalance(s, eur); err != nil || got != want {
+			t.Errorf("ParseBalance(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"-1", "250.001", "1e3", ""} {
+		if _, err := ParseBalance(s, eur); !isBadAmount(err) {
+			t.Errorf("ParseBalance(%q) = %v; want bad amount", s, err)
+		}
+	}
+}
+
+func FuzzParseAmount(f *testing.F) {
+	for _, s := range append(badAmounts, "5", "5.5", "0.01", "0.001", "1000000", "999999999999999.999") {
+		f.Add(s, uint8(2), int64(testMax))
+	}
+	f.Fuzz(func(t *testing.T, s string, exp uint8, maxMajor int64) {
+		cur := Currency{Code: "FUZ", Exponent: int(exp % 5)} // 0..4: one beyond the table
+		minor, err := ParseAmount(s, cur, maxMajor)
+		if err != nil {
+			if !isBadAmount(err) {
+				t.Fatalf("ParseAmount(%q) error %v is not a bad-amount error", s, err)
+			}
+			return
+		}
+		if !amountPattern.MatchString(s) || minor <= 0 {
+			t.Fatalf("ParseAmount(%q) accepted %d against the grammar", s, minor)
+		}
+		formatted := FormatMinor(minor, cur.Exponent)
+		if canonical(formatted) != canonical(s) {
+			t.Fatalf("ParseAmount(%q) = %d formats as %q: value changed", s, minor, formatted)
+		}
+		if again, err := ParseAmount(formatted, cur, maxMajor); err != nil || again != minor {
+			t.Fatalf("round trip of %q via %q = %d, %v; want %d", s, formatted, again, err, minor)
+		}
+		if cur.Exponent <= MaxExponent && ValidateAmountSyntax(s, maxMajor) != nil {
+			t.Fatalf("ValidateAmountSyntax refuses %q that ParseAmount accepts", s)
+		}
+	})
+}
+
+// canonical strips trailing fraction zeros: "5.50" and "5.5" name one value.
+func canonical(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+func isBadAmount(err error) bool {
+	var fe *facade.Error
+	return errors.As(err, &fe) && fe.Code == facade.EINVALID && fe.Detail == facade.DetailBadAmount
+}

@@ -1,0 +1,9 @@
+package accounts
+
+import (
+	"testing"
+
+	"github.com/facade-dev/facade/internal/testredis"
+)
+
+func TestMain(m *testing.M) { testredis.Main(m) }

@@ -1,0 +1,166 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/redisdb"
+)
+
+// Store keeps accounts, transfers and statements in Redis. It is safe for
+// concurrent use; several instances may share one Redis. Build it with
+// NewStore; the zero value is not usable.
+type Store struct {
+	rdb redis.UniversalClient
+	log *slog.Logger
+}
+
+// NewStore returns a store on rdb. A nil logger means slog.Default().
+func NewStore(rdb redis.UniversalClient, logger *slog.Logger) *Store {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Store{rdb: rdb, log: logger}
+}
+
+// Account is one account record. Balance is in minor units of Currency.
+type Account struct {
+	ID        string
+	Owner     string
+	Currency  Currency
+	Balance   int64
+	CreatedAt time.Time
+}
+
+// BalanceAmount returns the balance as an Amount, ready for JSON.
+func (a Account) BalanceAmount() Amount { return Amount{Minor: a.Balance, Currency: a.Currency} }
+
+// accountIDPattern is SPEC section 3's account_id format. The HTTP layer
+// checks it first; the store checks again because ids become key names.
+var accountIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
+
+// ValidAccountID reports whether id is a well-formed account id.
+func ValidAccountID(id string) bool { return accountIDPattern.MatchString(id) }
+
+func badIdentifier() error { return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier) }
+
+// Get returns the account id, or ENOTFOUND.
+func (s *Store) Get(ctx context.Context, id string) (Account, error) {
+	if !ValidAccountID(id) {
+		return Account{}, badIdentifier()
+	}
+	vals, err := s.rdb.HMGet(ctx, accountKey(id), "owner", "currency", "exponent", "balance", "created").Result()
+	if err != nil {
+		return Account{}, storeError(err)
+	}
+	if vals[1] == nil {
+		return Account{}, facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
+	}
+	return decodeAccount(id, vals)
+}
+
+// decodeAccount builds an Account from HMGET owner currency exponent
+// balance created. A record Facade did not write is an internal error.
+func decodeAccount(id string, vals []any) (Account, error) {
+	var f [5]string
+	for i, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			return Account{}, corrupt("account " + id + " lacks a field")
+		}
+		f[i] = s
+	}
+	exp, err1 := strconv.Atoi(f[2])
+	balance, err2 := strconv.ParseInt(f[3], 10, 64)
+	created, err3 := strconv.ParseInt(f[4], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return Account{}, corrupt("account " + id + ": " + err.Error())
+	}
+	return Account{
+		ID: id, Owner: f[0], Currency: Currency{Code: f[1], Exponent: exp},
+		Balance: balance, CreatedAt: time.UnixMicro(created).UTC(),
+	}, nil
+}
+
+// createScript writes an account only when none exists under its id, so a
+// seed run never resets a balance that transfers have since changed.
+// KEYS[1] account; ARGV owner, currency, exponent, balance, created µs.
+var createScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'currency', ARGV[2], 'exponent', ARGV[3],
+  'balance', ARGV[4], 'created', ARGV[5])
+return 1
+`)
+
+// Create stores a new account and reports whether it did. An existing
+// account under the same id is left exactly as it is (created=false).
+// A zero CreatedAt means now. Invalid input is EINVALID: a malformed id
+// (DetailBadIdentifier), a currency not in the table (DetailUnknownCurrency),
+// a negative balance (DetailBadAmount).
+func (s *Store) Create(ctx context.Context, a Account) (created bool, err error) {
+	switch {
+	case !ValidAccountID(a.ID):
+		return false, badIdentifier()
+	case !a.Currency.known():
+		return false, facade.Errorf(facade.EINVALID, facade.DetailUnknownCurrency)
+	case a.Balance < 0:
+		return false, badAmount()
+	}
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = time.Now()
+	}
+	n, err := createScript.Run(ctx, s.rdb, []string{accountKey(a.ID)},
+		a.Owner, a.Currency.Code, a.Currency.Exponent,
+		strconv.FormatInt(a.Balance, 10), a.CreatedAt.UnixMicro()).Int()
+	if err != nil {
+		return false, storeError(err)
+	}
+	return n == 1, nil
+}
+
+// SeedAccount is one entry of the seed file's "accounts" array (SPEC
+// section 8): {"id": "1001", "owner": "alice", "currency": "EUR", "balance": "250.00"}.
+type SeedAccount struct {
+	ID       string `json:"id"`
+	Owner    string `json:"owner"`
+	Currency string `json:"currency"`
+	Balance  string `json:"balance"`
+}
+
+// Seed creates the account described by a seed entry unless it exists. The
+// balance is a decimal string in the currency's precision ("250.00";
+// "0" allowed; "250.001" in EUR refused).
+func (s *Store) Seed(ctx context.Context, sa SeedAccount) (created bool, err error) {
+	cur, ok := LookupCurrency(sa.Currency)
+	if !ok {
+		return false, facade.Errorf(facade.EINVALID, facade.DetailUnknownCurrency)
+	}
+	balance, err := ParseBalance(sa.Balance, cur)
+	if err != nil {
+		return false, err
+	}
+	return s.Create(ctx, Account{ID: sa.ID, Owner: sa.Owner, Currency: cur, Balance: balance})
+}
+
+// storeError classifies a Redis failure: unreachable is 503 with
+// Retry-After (COMMON rules), anything else is internal. The cause is kept
+// for the log only.
+func storeError(err error) error {
+	if redisdb.IsUnavailable(err) {
+		return &facade.Error{Code: facade.EUNAVAILABLE, Detail: facade.DetailStoreUnavailable,
+			RetryAfter: time.Second, Err: err}
+	}
+	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
+}
+
+// corrupt reports stored data this package did not write.
+func corrupt(what string) error {
+	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, errors.New("accounts: corrupt data: "+what))
+}

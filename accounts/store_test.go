@@ -1,0 +1,160 @@
+package accounts
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/facade-dev/facade"
+)
+
+func TestCreateAndGet(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := context.Background()
+	when := time.Date(2024, 5, 1, 12, 0, 0, 123456000, time.UTC)
+	created, err := s.Create(ctx, Account{ID: "1001", Owner: "alice", Currency: eur, Balance: 25000, CreatedAt: when})
+	if err != nil || !created {
+		t.Fatalf("Create = %v, %v", created, err)
+	}
+	got, err := s.Get(ctx, "1001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Account{ID: "1001", Owner: "alice", Currency: eur, Balance: 25000, CreatedAt: when}
+	if got != want {
+		t.Fatalf("Get = %+v\nwant  %+v", got, want)
+	}
+	if s := got.BalanceAmount().String(); s != "250.00" {
+		t.Fatalf("balance formats as %s", s)
+	}
+}
+
+func TestGetUnknownAccountIsNotFound(t *testing.T) {
+	s, _ := newTestStore(t)
+	_, err := s.Get(context.Background(), "nobody")
+	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	_, err = s.Get(context.Background(), "../etc")
+	wantError(t, err, facade.EINVALID, facade.DetailBadIdentifier)
+}
+
+func TestSeedNeverOverwritesABalance(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := context.Background()
+	open(t, s, "1001", "EUR", "250.00")
+	open(t, s, "2002", "EUR", "0")
+	if _, _, err := s.Transfer(ctx, TransferRequest{From: "1001", To: "2002", Amount: "50"}, testMax); err != nil {
+		t.Fatal(err)
+	}
+	created, err := s.Seed(ctx, SeedAccount{ID: "1001", Owner: "mallory", Currency: "USD", Balance: "999.00"})
+	if err != nil || created {
+		t.Fatalf("second seed = %v, %v; want not created", created, err)
+	}
+	a, _ := s.Get(ctx, "1001")
+	if a.Balance != 20000 || a.Owner != "owner-1001" || a.Currency != eur {
+		t.Fatalf("after re-seed: %+v; want untouched 200.00 EUR of owner-1001", a)
+	}
+}
+
+func TestSeedRefusesBadEntries(t *testing.T) {
+	s, rdb := newTestStore(t)
+	ctx := context.Background()
+	cases := []struct {
+		entry  SeedAccount
+		detail string
+	}{
+		{SeedAccount{ID: "1", Currency: "EUR", Balance: "250.001"}, facade.DetailBadAmount},
+		{SeedAccount{ID: "1", Currency: "EUR", Balance: "-1"}, facade.DetailBadAmount},
+		{SeedAccount{ID: "1", Currency: "JPY", Balance: "1.5"}, facade.DetailBadAmount},
+		{SeedAccount{ID: "1", Currency: "XYZ", Balance: "1"}, facade.DetailUnknownCurrency},
+		{SeedAccount{ID: "a b", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
+		{SeedAccount{ID: "", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
+	}
+	for _, c := range cases {
+		_, err := s.Seed(ctx, c.entry)
+		wantError(t, err, facade.EINVALID, c.detail)
+	}
+	if _, err := s.Create(ctx, Account{ID: "x", Currency: Currency{Code: "EUR", Exponent: 3}}); err == nil {
+		t.Fatal("Create accepted EUR with a wrong exponent")
+	}
+	if n, _ := rdb.DBSize(ctx).Result(); n != 0 {
+		t.Fatalf("refused seeds wrote %d keys", n)
+	}
+}
+
+func TestStatementNewestFirstWithDirections(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := context.Background()
+	open(t, s, "A", "EUR", "100.00")
+	open(t, s, "B", "EUR", "0")
+	open(t, s, "C", "EUR", "0")
+	var ids []string
+	for _, r := range []TransferRequest{
+		{From: "A", To: "B", Amount: "10"},
+		{From: "B", To: "C", Amount: "2.5"},
+		{From: "A", To: "C", Amount: "0.01"},
+	} {
+		tr, _, err := s.Transfer(ctx, r, testMax)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, tr.ID)
+	}
+	got, err := s.Statement(ctx, "B", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("B has %d entries, want 2", len(got))
+	}
+	first, second := got[0], got[1]
+	if first.TransferID != ids[1] || first.Direction != Debit || first.Counterparty != "C" ||
+		first.Amount != 250 || first.SignedAmount().String() != "-2.50" {
+		t.Fatalf("newest entry of B = %+v", first)
+	}
+	if second.TransferID != ids[0] || second.Direction != Credit || second.Counterparty != "A" ||
+		second.SignedAmount().String() != "10.00" || second.Currency != eur {
+		t.Fatalf("oldest entry of B = %+v", second)
+	}
+	if first.CreatedAt.Before(second.CreatedAt) || time.Since(first.CreatedAt) > time.Minute {
+		t.Fatalf("created_at out of order or not now: %v, %v", first.CreatedAt, second.CreatedAt)
+	}
+	limited, _ := s.Statement(ctx, "A", 1)
+	if len(limited) != 1 || limited[0].TransferID != ids[2] {
+		t.Fatalf("Statement(A, 1) = %+v; want only the newest", limited)
+	}
+}
+
+func TestStatementOfEmptyAndMissingAccounts(t *testing.T) {
+	s, _ := newTestStore(t)
+	ctx := context.Background()
+	open(t, s, "A", "EUR", "1")
+	got, err := s.Statement(ctx, "A", 10)
+	if err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("empty statement = %#v, %v; want empty non-nil", got, err)
+	}
+	_, err = s.Statement(ctx, "nobody", 10)
+	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	for _, limit := range []int{0, -1, MaxStatementLimit + 1} {
+		_, err = s.Statement(ctx, "A", limit)
+		wantError(t, err, facade.EINVALID, facade.DetailBadParameter)
+	}
+}
+
+// In Redis Cluster a script may only touch keys of one hash slot: every key
+// a transfer names must carry the same {tag}, whatever the ids look like.
+func TestTransferKeysShareOneHashSlot(t *testing.T) {
+	req := TransferRequest{From: "a.b@c-d_1", To: "Z", Amount: "1", IdempotencyKey: "{other}", Principal: "{x}"}
+	keys := transferKeys(req, newTransferID())
+	keys = append(keys, accountKey("q"), statementKey("q"))
+	if len(keys) != 9 {
+		t.Fatalf("transfer keys = %v", keys)
+	}
+	for _, k := range keys {
+		brace := strings.IndexByte(k, '{')
+		end := strings.IndexByte(k[brace+1:], '}')
+		if brace < 0 || end < 0 || k[brace+1:brace+1+end] != "money" || !strings.HasPrefix(k, "facade:accounts:") {
+			t.Errorf("key %q does not hash on {money} under facade:accounts:", k)
+		}
+	}
+}

@@ -1,0 +1,279 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/metrics"
+)
+
+//go:embed transfer.lua
+var transferSource string
+
+// transferScript is the one atomic step of a transfer. Run sends EVALSHA
+// and falls back to EVAL once when the server (or a new cluster shard) has
+// not cached it, so there is nothing to load at start-up.
+var transferScript = redis.NewScript(transferSource)
+
+// IdempotencyTTL is how long the first answer for an Idempotency-Key is kept.
+const IdempotencyTTL = 24 * time.Hour
+
+// TransferRequest is a transfer as the client asked for it, after
+// authorization. Amount is the decimal text from the URL, unparsed.
+type TransferRequest struct {
+	From, To       string
+	Amount         string
+	IdempotencyKey string // "" when the request carries none
+	Principal      string // the caller; idempotency keys are scoped to it
+}
+
+// Transfer is a transfer that happened. Amount is in minor units of Currency;
+// CreatedAt is the Redis server's clock when the transfer was applied.
+type Transfer struct {
+	ID, From, To string
+	Amount       int64
+	Currency     Currency
+	CreatedAt    time.Time
+}
+
+// AmountValue returns the transfer's amount as an Amount, ready for JSON.
+func (t Transfer) AmountValue() Amount { return Amount{Minor: t.Amount, Currency: t.Currency} }
+
+// ValidateIdempotencyKey checks an Idempotency-Key header value: 1 to 255
+// visible ASCII characters (%x21-7E). Callers pass "" to Transfer for "no
+// header"; a header that is present but empty should be refused with this.
+func ValidateIdempotencyKey(k string) error {
+	if len(k) < 1 || len(k) > 255 {
+		return badIdempotencyKey()
+	}
+	for i := range len(k) {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return badIdempotencyKey()
+		}
+	}
+	return nil
+}
+
+func badIdempotencyKey() error {
+	return facade.Errorf(facade.EINVALID, facade.DetailBadIdempotencyKey)
+}
+
+// Transfer moves req.Amount from req.From to req.To in one atomic Redis
+// step: checks, debit, credit, ledger entry, statement entries and the
+// idempotency record all happen together or not at all.
+//
+// Errors, in the order they are checked:
+//   - EINVALID: malformed account id, amount (see ParseAmount; the
+//     currency's precision is checked once the source's currency is read,
+//     inside the script), or Idempotency-Key;
+//   - EUNPROCESSABLE DetailSameAccount: From == To;
+//   - ENOTFOUND: either account is missing;
+//   - EUNPROCESSABLE: DetailIdempotencyReuse, DetailCurrencyMismatch,
+//     DetailInsufficientFunds, DetailBalanceLimit (the credit would take
+//     the destination above 9.2e18 minor units, near the int64 limit);
+//   - EUNAVAILABLE (RetryAfter set) when Redis cannot be reached. The
+//     transfer may or may not have happened: retry with the same
+//     Idempotency-Key to find out without moving money twice.
+//
+// With an Idempotency-Key already used by this principal for the same
+// from, to and amount (in minor units: "5" and "5.00" EUR are the same),
+// it returns the first transfer unchanged with replayed=true and moves no
+// money. Only successful transfers are recorded: a refused attempt does not
+// use up its key.
+func (s *Store) Transfer(ctx context.Context, req TransferRequest, maxMajor int64) (t Transfer, replayed bool, err error) {
+	defer func() { s.audit(ctx, req, t, replayed, err) }()
+	if err := validateTransfer(req, maxMajor); err != nil {
+		return Transfer{}, false, err
+	}
+	tid := newTransferID()
+	args := append([]any{tid, req.From, req.To, int64(IdempotencyTTL / time.Second)},
+		amountByExponent(req.Amount, maxMajor)...)
+	reply, err := transferScript.Run(ctx, s.rdb, transferKeys(req, tid), args...).Slice()
+	if err != nil {
+		return Transfer{}, false, scriptError(err)
+	}
+	return decodeTransfer(req, reply)
+}
+
+// validateTransfer runs every check that needs no data, cheapest first.
+func validateTransfer(req TransferRequest, maxMajor int64) error {
+	if !ValidAccountID(req.From) || !ValidAccountID(req.To) {
+		return badIdentifier()
+	}
+	if err := ValidateAmountSyntax(req.Amount, maxMajor); err != nil {
+		return err
+	}
+	if req.IdempotencyKey != "" {
+		if err := ValidateIdempotencyKey(req.IdempotencyKey); err != nil {
+			return err
+		}
+	}
+	if req.From == req.To {
+		return facade.Errorf(facade.EUNPROCESSABLE, facade.DetailSameAccount)
+	}
+	return nil
+}
+
+// transferKeys lists the script's KEYS in its documented order.
+func transferKeys(req TransferRequest, tid string) []string {
+	keys := []string{
+		accountKey(req.From), accountKey(req.To), ledgerKey(),
+		statementKey(req.From), statementKey(req.To), transferKey(tid),
+	}
+	if req.IdempotencyKey != "" {
+		keys = append(keys, idempotencyKey(req.Principal, req.IdempotencyKey))
+	}
+	return keys
+}
+
+// amountByExponent parses the amount once per possible exponent (0..3), ""
+// where it is too precise, so the script applies the source currency's
+// rule by picking one: the precision rule lives only in ParseAmount, and no
+// extra round trip reads the currency first.
+func amountByExponent(amount string, maxMajor int64) []any {
+	out := make([]any, 0, MaxExponent+1)
+	for exp := 0; exp <= MaxExponent; exp++ {
+		minor, err := ParseAmount(amount, Currency{Exponent: exp}, maxMajor)
+		if err != nil {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, strconv.FormatInt(minor, 10))
+	}
+	return out
+}
+
+// newTransferID returns 128 random bits in hex: unique and unguessable.
+func newTransferID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+	return hex.EncodeToString(b[:])
+}
+
+// decodeTransfer reads the script's reply
+// {replayed, id, amount, currency, exponent, created µs}.
+func decodeTransfer(req TransferRequest, reply []any) (Transfer, bool, error) {
+	if len(reply) != 6 {
+		return Transfer{}, false, corrupt("transfer reply has " + strconv.Itoa(len(reply)) + " fields")
+	}
+	replayed, _ := reply[0].(int64)
+	var f [5]string
+	for i := range f {
+		f[i], _ = reply[i+1].(string)
+	}
+	amount, err1 := strconv.ParseInt(f[1], 10, 64)
+	exp, err2 := strconv.Atoi(f[3])
+	created, err3 := strconv.ParseInt(f[4], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil || f[0] == "" {
+		return Transfer{}, false, corrupt("transfer reply")
+	}
+	return Transfer{
+		ID: f[0], From: req.From, To: req.To, Amount: amount,
+		Currency: Currency{Code: f[2], Exponent: exp}, CreatedAt: time.UnixMicro(created).UTC(),
+	}, replayed == 1, nil
+}
+
+// scriptRefusals maps the script's FACADE_* error codes to client errors.
+var scriptRefusals = map[string]*facade.Error{
+	"FACADE_NOT_FOUND":          facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound),
+	"FACADE_BAD_AMOUNT":         facade.Errorf(facade.EINVALID, facade.DetailBadAmount),
+	"FACADE_SAME_ACCOUNT":       facade.Errorf(facade.EUNPROCESSABLE, facade.DetailSameAccount),
+	"FACADE_CURRENCY_MISMATCH":  facade.Errorf(facade.EUNPROCESSABLE, facade.DetailCurrencyMismatch),
+	"FACADE_INSUFFICIENT_FUNDS": facade.Errorf(facade.EUNPROCESSABLE, facade.DetailInsufficientFunds),
+	"FACADE_IDEMPOTENCY_REUSE":  facade.Errorf(facade.EUNPROCESSABLE, facade.DetailIdempotencyReuse),
+	"FACADE_BALANCE_OVERFLOW":   facade.Errorf(facade.EUNPROCESSABLE, facade.DetailBalanceLimit),
+}
+
+// scriptError turns a failed script call into a client error. The Redis
+// text never reaches the client: known codes become fixed details, the rest
+// is 503 or 500 with the cause kept for the log.
+func scriptError(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		// Redis may prefix error_reply text with "ERR ".
+		code, _, _ := strings.Cut(strings.TrimPrefix(rerr.Error(), "ERR "), " ")
+		if refusal, ok := scriptRefusals[code]; ok {
+			return &facade.Error{Code: refusal.Code, Detail: refusal.Detail}
+		}
+	}
+	return storeError(err)
+}
+
+// outcome names a transfer result for the metric and the audit line.
+func outcome(replayed bool, err error) string {
+	var fe *facade.Error
+	switch {
+	case err == nil && replayed:
+		return "replayed"
+	case err == nil:
+		return "created"
+	case !errors.As(err, &fe):
+		return "error"
+	}
+	switch fe.Detail {
+	case facade.DetailBadAmount:
+		return "invalid_amount"
+	case facade.DetailBadIdentifier, facade.DetailBadIdempotencyKey:
+		return "invalid"
+	case facade.DetailNotFound:
+		return "not_found"
+	case facade.DetailSameAccount:
+		return "same_account"
+	case facade.DetailCurrencyMismatch:
+		return "currency_mismatch"
+	case facade.DetailInsufficientFunds:
+		return "insufficient_funds"
+	case facade.DetailIdempotencyReuse:
+		return "idempotency_reuse"
+	case facade.DetailBalanceLimit:
+		return "balance_limit"
+	case facade.DetailStoreUnavailable:
+		return "unavailable"
+	}
+	return "error"
+}
+
+// audit records every attempt: the metric, and one log line with
+// audit=true naming who asked for what and what happened.
+func (s *Store) audit(ctx context.Context, req TransferRequest, t Transfer, replayed bool, err error) {
+	result := outcome(replayed, err)
+	metrics.Transfers.WithLabelValues(result).Inc()
+	attrs := []slog.Attr{
+		slog.Bool("audit", true),
+		slog.String("principal", req.Principal),
+		slog.String("from", clip(req.From)),
+		slog.String("to", clip(req.To)),
+		slog.String("amount", clip(req.Amount)),
+		slog.String("outcome", result),
+		slog.Bool("idempotency_key", req.IdempotencyKey != ""),
+	}
+	level := slog.LevelInfo
+	if err == nil {
+		attrs = append(attrs, slog.String("transfer_id", t.ID),
+			slog.Int64("amount_minor", t.Amount), slog.String("currency", t.Currency.Code))
+	} else if code := facade.ErrorCode(err); code == facade.EINTERNAL || code == facade.EUNAVAILABLE {
+		level = slog.LevelError
+		attrs = append(attrs, slog.Any("error", err))
+	}
+	s.log.LogAttrs(ctx, level, "transfer", attrs...)
+}
+
+// clip bounds caller-chosen text in the log (an amount is whatever the URL
+// held; valid ids are at most 64 bytes).
+func clip(s string) string {
+	const limit = 64
+	if len(s) > limit {
+		return s[:limit] + "..."
+	}
+	return s
+}
