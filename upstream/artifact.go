@@ -1,0 +1,144 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	facade "github.com/facade-dev/facade"
+)
+
+// ArtifactStream is an artifact being downloaded from Bamboo. The caller
+// must Close Body. Nothing of the file is buffered: Body reads straight
+// from the upstream connection.
+type ArtifactStream struct {
+	Body          io.ReadCloser
+	ContentType   string // upstream's media type, normalised; application/octet-stream when absent or malformed
+	ContentLength int64  // -1 when unknown
+	Filename      string // from Content-Disposition, else the last path segment; never contains a path separator
+}
+
+// Artifact GETs {base}{path} and returns its body as a stream. path is the
+// unescaped path of an artifact or build log, relative to the base URL,
+// which the caller built from validated parts: it must start with /browse/
+// or /download/ and have no empty, "." or ".." segment and none of
+// ? # \ % or control characters (else EINVALID, without any call); each
+// segment is escaped here.
+//
+// Config.Timeout bounds the wait for the response headers (retries
+// included). After that the body streams for as long as each read makes
+// progress within Timeout; a stalled body fails its Read with ETIMEOUT.
+// Cancelling ctx stops the stream too.
+func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, error) {
+	target, err := c.artifactURL(path)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	done, err := c.breaker.allow()
+	if err != nil {
+		c.finish(opArtifact, start, "open", 0, err)
+		return nil, err
+	}
+	// Not a context deadline: the budget stops applying once the headers
+	// are in, and turns into an idle watchdog for the body.
+	ctx, cancel := context.WithCancelCause(ctx)
+	watchdog := time.AfterFunc(c.cfg.Timeout, func() { cancel(errBudget) })
+
+	var resp *http.Response
+	result, cause, attempts := c.retry(ctx, func(ctx context.Context) (outcome, error) {
+		var result outcome
+		resp, result, err = c.attempt(ctx, target, "*/*")
+		return result, err
+	})
+	done(result.breakerReport())
+	c.finish(opArtifact, start, result.metricLabel(), attempts, cause)
+	if result != outcomeOK {
+		watchdog.Stop()
+		cancel(nil)
+		return nil, result.clientError(cause)
+	}
+	watchdog.Reset(c.cfg.Timeout)
+	return &ArtifactStream{
+		Body:          &streamBody{body: resp.Body, ctx: ctx, cancel: cancel, watchdog: watchdog, idle: c.cfg.Timeout},
+		ContentType:   mediaType(resp.Header.Get("Content-Type")),
+		ContentLength: resp.ContentLength,
+		Filename:      filename(resp.Header.Get("Content-Disposition"), path),
+	}, nil
+}
+
+// streamBody is the upstream body plus the watchdog that cancels it when a
+// read makes no progress for idle.
+type streamBody struct {
+	body     io.ReadCloser
+	ctx      context.Context
+	cancel   context.CancelCauseFunc
+	watchdog *time.Timer
+	idle     time.Duration
+	once     sync.Once
+}
+
+func (s *streamBody) Read(p []byte) (int, error) {
+	n, err := s.body.Read(p)
+	if n > 0 {
+		s.watchdog.Reset(s.idle)
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return n, err
+	}
+	if errors.Is(context.Cause(s.ctx), errBudget) {
+		return n, facade.Wrap(facade.ETIMEOUT, facade.DetailUpstreamTimeout, err)
+	}
+	return n, facade.Wrap(facade.EBADGATEWAY, facade.DetailUpstreamBad, err)
+}
+
+func (s *streamBody) Close() error {
+	var err error
+	s.once.Do(func() {
+		s.watchdog.Stop()
+		err = s.body.Close()
+		s.cancel(context.Canceled)
+	})
+	return err
+}
+
+func mediaType(header string) string {
+	mt, params, err := mime.ParseMediaType(header)
+	if err != nil || !strings.Contains(mt, "/") {
+		return "application/octet-stream"
+	}
+	return mime.FormatMediaType(mt, params)
+}
+
+// filename takes the name from Content-Disposition, else from the last
+// non-empty segment of path, and keeps only its final path element.
+func filename(disposition, path string) string {
+	name := ""
+	if _, params, err := mime.ParseMediaType(disposition); err == nil {
+		name = params["filename"]
+	}
+	if name == "" {
+		name = lastSegment(path)
+	}
+	name = name[strings.LastIndexAny(name, `/\`)+1:]
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '"' {
+			return -1
+		}
+		return r
+	}, name)
+	if name == "" || name == "." || name == ".." {
+		return "artifact"
+	}
+	return name
+}
+
+func lastSegment(path string) string {
+	path = strings.TrimRight(path, "/")
+	return path[strings.LastIndex(path, "/")+1:]
+}

@@ -1,0 +1,206 @@
+package upstream_test
+
+import (
+	"context"
+	"errors"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/upstream"
+	"github.com/facade-dev/facade/upstream/bambootest"
+)
+
+func TestArtifactStreamsLargeFileInBoundedMemory(t *testing.T) {
+	const size = bambootest.DemoLargeArtifactSize
+	_, client := newPair(t, upstream.Config{})
+
+	stream, err := client.Artifact(context.Background(), "/browse/INFRA-IMAGES-3/artifact/shared/base-image.img/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.ContentLength != size || stream.Filename != "base-image.img" || stream.ContentType != "application/octet-stream" {
+		t.Fatalf("stream metadata: length %d, name %q, type %q", stream.ContentLength, stream.Filename, stream.ContentType)
+	}
+
+	baseline := heapInuse()
+	sink := &peakHeapWriter{every: 16 << 20, baseline: baseline}
+	got := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	n, err := io.Copy(io.MultiWriter(got, sink), stream.Body)
+	if err != nil || n != size {
+		t.Fatalf("copied %d bytes, err %v; want %d", n, err, size)
+	}
+
+	want := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	if _, err := io.Copy(want, bambootest.GeneratedContent(size)); err != nil {
+		t.Fatal(err)
+	}
+	if got.Sum32() != want.Sum32() {
+		t.Fatal("streamed bytes differ from the artifact")
+	}
+	t.Logf("streamed %d MB; heap in use %.1f MB before, peak growth %.2f MB, %d samples", size>>20, float64(baseline)/(1<<20), float64(sink.peak)/(1<<20), sink.samples)
+	if sink.peak > 16<<20 {
+		t.Fatalf("heap grew by %d MB while streaming: the body is being buffered", sink.peak>>20)
+	}
+}
+
+func heapInuse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse)
+}
+
+// peakHeapWriter samples HeapInuse every `every` bytes written and keeps
+// the largest growth over baseline.
+type peakHeapWriter struct {
+	every, since   int64
+	baseline, peak int64
+	samples        int
+}
+
+func (p *peakHeapWriter) Write(b []byte) (int, error) {
+	p.since += int64(len(b))
+	if p.since >= p.every {
+		p.since = 0
+		p.samples++
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		p.peak = max(p.peak, int64(m.HeapInuse)-p.baseline)
+	}
+	return len(b), nil
+}
+
+func TestArtifactMetadataAndEscaping(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	content := []byte("release notes\n")
+	bamboo.AddResult("PROJ-CORE", 7, "Successful", bambootest.Artifact{Name: "notes v1+é.txt", ProducerJobKey: "DOCS", Content: content})
+
+	stream, err := client.Artifact(context.Background(), "/browse/PROJ-CORE-7/artifact/DOCS/notes-v1+é.txt/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(stream.Body)
+	_ = stream.Body.Close()
+	if err != nil || string(body) != string(content) {
+		t.Fatalf("body %q, err %v", body, err)
+	}
+	if stream.ContentType != "text/plain; charset=utf-8" || stream.ContentLength != int64(len(content)) || stream.Filename != "notes v1+é.txt" {
+		t.Fatalf("metadata: %q %d %q", stream.ContentType, stream.ContentLength, stream.Filename)
+	}
+	call := bamboo.Calls()[0]
+	if call.EscapedPath != "/browse/PROJ-CORE-7/artifact/DOCS/notes-v1+%C3%A9.txt/" {
+		t.Fatalf("escaped path %q", call.EscapedPath)
+	}
+	if call.Header.Get("Authorization") != "Bearer "+serviceToken {
+		t.Fatal("artifact call without the service token")
+	}
+}
+
+func TestArtifactBuildLog(t *testing.T) {
+	_, client := newPair(t, upstream.Config{})
+	stream, err := client.Artifact(context.Background(), "/download/WEB-NIGHTLY-JOB1/build_logs/WEB-NIGHTLY-JOB1-2.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.Filename != "WEB-NIGHTLY-JOB1-2.log" || stream.ContentType != "text/plain; charset=utf-8" {
+		t.Fatalf("metadata: %q %q", stream.Filename, stream.ContentType)
+	}
+}
+
+func TestArtifactNotFound(t *testing.T) {
+	_, client := newPair(t, upstream.Config{})
+	_, err := client.Artifact(context.Background(), "/browse/PROJ-CORE-1/artifact/JOB1/missing.bin/")
+	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+}
+
+func TestArtifactRefusesPathsOutsideArtifactRoutes(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	for _, path := range []string{
+		"", "browse/X", "/rest/api/latest/project.json", "/browse/../rest/api/latest/project",
+		"/browse/A/./b", "/browse//x", "/browse/A/x?os_authType=basic", "/browse/A/x#f",
+		"/browse/A/%2e%2e/x", `/browse/A\..\x`, "/download/A/b\x00c", "https://elsewhere/browse/x",
+	} {
+		_, err := client.Artifact(context.Background(), path)
+		wantError(t, err, facade.EINVALID, facade.DetailBadIdentifier)
+	}
+	if n := len(bamboo.Calls()); n != 0 {
+		t.Fatalf("refused paths produced %d upstream calls", n)
+	}
+}
+
+// A body that starts and then stops must fail its Read with ETIMEOUT
+// after Timeout of silence, not hang the download.
+func TestArtifactStalledBodyTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		_, _ = w.Write(make([]byte, 100))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(release) })
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: 300 * time.Millisecond}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := client.Artifact(context.Background(), "/browse/A-B-1/artifact/JOB1/x/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	n, err := io.Copy(io.Discard, stream.Body)
+	var fe *facade.Error
+	if n != 100 || !errors.As(err, &fe) || fe.Code != facade.ETIMEOUT {
+		t.Fatalf("read %d bytes, err %v; want 100 then ETIMEOUT", n, err)
+	}
+}
+
+// A download that keeps making progress may last longer than Timeout.
+func TestArtifactSlowButSteadyDownloadOutlastsTimeout(t *testing.T) {
+	const chunks, every = 30, 50 * time.Millisecond
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(chunks))
+		for range chunks {
+			_, _ = w.Write([]byte{'x'})
+			w.(http.Flusher).Flush()
+			time.Sleep(every)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: time.Second}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := client.Artifact(context.Background(), "/download/A-B-J/build_logs/A-B-J-1.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	n, err := io.Copy(io.Discard, stream.Body) // takes at least chunks*every = 1.5s
+	if err != nil || n != chunks {
+		t.Fatalf("read %d bytes, err %v", n, err)
+	}
+}
+
+func TestArtifactUpstreamFailureIsBadGateway(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{Retries: 1})
+	bamboo.SetFailing(http.StatusInternalServerError)
+	_, err := client.Artifact(context.Background(), "/browse/PROJ-CORE-1/artifact/JOB1/test-report.xml/")
+	wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	if n := len(bamboo.Calls()); n != 2 {
+		t.Fatalf("want 2 attempts, got %d", n)
+	}
+}

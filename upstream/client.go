@@ -1,0 +1,207 @@
+// Package upstream is the client of the Atlassian Bamboo REST API that the
+// build-results endpoints proxy to (SPEC section 6).
+//
+// It builds every upstream URL itself from validated parts, authenticates
+// with the service's own token (never the caller's), bounds each call with
+// one deadline that covers its retries, and puts a circuit breaker in front
+// of Bamboo so that a failing server is not hammered. Documents come back
+// as raw JSON bytes (the cache stores bytes; the proxy decodes them with the
+// wire types of bamboo.go); artifacts come back as a stream.
+//
+// Every failure is a *facade.Error with a fixed detail sentence: nothing the
+// upstream sent (body, headers, host) reaches a Detail, only Err, for logs.
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-resty/resty/v2"
+	"github.com/sony/gobreaker/v2"
+)
+
+// Config configures a Client. Only BaseURL is required; zero values of the
+// other fields take the documented defaults.
+type Config struct {
+	// BaseURL is Bamboo's base URL, context path included
+	// (https://bamboo.example.com or http://host:8085/bamboo).
+	BaseURL string
+	// Token is the Bamboo personal access token sent as
+	// "Authorization: Bearer". Empty: no Authorization header (anonymous).
+	Token string
+	// Timeout bounds a whole document call, retries included, and an
+	// artifact call until its headers arrive; an artifact body may then
+	// stream for as long as it keeps making progress within Timeout.
+	// Default 10s.
+	Timeout time.Duration
+	// Retries is how many times a failed GET is tried again (network error,
+	// 5xx, 429) while the deadline allows. 0 means the default, 2; negative
+	// means none.
+	Retries int
+	// BreakerFailures is the number of consecutive failed calls that opens
+	// the breaker. Default 5.
+	BreakerFailures uint32
+	// BreakerOpenFor is how long the breaker stays open before one probe
+	// call may go through. Default 30s.
+	BreakerOpenFor time.Duration
+	// HTTPClient, when set, supplies the transport (tests, custom TLS). The
+	// client copies it and installs its own redirect policy on the copy.
+	HTTPClient *http.Client
+}
+
+// Defaults applied by New.
+const (
+	DefaultTimeout         = 10 * time.Second
+	DefaultRetries         = 2
+	DefaultBreakerFailures = 5
+	DefaultBreakerOpenFor  = 30 * time.Second
+
+	// maxDocumentBytes bounds a JSON document read into memory. A page of
+	// 100 results with artifacts is well under 1 MiB.
+	maxDocumentBytes = 32 << 20
+	// maxRedirects bounds same-host redirects (http to https, context path).
+	maxRedirects = 3
+)
+
+// Client calls one Bamboo server. It is safe for concurrent use.
+type Client struct {
+	base    string // BaseURL without a trailing slash
+	baseURL *url.URL
+	cfg     Config
+	http    *resty.Client
+	breaker *breaker
+	log     *slog.Logger
+}
+
+// New checks cfg, applies defaults and returns a Client. A nil logger means
+// slog.Default().
+func New(cfg Config, logger *slog.Logger) (*Client, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	base, err := parseBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg = withDefaults(cfg)
+	c := &Client{
+		base:    strings.TrimSuffix(base.String(), "/"),
+		baseURL: base,
+		cfg:     cfg,
+		log:     logger.With("component", "upstream"),
+	}
+	c.breaker = newBreaker(cfg.BreakerFailures, cfg.BreakerOpenFor, c.log)
+	c.http = c.newResty()
+	if base.Scheme == "http" && cfg.Token != "" {
+		c.log.Warn("upstream token is sent over plain http", "base_url", c.base)
+	}
+	return c, nil
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, errors.New("upstream: BaseURL is required")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("upstream: BaseURL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, errors.New("upstream: BaseURL must be an http or https URL with a host")
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("upstream: BaseURL must not carry credentials, a query or a fragment")
+	}
+	return u, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	switch {
+	case cfg.Retries == 0:
+		cfg.Retries = DefaultRetries
+	case cfg.Retries < 0:
+		cfg.Retries = 0
+	}
+	if cfg.BreakerFailures == 0 {
+		cfg.BreakerFailures = DefaultBreakerFailures
+	}
+	if cfg.BreakerOpenFor <= 0 {
+		cfg.BreakerOpenFor = DefaultBreakerOpenFor
+	}
+	return cfg
+}
+
+// newResty builds the HTTP client: no cookie jar (the token authenticates
+// every call), no resty retries (call.go retries within the deadline), and
+// bodies left unread so that artifacts stream and documents are read with a
+// size limit.
+func (c *Client) newResty() *resty.Client {
+	hc := &http.Client{}
+	if c.cfg.HTTPClient != nil {
+		copied := *c.cfg.HTTPClient
+		hc = &copied
+	}
+	r := resty.NewWithClient(hc).
+		SetLogger(restyLogger{c.log}).
+		SetDisableWarn(true). // the plain-http token warning is logged once in New
+		SetDoNotParseResponse(true).
+		SetRetryCount(0).
+		SetRedirectPolicy(resty.RedirectPolicyFunc(c.checkRedirect)).
+		SetHeader("User-Agent", "facade-upstream")
+	if c.cfg.Token != "" {
+		r.SetAuthToken(c.cfg.Token)
+	}
+	return r
+}
+
+// errRedirectElsewhere refuses a redirect off the configured Bamboo server:
+// the token must not travel there, and its answer is not Bamboo's.
+var errRedirectElsewhere = errors.New("upstream redirected to another host or too often")
+
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	sameServer := req.URL.Host == c.baseURL.Host &&
+		(req.URL.Scheme == c.baseURL.Scheme || req.URL.Scheme == "https")
+	if !sameServer || len(via) > maxRedirects {
+		return errRedirectElsewhere
+	}
+	return nil
+}
+
+// Projects returns the raw JSON of GET {base}/rest/api/latest/project.json.
+func (c *Client) Projects(ctx context.Context, q ProjectQuery) ([]byte, error) {
+	return c.document(ctx, opProjects, c.projectsURL(q))
+}
+
+// Results returns the raw JSON of GET
+// {base}/rest/api/latest/result/{projectKey}-{planKey}.json. Keys that do
+// not have the SPEC section 3 format give EINVALID without any call.
+func (c *Client) Results(ctx context.Context, projectKey, planKey string, q ResultQuery) ([]byte, error) {
+	target, err := c.resultsURL(projectKey, planKey, q)
+	if err != nil {
+		return nil, err
+	}
+	return c.document(ctx, opResults, target)
+}
+
+// BreakerState returns the breaker's state (closed, half-open or open) and
+// refreshes metrics.BreakerState, so /readyz and /metrics agree.
+func (c *Client) BreakerState() gobreaker.State {
+	return c.breaker.state()
+}
+
+// restyLogger sends resty's own messages to slog at debug level: the client
+// logs every failed call itself, with the operation and outcome.
+type restyLogger struct{ log *slog.Logger }
+
+func (l restyLogger) Errorf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l restyLogger) Warnf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l restyLogger) Debugf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }

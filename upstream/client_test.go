@@ -1,0 +1,440 @@
+package upstream_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/sony/gobreaker/v2"
+
+	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/metrics"
+	"github.com/facade-dev/facade/upstream"
+	"github.com/facade-dev/facade/upstream/bambootest"
+)
+
+const serviceToken = "svc-token-for-tests"
+
+// newPair starts a demo Bamboo and a client for it. cfg's BaseURL and Token
+// are filled in when empty.
+func newPair(t *testing.T, cfg upstream.Config) (*bambootest.Server, *upstream.Client) {
+	t.Helper()
+	bamboo, ts := bambootest.NewTestServer(t, bambootest.WithToken(serviceToken))
+	bambootest.DemoData(bamboo)
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = ts.URL
+	}
+	if cfg.Token == "" {
+		cfg.Token = serviceToken
+	}
+	client, err := upstream.New(cfg, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bamboo, client
+}
+
+// testLogger shows the client's log lines with the test's output (only on failure or -v).
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// wantError checks err is a *facade.Error with code and detail, and that
+// nothing from upstream leaked into the client-visible text.
+func wantError(t *testing.T, err error, code facade.Code, detail string) *facade.Error {
+	t.Helper()
+	var fe *facade.Error
+	if !errors.As(err, &fe) {
+		t.Fatalf("error %v (%T) is not a *facade.Error", err, err)
+	}
+	if fe.Code != code || fe.Detail != detail {
+		t.Fatalf("got code %d detail %q, want %d %q", fe.Code, fe.Detail, code, detail)
+	}
+	for _, leak := range []string{"127.0.0.1", "Injected", "Bamboo", "html", "status-code"} {
+		if strings.Contains(fe.Detail, leak) {
+			t.Fatalf("detail %q leaks %q", fe.Detail, leak)
+		}
+	}
+	return fe
+}
+
+func TestProjectsReturnsBambooDocumentWithServiceToken(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	ctx := facade.WithPrincipal(context.Background(), facade.Principal{ID: "carol", Role: "developer"})
+
+	body, err := client.Projects(ctx, upstream.ProjectQuery{Expand: []string{upstream.ExpandProjectPlans}, MaxResults: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page upstream.ProjectsPage
+	if err := json.Unmarshal(body, &page); err != nil {
+		t.Fatal(err)
+	}
+	if page.Projects.Size != 4 || len(page.Projects.Project) != 4 {
+		t.Fatalf("want 4 projects, got size %d, %d listed", page.Projects.Size, len(page.Projects.Project))
+	}
+	web := page.Projects.Project[1]
+	if web.Key != "WEB" || len(web.Plans.Plan) != 2 || web.Plans.Plan[0].Key != "WEB-NIGHTLY" {
+		t.Fatalf("WEB project not expanded as expected: %+v", web)
+	}
+
+	calls := bamboo.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("want 1 upstream call, got %d", len(calls))
+	}
+	call := calls[0]
+	if call.Path != "/rest/api/latest/project.json" ||
+		call.RawQuery != "expand=projects.project.plans&max-results=1000" {
+		t.Fatalf("unexpected upstream request %s?%s", call.Path, call.RawQuery)
+	}
+	if got := call.Header.Get("Authorization"); got != "Bearer "+serviceToken {
+		t.Fatalf("Authorization sent upstream = %q", got)
+	}
+	if got := call.Header.Get("Accept"); got != "application/json" {
+		t.Fatalf("Accept sent upstream = %q", got)
+	}
+}
+
+func TestProjectsWithoutExpandHasCollapsedPlans(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	body, err := client.Projects(context.Background(), upstream.ProjectQuery{Expand: []string{"projects.project.plans.plan.stages", "bogus"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page upstream.ProjectsPage
+	if err := json.Unmarshal(body, &page); err != nil {
+		t.Fatal(err)
+	}
+	proj := page.Projects.Project[0]
+	if proj.Plans.Plan != nil || proj.Plans.Size != 3 {
+		t.Fatalf("plans should be collapsed with size 3: %+v", proj.Plans)
+	}
+	if q := bamboo.Calls()[0].RawQuery; q != "" {
+		t.Fatalf("unsupported expand values reached upstream: %q", q)
+	}
+}
+
+func TestResultsSendsOnlyBuiltQuery(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	q := upstream.ResultQuery{
+		Expand:     []string{"results.result.artifacts", "x&os_authType=basic", "results.result.artifacts", "../../admin"},
+		MaxResults: 500,
+		StartIndex: 1,
+	}
+	body, err := client.Results(context.Background(), "PROJ", "CORE", q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page upstream.ResultsPage
+	if err := json.Unmarshal(body, &page); err != nil {
+		t.Fatal(err)
+	}
+	if page.Results.StartIndex != 1 || len(page.Results.Result) != 5 || page.Results.Result[0].BuildNumber != 5 {
+		t.Fatalf("unexpected page: start %d, %d results", page.Results.StartIndex, len(page.Results.Result))
+	}
+	if len(page.Results.Result[0].Artifacts.Artifact) == 0 {
+		t.Fatal("artifacts were not expanded")
+	}
+	call := bamboo.Calls()[0]
+	if call.EscapedPath != "/rest/api/latest/result/PROJ-CORE.json" {
+		t.Fatalf("path %q", call.EscapedPath)
+	}
+	if call.RawQuery != "expand=results.result.artifacts&max-results=100&start-index=1" {
+		t.Fatalf("query %q", call.RawQuery)
+	}
+}
+
+func TestResultsDefaultPage(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	if _, err := client.Results(context.Background(), "WEB", "NIGHTLY", upstream.ResultQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	if q := bamboo.Calls()[0].RawQuery; q != "max-results=25" {
+		t.Fatalf("query %q", q)
+	}
+}
+
+func TestResultsRefusesMalformedKeysWithoutCalling(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	for _, keys := range [][2]string{
+		{"../admin", "X"}, {"PROJ", "CORE/../../x"}, {"PROJ", "CORE?os_authType=basic"},
+		{"PROJ", "CORE#frag"}, {"PROJ%2F", "CORE"}, {"", "CORE"}, {"PROJ", ""},
+		{"proj", "CORE"}, {"PROJ", "CORE.json"}, {"PROJ", "A-B"},
+	} {
+		_, err := client.Results(context.Background(), keys[0], keys[1], upstream.ResultQuery{})
+		wantError(t, err, facade.EINVALID, facade.DetailBadIdentifier)
+	}
+	if n := len(bamboo.Calls()); n != 0 {
+		t.Fatalf("malformed keys produced %d upstream calls", n)
+	}
+}
+
+func TestUnknownPlanIsNotFoundAndDoesNotTripBreaker(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{BreakerFailures: 2})
+	for range 4 {
+		_, err := client.Results(context.Background(), "WEB", "GONE", upstream.ResultQuery{})
+		wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	}
+	if s := client.BreakerState(); s != gobreaker.StateClosed {
+		t.Fatalf("404s moved the breaker to %v", s)
+	}
+	if n := bamboo.CallCount("/rest/api/latest/result/"); n != 4 {
+		t.Fatalf("404 must not be retried: %d calls", n)
+	}
+}
+
+func TestWrongTokenIsBadGatewayWithoutRetry(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{Token: "not-the-token"})
+	_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
+	fe := wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	if !strings.Contains(fe.Err.Error(), "401") {
+		t.Fatalf("the log cause should name the status: %v", fe.Err)
+	}
+	if n := len(bamboo.Calls()); n != 1 {
+		t.Fatalf("a 401 was retried: %d calls", n)
+	}
+}
+
+func TestServerErrorsAreRetriedThenBadGateway(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{Retries: 2})
+	bamboo.SetFailing(http.StatusInternalServerError)
+	_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
+	wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	if n := len(bamboo.Calls()); n != 3 {
+		t.Fatalf("want 1 try + 2 retries, got %d calls", n)
+	}
+}
+
+func TestTransientServerErrorsAreRetriedToSuccess(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{Retries: 2})
+	bamboo.FailNext(2, http.StatusServiceUnavailable)
+	if _, err := client.Results(context.Background(), "PROJ", "LIB", upstream.ResultQuery{}); err != nil {
+		t.Fatalf("two 503s then success should succeed: %v", err)
+	}
+	if n := len(bamboo.Calls()); n != 3 {
+		t.Fatalf("want 3 calls, got %d", n)
+	}
+}
+
+func TestGarbageBodyIsBadGateway(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	bamboo.SetGarbage(true)
+	_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
+	wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	if n := len(bamboo.Calls()); n != 1 {
+		t.Fatalf("garbage was retried: %d calls", n)
+	}
+}
+
+func TestJSONThatIsNotAnObjectIsBadGateway(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`["a JSON array, not a Bamboo document"]`))
+	}))
+	t.Cleanup(ts.Close)
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = client.Projects(context.Background(), upstream.ProjectQuery{})
+	wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+}
+
+func TestHangingUpstreamTimesOutWithinBudget(t *testing.T) {
+	const budget = 300 * time.Millisecond
+	bamboo, client := newPair(t, upstream.Config{Timeout: budget})
+	bamboo.SetHang(true)
+	timeoutsBefore := metricValue(metrics.UpstreamCalls.WithLabelValues("projects", "timeout"))
+
+	start := time.Now()
+	_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
+	elapsed := time.Since(start)
+
+	wantError(t, err, facade.ETIMEOUT, facade.DetailUpstreamTimeout)
+	if elapsed < budget || elapsed > budget+3*time.Second {
+		t.Fatalf("timed out after %v with a budget of %v", elapsed, budget)
+	}
+	if got := metricValue(metrics.UpstreamCalls.WithLabelValues("projects", "timeout")); got != timeoutsBefore+1 {
+		t.Fatalf("timeout metric went from %v to %v", timeoutsBefore, got)
+	}
+}
+
+func TestCallerCancellationDoesNotTripBreaker(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{BreakerFailures: 1})
+	bamboo.SetHang(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(bamboo.Calls()) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := client.Projects(ctx, upstream.ProjectQuery{})
+	wantError(t, err, facade.ETIMEOUT, facade.DetailUpstreamTimeout)
+	if s := client.BreakerState(); s != gobreaker.StateClosed {
+		t.Fatalf("a caller giving up opened the breaker: %v", s)
+	}
+}
+
+func TestBreakerOpensAfterFailuresAndRecloses(t *testing.T) {
+	const openFor = 300 * time.Millisecond
+	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 3, BreakerOpenFor: openFor})
+	bamboo.SetFailing(http.StatusBadGateway)
+	for range 3 {
+		_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
+		wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	}
+	if s := client.BreakerState(); s != gobreaker.StateOpen {
+		t.Fatalf("breaker %v after 3 failures, want open", s)
+	}
+	if g := metricValue(metrics.BreakerState); g != 2 {
+		t.Fatalf("breaker gauge %v, want 2", g)
+	}
+
+	_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
+	fe := wantError(t, err, facade.EUNAVAILABLE, facade.DetailUpstreamOpen)
+	if fe.RetryAfter != time.Second {
+		t.Fatalf("RetryAfter %v, want the 1s minimum", fe.RetryAfter)
+	}
+	if n := len(bamboo.Calls()); n != 3 {
+		t.Fatalf("an open breaker let a call through: %d calls", n)
+	}
+
+	bamboo.SetFailing(0)
+	waitForState(t, client, gobreaker.StateHalfOpen, 10*openFor)
+	if _, err := client.Projects(context.Background(), upstream.ProjectQuery{}); err != nil {
+		t.Fatalf("probe call failed: %v", err)
+	}
+	if s := client.BreakerState(); s != gobreaker.StateClosed {
+		t.Fatalf("breaker %v after a good probe, want closed", s)
+	}
+	if g := metricValue(metrics.BreakerState); g != 0 {
+		t.Fatalf("breaker gauge %v, want 0", g)
+	}
+}
+
+func TestBreakerRetryAfterCountsDownOpenPeriod(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 1, BreakerOpenFor: 20 * time.Second})
+	bamboo.SetHang(true)
+	shortCtx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := client.Results(shortCtx, "PROJ", "CORE", upstream.ResultQuery{})
+	wantError(t, err, facade.ETIMEOUT, facade.DetailUpstreamTimeout) // a timeout counts as a failure
+
+	_, err = client.Artifact(context.Background(), "/browse/PROJ-CORE-1/artifact/JOB1/test-report.xml/")
+	fe := wantError(t, err, facade.EUNAVAILABLE, facade.DetailUpstreamOpen)
+	if fe.RetryAfter < 15*time.Second || fe.RetryAfter > 20*time.Second {
+		t.Fatalf("RetryAfter %v, want about 20s", fe.RetryAfter)
+	}
+}
+
+func TestHalfOpenProbeFailureReopens(t *testing.T) {
+	const openFor = 200 * time.Millisecond
+	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 1, BreakerOpenFor: openFor})
+	bamboo.SetFailing(http.StatusInternalServerError)
+	_, _ = client.Projects(context.Background(), upstream.ProjectQuery{})
+	waitForState(t, client, gobreaker.StateHalfOpen, 10*openFor)
+	_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
+	wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	if s := client.BreakerState(); s != gobreaker.StateOpen {
+		t.Fatalf("failed probe left the breaker %v", s)
+	}
+}
+
+func waitForState(t *testing.T, c *upstream.Client, want gobreaker.State, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for c.BreakerState() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("breaker did not reach %v within %v", want, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestRedirects(t *testing.T) {
+	bamboo := bambootest.New(bambootest.WithToken(serviceToken))
+	bambootest.DemoData(bamboo)
+	mux := http.NewServeMux()
+	// Same server under a context path that moved: followed.
+	mux.Handle("/moved/", http.RedirectHandler("/bamboo/rest/api/latest/project.json", http.StatusMovedPermanently))
+	mux.Handle("/bamboo/", http.StripPrefix("/bamboo", bamboo))
+	// Another host: refused, the token must not travel there.
+	mux.Handle("/away/", http.RedirectHandler("http://elsewhere.invalid/rest/api/latest/project.json", http.StatusFound))
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+
+	moved, err := upstream.New(upstream.Config{BaseURL: ts.URL + "/moved", Token: serviceToken}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := moved.Projects(context.Background(), upstream.ProjectQuery{}); err != nil {
+		t.Fatalf("same-host redirect: %v", err)
+	}
+
+	away, err := upstream.New(upstream.Config{BaseURL: ts.URL + "/away", Token: serviceToken}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = away.Projects(context.Background(), upstream.ProjectQuery{})
+	wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+}
+
+func TestUnreachableUpstreamIsBadGateway(t *testing.T) {
+	ts := httptest.NewServer(http.NotFoundHandler())
+	base := ts.URL
+	ts.Close() // nothing listens there any more
+	client, err := upstream.New(upstream.Config{BaseURL: base, Retries: 1}, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = client.Projects(context.Background(), upstream.ProjectQuery{})
+	wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	for _, base := range []string{"", "bamboo.example.com", "ftp://bamboo", "http://", "https://u:p@bamboo", "https://bamboo/?x=1", "https://bamboo/#f"} {
+		if _, err := upstream.New(upstream.Config{BaseURL: base}, nil); err == nil {
+			t.Errorf("BaseURL %q accepted", base)
+		}
+	}
+	if _, err := upstream.New(upstream.Config{BaseURL: "https://bamboo.example.com/bamboo/"}, nil); err != nil {
+		t.Errorf("context path refused: %v", err)
+	}
+}
+
+func TestMetricsCountCallsByResult(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 100})
+	counter := func(op, result string) float64 {
+		return metricValue(metrics.UpstreamCalls.WithLabelValues(op, result))
+	}
+	okBefore, nfBefore, errBefore := counter("results", "ok"), counter("results", "not_found"), counter("results", "error")
+	_, _ = client.Results(context.Background(), "PROJ", "CORE", upstream.ResultQuery{})
+	_, _ = client.Results(context.Background(), "PROJ", "NONE", upstream.ResultQuery{})
+	bamboo.FailNext(1, http.StatusInternalServerError)
+	_, _ = client.Results(context.Background(), "PROJ", "CORE", upstream.ResultQuery{})
+	if counter("results", "ok") != okBefore+1 || counter("results", "not_found") != nfBefore+1 || counter("results", "error") != errBefore+1 {
+		t.Fatal("upstream call counters did not record ok, not_found and error once each")
+	}
+}
+
+// metricValue reads a counter or gauge (testutil would need a module this
+// repository does not require).
+func metricValue(c prometheus.Metric) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	if m.Counter != nil {
+		return m.Counter.GetValue()
+	}
+	return m.Gauge.GetValue()
+}

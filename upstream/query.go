@@ -1,0 +1,159 @@
+package upstream
+
+import (
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	facade "github.com/facade-dev/facade"
+)
+
+// Expand values the client forwards to Bamboo. Any other value given in a
+// query is dropped: the upstream query only ever holds what this package
+// wrote.
+const (
+	ExpandProjectPlans    = "projects.project.plans"
+	ExpandResults         = "results.result"
+	ExpandResultArtifacts = "results.result.artifacts"
+)
+
+// Paging bounds of ResultQuery.MaxResults (SPEC section 6).
+const (
+	DefaultResultPage = 25
+	MaxResultPage     = 100
+)
+
+// ProjectQuery selects a page of GET /rest/api/latest/project. The zero
+// value asks for Bamboo's default page (25 projects) without plans.
+type ProjectQuery struct {
+	Expand     []string // only ExpandProjectPlans is forwarded
+	MaxResults int      // 0: omitted (Bamboo's default, 25)
+	StartIndex int      // 0: omitted
+}
+
+// ResultQuery selects a page of GET /rest/api/latest/result/{PROJ-PLAN}.
+// The zero value asks for the newest 25 results without artifacts.
+type ResultQuery struct {
+	Expand     []string // ExpandResults and ExpandResultArtifacts are forwarded
+	MaxResults int      // 1..100; 0 means 25, above 100 means 100
+	StartIndex int      // 0: omitted
+}
+
+// Identifier formats of SPEC section 3. The proxy validates before calling;
+// the client checks again so that no caller mistake can shape an upstream URL.
+var (
+	projectKeyRE = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,63}$`)
+	planKeyRE    = regexp.MustCompile(`^[A-Z0-9]{1,64}$`)
+)
+
+var (
+	projectExpands = []string{ExpandProjectPlans}
+	resultExpands  = []string{ExpandResults, ExpandResultArtifacts}
+)
+
+func (q ProjectQuery) values() url.Values {
+	v := url.Values{}
+	setExpand(v, q.Expand, projectExpands)
+	setPositive(v, "max-results", q.MaxResults)
+	setPositive(v, "start-index", q.StartIndex)
+	return v
+}
+
+func (q ResultQuery) values() url.Values {
+	v := url.Values{}
+	setExpand(v, q.Expand, resultExpands)
+	v.Set("max-results", strconv.Itoa(clampPage(q.MaxResults)))
+	setPositive(v, "start-index", q.StartIndex)
+	return v
+}
+
+// setExpand writes the supported values of requested, sorted and without
+// duplicates, as one comma-separated expand parameter.
+func setExpand(v url.Values, requested, supported []string) {
+	var kept []string
+	for _, e := range requested {
+		if slices.Contains(supported, e) && !slices.Contains(kept, e) {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) > 0 {
+		slices.Sort(kept)
+		v.Set("expand", strings.Join(kept, ","))
+	}
+}
+
+func setPositive(v url.Values, name string, n int) {
+	if n > 0 {
+		v.Set(name, strconv.Itoa(n))
+	}
+}
+
+func clampPage(n int) int {
+	switch {
+	case n <= 0:
+		return DefaultResultPage
+	case n > MaxResultPage:
+		return MaxResultPage
+	}
+	return n
+}
+
+// projectsURL is {base}/rest/api/latest/project.json?{query}.
+func (c *Client) projectsURL(q ProjectQuery) string {
+	return c.base + "/rest/api/latest/project.json" + encodeQuery(q.values())
+}
+
+// resultsURL is {base}/rest/api/latest/result/{PROJ}-{PLAN}.json?{query}.
+func (c *Client) resultsURL(projectKey, planKey string, q ResultQuery) (string, error) {
+	if !projectKeyRE.MatchString(projectKey) || !planKeyRE.MatchString(planKey) {
+		return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
+	}
+	key := url.PathEscape(projectKey + "-" + planKey)
+	return c.base + "/rest/api/latest/result/" + key + ".json" + encodeQuery(q.values()), nil
+}
+
+// artifactURL is {base}{path} with every segment of path escaped. path must
+// be an absolute, unescaped path under /browse/ or /download/ (the two
+// places Bamboo serves artifacts and logs from) with no empty, "." or ".."
+// segment and none of ? # \ % or control characters, so that it can never
+// reach another upstream resource.
+func (c *Client) artifactURL(path string) (string, error) {
+	if !strings.HasPrefix(path, "/browse/") && !strings.HasPrefix(path, "/download/") {
+		return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
+	}
+	segments := strings.Split(path[1:], "/")
+	for i, seg := range segments {
+		last := i == len(segments)-1
+		if !validSegment(seg, last) {
+			return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
+		}
+		segments[i] = url.PathEscape(seg)
+	}
+	return c.base + "/" + strings.Join(segments, "/"), nil
+}
+
+// validSegment reports whether seg may appear in an artifact path. Only the
+// last segment may be empty (a trailing slash: Bamboo's directory links).
+func validSegment(seg string, last bool) bool {
+	if seg == "" {
+		return last
+	}
+	if seg == "." || seg == ".." {
+		return false
+	}
+	for _, r := range seg {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(`?#\%`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+func encodeQuery(v url.Values) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
