@@ -1,0 +1,176 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/accounts"
+)
+
+const defaultStatementLimit = 20
+
+type balanceView struct {
+	AccountID string            `json:"account_id"`
+	Balance   accounts.Amount   `json:"balance"`
+	Currency  accounts.Currency `json:"currency"`
+}
+
+type accountView struct {
+	AccountID string            `json:"account_id"`
+	Owner     string            `json:"owner"`
+	Currency  accounts.Currency `json:"currency"`
+	Balance   accounts.Amount   `json:"balance"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+type transferView struct {
+	TransferID    string            `json:"transfer_id"`
+	FromAccountID string            `json:"from_account_id"`
+	ToAccountID   string            `json:"to_account_id"`
+	Amount        accounts.Amount   `json:"amount"`
+	Currency      accounts.Currency `json:"currency"`
+	CreatedAt     time.Time         `json:"created_at"`
+}
+
+type statementLine struct {
+	TransferID   string            `json:"transfer_id"`
+	Direction    string            `json:"direction"`
+	Counterparty string            `json:"counterparty_account_id"`
+	Amount       accounts.Amount   `json:"amount"`
+	Currency     accounts.Currency `json:"currency"`
+	CreatedAt    time.Time         `json:"created_at"`
+}
+
+type statementView struct {
+	AccountID string          `json:"account_id"`
+	Transfers []statementLine `json:"transfers"`
+}
+
+// viewableAccount validates the id and checks view_account before any read.
+func (s *Server) viewableAccount(c echo.Context) (string, error) {
+	id, err := pathID(c, "id", accountIDPattern)
+	if err != nil {
+		return "", err
+	}
+	if !s.authz.CanViewAccount(principal(c), id) {
+		return "", s.deny(c, "account.view", "account:"+id)
+	}
+	return id, nil
+}
+
+func (s *Server) getBalance(c echo.Context) error {
+	id, err := s.viewableAccount(c)
+	if err != nil {
+		return err
+	}
+	a, err := s.accounts.Get(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, balanceView{AccountID: a.ID, Balance: a.BalanceAmount(), Currency: a.Currency})
+}
+
+func (s *Server) getAccount(c echo.Context) error {
+	id, err := s.viewableAccount(c)
+	if err != nil {
+		return err
+	}
+	a, err := s.accounts.Get(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, accountView{AccountID: a.ID, Owner: a.Owner, Currency: a.Currency,
+		Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC()})
+}
+
+func (s *Server) getStatement(c echo.Context) error {
+	limit, err := statementLimit(c.QueryParam("limit"))
+	if err != nil {
+		return err
+	}
+	id, err := s.viewableAccount(c)
+	if err != nil {
+		return err
+	}
+	entries, err := s.accounts.Statement(c.Request().Context(), id, limit)
+	if err != nil {
+		return err
+	}
+	view := statementView{AccountID: id, Transfers: make([]statementLine, 0, len(entries))}
+	for _, e := range entries {
+		view.Transfers = append(view.Transfers, statementLine{
+			TransferID: e.TransferID, Direction: string(e.Direction), Counterparty: e.Counterparty,
+			Amount: e.SignedAmount(), Currency: e.Currency, CreatedAt: e.CreatedAt.UTC(),
+		})
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+func statementLimit(q string) (int, error) {
+	if q == "" {
+		return defaultStatementLimit, nil
+	}
+	n, err := strconv.Atoi(q)
+	if err != nil || n < 1 || n > accounts.MaxStatementLimit || strconv.Itoa(n) != q {
+		return 0, facade.Errorf(facade.EINVALID, facade.DetailBadParameter)
+	}
+	return n, nil
+}
+
+// transfer validates ids, amount and Idempotency-Key (400), checks
+// `transfer` on both accounts (403), then runs the one atomic step.
+func (s *Server) transfer(c echo.Context) error {
+	from, err := pathID(c, "from", accountIDPattern)
+	if err != nil {
+		return err
+	}
+	to, err := pathID(c, "to", accountIDPattern)
+	if err != nil {
+		return err
+	}
+	amount := c.Param("amount")
+	if err := accounts.ValidateAmountSyntax(amount, s.cfg.MaxTransfer); err != nil {
+		return err
+	}
+	key, err := idempotencyKey(c.Request().Header)
+	if err != nil {
+		return err
+	}
+	p := principal(c)
+	if !s.authz.CanTransfer(p, from, to) {
+		return s.deny(c, "transfer", "account:"+from+"->account:"+to)
+	}
+	t, replayed, err := s.accounts.Transfer(c.Request().Context(), accounts.TransferRequest{
+		From: from, To: to, Amount: amount, IdempotencyKey: key, Principal: p.ID,
+	}, s.cfg.MaxTransfer)
+	if err != nil {
+		return err
+	}
+	if replayed {
+		c.Response().Header().Set("Idempotent-Replayed", "true")
+	}
+	return c.JSON(http.StatusCreated, transferView{
+		TransferID: t.ID, FromAccountID: t.From, ToAccountID: t.To,
+		Amount: t.AmountValue(), Currency: t.Currency, CreatedAt: t.CreatedAt.UTC(),
+	})
+}
+
+// idempotencyKey returns the header's value, "" when absent; a header that
+// is present but empty or malformed is 400.
+func idempotencyKey(h http.Header) (string, error) {
+	vals := h.Values("Idempotency-Key")
+	if len(vals) == 0 {
+		return "", nil
+	}
+	if len(vals) > 1 {
+		return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdempotencyKey)
+	}
+	if err := accounts.ValidateIdempotencyKey(vals[0]); err != nil {
+		return "", err
+	}
+	return vals[0], nil
+}

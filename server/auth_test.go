@@ -1,0 +1,183 @@
+package server_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/facade-dev/facade/server"
+)
+
+func sign(t *testing.T, method jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(method, claims)
+	if kid != "" {
+		tok.Header["kid"] = kid
+	}
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func claims(sub string, exp time.Duration, extra ...any) jwt.MapClaims {
+	c := jwt.MapClaims{"sub": sub, "role": "student", "exp": time.Now().Add(exp).Unix()}
+	for i := 0; i+1 < len(extra); i += 2 {
+		c[extra[i].(string)] = extra[i+1]
+	}
+	return c
+}
+
+// unsigned builds an alg:none token by hand.
+func unsigned(c jwt.MapClaims) string {
+	h := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
+	b, _ := json.Marshal(c)
+	return h + "." + base64.RawURLEncoding.EncodeToString(b) + "."
+}
+
+func assert401(t *testing.T, e *env, name, tok string) {
+	t.Helper()
+	r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: tok})
+	if r.status != http.StatusUnauthorized || r.header.Get("WWW-Authenticate") != "Bearer" {
+		t.Errorf("%s: status %d, WWW-Authenticate %q; want 401 Bearer", name, r.status, r.header.Get("WWW-Authenticate"))
+	}
+}
+
+func TestHS256Authentication(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	other := []byte("another-secret-that-is-at-least-32-bytes!!")
+	cases := map[string]string{
+		"empty":           "",
+		"malformed":       "not.a.jwt",
+		"garbage":         "eyJhbGciOiJIUzI1NiJ9.bad.bad",
+		"expired":         sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", -time.Hour)),
+		"alg none":        unsigned(claims("alice", time.Hour)),
+		"wrong key":       sign(t, jwt.SigningMethodHS256, other, "", claims("alice", time.Hour)),
+		"HS512":           sign(t, jwt.SigningMethodHS512, testSecret, "", claims("alice", time.Hour)),
+		"no exp":          sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"sub": "alice", "role": "student"}),
+		"no sub":          sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"role": "student", "exp": time.Now().Add(time.Hour).Unix()}),
+		"numeric sub":     sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour, "sub", 42)),
+		"not yet valid":   sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour, "nbf", time.Now().Add(time.Hour).Unix())),
+		"tampered claims": tamper(sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour))),
+	}
+	for _, name := range sortedKeys(cases) {
+		assert401(t, e, name, cases[name])
+	}
+	// Non-bearer schemes and a missing header are 401 too.
+	for _, h := range []string{"", "Basic YWxpY2U6cHc=", "Bearer", "Token " + token(t, "alice", "student")} {
+		r := e.do(req{method: "GET", path: "/student/alice/english/grade", header: map[string]string{"Authorization": h}})
+		if r.status != 401 {
+			t.Errorf("Authorization %q: %d", h, r.status)
+		}
+	}
+	ok := sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour))
+	if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: ok}); r.status != 200 {
+		t.Fatalf("valid token: %d %s", r.status, r.body)
+	}
+	// The role claim name is configurable; a token without a role is a
+	// principal without one (403 on grades, not 401).
+	if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: token(t, "alice", "")}); r.status != 403 {
+		t.Fatalf("no role: %d", r.status)
+	}
+}
+
+// tamper changes the payload's sub without re-signing.
+func tamper(tok string) string {
+	parts := strings.Split(tok, ".")
+	b, _ := json.Marshal(claims("dave", time.Hour))
+	parts[1] = base64.RawURLEncoding.EncodeToString(b)
+	return strings.Join(parts, ".")
+}
+
+func TestRoleClaimIsConfigurable(t *testing.T) {
+	e := newEnv(t, withAuth(server.AuthConfig{Secret: testSecret, RoleClaim: "https://facade/role"}))
+	seedGrades(t, e)
+	tok := sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"sub": "alice", "https://facade/role": "student", "exp": time.Now().Add(time.Hour).Unix()})
+	if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: tok}); r.status != 200 {
+		t.Fatalf("custom role claim: %d", r.status)
+	}
+	// "role" is just another claim now.
+	if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: token(t, "alice", "student")}); r.status != 403 {
+		t.Fatalf("default claim name with custom setting: %d", r.status)
+	}
+}
+
+// jwksServer serves an RSA and an EC public key as a JWKS.
+func jwksServer(t *testing.T) (*httptest.Server, *rsa.PrivateKey, *ecdsa.PrivateKey) {
+	t.Helper()
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	pad := func(i *big.Int) []byte { b := make([]byte, 32); return i.FillBytes(b) }
+	set := map[string]any{"keys": []map[string]string{
+		{"kty": "RSA", "kid": "rsa1", "use": "sig", "alg": "RS256", "n": b64(rk.N.Bytes()), "e": b64(big.NewInt(int64(rk.E)).Bytes())},
+		{"kty": "EC", "kid": "ec1", "use": "sig", "alg": "ES256", "crv": "P-256", "x": b64(pad(ek.X)), "y": b64(pad(ek.Y))},
+	}}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(set)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, rk, ek
+}
+
+func TestJWKSAuthentication(t *testing.T) {
+	ts, rk, ek := jwksServer(t)
+	e := newEnv(t, withAuth(server.AuthConfig{JWKSURL: ts.URL, Issuer: "https://idp.example", Audience: "facade"}))
+	seedGrades(t, e)
+	good := func(extra ...any) jwt.MapClaims {
+		return claims("alice", time.Hour, append([]any{"iss", "https://idp.example", "aud", "facade"}, extra...)...)
+	}
+	otherRSA, _ := rsa.GenerateKey(rand.Reader, 2048)
+	for name, tok := range map[string]string{
+		"RS256": sign(t, jwt.SigningMethodRS256, rk, "rsa1", good()),
+		"ES256": sign(t, jwt.SigningMethodES256, ek, "ec1", good()),
+	} {
+		if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: tok}); r.status != 200 {
+			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+	}
+	bad := map[string]string{
+		"HS256 in JWKS mode":   sign(t, jwt.SigningMethodHS256, testSecret, "rsa1", good()),
+		"HS256 keyed with n":   sign(t, jwt.SigningMethodHS256, rk.N.Bytes(), "rsa1", good()),
+		"alg none":             unsigned(good()),
+		"wrong issuer":         sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("iss", "https://evil.example")),
+		"wrong audience":       sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("aud", "other")),
+		"no issuer":            sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", time.Hour, "aud", "facade")),
+		"expired":              sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", -time.Hour, "iss", "https://idp.example", "aud", "facade")),
+		"unknown signing key":  sign(t, jwt.SigningMethodRS256, otherRSA, "rsa1", good()),
+		"unknown kid":          sign(t, jwt.SigningMethodRS256, otherRSA, "nope", good()),
+		"RS256 with EC kid":    sign(t, jwt.SigningMethodRS256, rk, "ec1", good()),
+	}
+	for _, name := range sortedKeys(bad) {
+		assert401(t, e, name, bad[name])
+	}
+}
+
+func TestAuthenticatorConfiguration(t *testing.T) {
+	cases := map[string]server.AuthConfig{
+		"nothing":           {},
+		"short secret":      {Secret: []byte("short")},
+		"both modes":        {Secret: testSecret, JWKSURL: "http://127.0.0.1:1/jwks"},
+		"JWKS without iss":  {JWKSURL: "http://127.0.0.1:1/jwks", Audience: "a"},
+		"JWKS without aud":  {JWKSURL: "http://127.0.0.1:1/jwks", Issuer: "i"},
+	}
+	for name, c := range cases {
+		if _, err := server.NewAuthenticator(t.Context(), c); err == nil || !strings.Contains(err.Error(), "FACADE_") {
+			t.Errorf("%s: err %v, want one naming the setting", name, err)
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade"
+)
+
+// Origins holds the two CORS lists of SPEC section 2: read origins may use
+// GET/HEAD, write origins POST/PUT. Echo's CORS middleware has one list for
+// all methods (STACK-NOTES), hence this small one of our own.
+type Origins struct {
+	anyRead bool
+	read    map[string]bool
+	write   map[string]bool
+}
+
+// NewOrigins parses the comma lists. A "*" in the write list is refused: a
+// wildcard there would let any site move money on a user's behalf.
+func NewOrigins(read, write []string) (Origins, error) {
+	o := Origins{read: map[string]bool{}, write: map[string]bool{}}
+	for _, r := range read {
+		if r == "*" {
+			o.anyRead = true
+			continue
+		}
+		o.read[r] = true
+	}
+	for _, w := range write {
+		if w == "*" {
+			return Origins{}, errWildcardWrite
+		}
+		o.write[w] = true
+	}
+	return o, nil
+}
+
+type configError string
+
+func (e configError) Error() string { return string(e) }
+
+const errWildcardWrite = configError("FACADE_CORS_WRITE_ORIGINS must list origins; '*' is refused")
+
+func (o Origins) canRead(origin string) bool  { return o.anyRead || o.read[origin] || o.write[origin] }
+func (o Origins) canWrite(origin string) bool { return o.write[origin] }
+
+// methodsFor lists what origin may use, for Access-Control-Allow-Methods.
+func (o Origins) methodsFor(origin string) string {
+	if o.canWrite(origin) {
+		return "GET, HEAD, POST, PUT"
+	}
+	return "GET, HEAD"
+}
+
+// allows reports whether origin may use method: GET/HEAD for read
+// origins, POST/PUT for write origins, nothing else for anyone.
+func (o Origins) allows(origin, method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead:
+		return o.canRead(origin)
+	case http.MethodPost, http.MethodPut:
+		return o.canWrite(origin)
+	}
+	return false
+}
+
+// allowOriginValue is what Access-Control-Allow-Origin says for a read.
+func (o Origins) allowOriginValue(origin, method string) string {
+	if isSafeMethod(method) && o.anyRead && !o.write[origin] {
+		return "*"
+	}
+	return origin
+}
+
+// cors answers pre-flights without a token, decorates actual cross-origin
+// responses, and refuses unsafe requests from an origin that may not write
+// before any handler runs (the browser alone is not trusted to enforce it).
+func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		origin := r.Header.Get("Origin")
+		h := c.Response().Header()
+		h.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions {
+			return s.preflight(c, origin)
+		}
+		if origin == "" {
+			return next(c)
+		}
+		if !isSafeMethod(r.Method) && !s.cfg.Origins.canWrite(origin) && !sameOrigin(r, origin) {
+			return refuse(c, http.StatusForbidden, facade.DetailOriginRefused)
+		}
+		if s.cfg.Origins.allows(origin, r.Method) {
+			h.Set("Access-Control-Allow-Origin", s.cfg.Origins.allowOriginValue(origin, r.Method))
+			h.Set("Access-Control-Expose-Headers", exposedHeaders)
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) preflight(c echo.Context, origin string) error {
+	method := c.Request().Header.Get("Access-Control-Request-Method")
+	if origin == "" || method == "" || !s.cfg.Origins.allows(origin, method) {
+		return refuse(c, http.StatusForbidden, facade.DetailOriginRefused)
+	}
+	h := c.Response().Header()
+	h.Set("Access-Control-Allow-Origin", s.cfg.Origins.allowOriginValue(origin, method))
+	h.Set("Access-Control-Allow-Methods", s.cfg.Origins.methodsFor(origin))
+	h.Set("Access-Control-Allow-Headers", allowedHeaders)
+	h.Set("Access-Control-Max-Age", "600")
+	return c.NoContent(http.StatusNoContent)
+}
+
+// sameOrigin reports whether origin is this service itself (the embedded
+// page posting to its own API). A browser cannot forge Host and Origin
+// together, so comparing them is safe.
+func sameOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
+}

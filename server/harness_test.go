@@ -1,0 +1,252 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/server"
+)
+
+func TestMain(m *testing.M) { testredis.Main(m) }
+
+var testSecret = []byte("test-secret-that-is-at-least-32-bytes-long!")
+
+// testPolicy is the policy every server test runs against. Comments name
+// who is who.
+const testPolicy = `# bob teaches english-101 (view + update); erin may only view it
+p, bob, class:english-101, view
+p, bob, class:english-101, update
+p, erin, class:english-101, view
+# frank teaches history-201 through a group
+p, team:history, class:history-201, update
+p, team:history, class:history-201, view
+g, frank, team:history
+# enrollments: ghost is enrolled but has no grade yet
+g, student:alice, class:english-101
+g, student:ghost, class:english-101
+g, student:dave, class:history-201
+# accounts
+p, alice, account:1001, view_account
+p, alice, account:1001, transfer
+p, alice, account:2002, transfer
+p, alice, account:ghost-acct, view_account
+p, alice, account:ghost-acct, transfer
+# builds
+p, team:platform, project:PROJ, view
+p, carol, plan:WEB-NIGHTLY, view
+g, carol, team:platform
+`
+
+const modelFile = "../model.conf"
+
+// env is one running server on a fresh Redis database.
+type env struct {
+	t    testing.TB
+	url  string
+	rdb  *redis.Client
+	srv  *server.Server
+	logs *syncBuffer
+	// bodies collects every error body the test saw, for the leak scan.
+	mu     sync.Mutex
+	bodies []string
+}
+
+type envOption func(*server.Config, *server.AuthConfig)
+
+func withWriteOrigins(o ...string) envOption {
+	return func(c *server.Config, _ *server.AuthConfig) {
+		c.Origins, _ = server.NewOrigins([]string{"*"}, o)
+	}
+}
+
+func withReadOrigins(o ...string) envOption {
+	return func(c *server.Config, _ *server.AuthConfig) {
+		c.Origins, _ = server.NewOrigins(o, []string{"https://app.example"})
+	}
+}
+
+func withRateLimit(n int) envOption {
+	return func(c *server.Config, _ *server.AuthConfig) { c.RateLimit = n }
+}
+
+func withAuth(a server.AuthConfig) envOption {
+	return func(_ *server.Config, ac *server.AuthConfig) { *ac = a }
+}
+
+func newEnv(t testing.TB, opts ...envOption) *env {
+	t.Helper()
+	rdb := testredis.Client(t)
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.csv")
+	if err := os.WriteFile(policy, []byte(testPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	az, err := authz.New(modelFile, policy, log)
+	if err != nil {
+		t.Fatalf("authz: %v", err)
+	}
+	origins, _ := server.NewOrigins([]string{"*"}, []string{"https://app.example"})
+	cfg := server.Config{Origins: origins, RateLimit: 0, MaxTransfer: 1_000_000, OpsOnAPI: true}
+	ac := server.AuthConfig{Secret: testSecret}
+	for _, o := range opts {
+		o(&cfg, &ac)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	auth, err := server.NewAuthenticator(ctx, ac)
+	if err != nil {
+		t.Fatalf("auth: %v", err)
+	}
+	srv, err := server.New(cfg, server.Deps{
+		Logger: log, Redis: rdb, Auth: auth, Authz: az,
+		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config = server.HTTPServer("", srv)
+	ts.Start()
+	t.Cleanup(ts.Close)
+	e := &env{t: t, url: ts.URL, rdb: rdb, srv: srv, logs: logs}
+	t.Cleanup(e.scanBodies)
+	return e
+}
+
+func token(t testing.TB, sub, role string) string {
+	t.Helper()
+	tok, err := server.Mint(testSecret, sub, role, "role", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// req describes one call.
+type req struct {
+	method, path, token, body string
+	header                    map[string]string
+}
+
+type resp struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (r resp) problem(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.body), &m); err != nil {
+		t.Fatalf("body is not JSON: %q", r.body)
+	}
+	return m
+}
+
+// do sends r. A state-changing request gets the anti-forgery header and a
+// JSON content type unless the test set its own.
+func (e *env) do(r req) resp {
+	e.t.Helper()
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	hr, err := http.NewRequest(r.method, e.url+r.path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if r.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	if r.method == http.MethodPost || r.method == http.MethodPut {
+		hr.Header.Set("X-XSRF-TOKEN", "t0k3n")
+		if r.body != "" {
+			hr.Header.Set("Content-Type", "application/json")
+		}
+	}
+	for k, v := range r.header {
+		if v == "" {
+			hr.Header.Del(k)
+			continue
+		}
+		hr.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	out := resp{status: res.StatusCode, header: res.Header, body: string(b)}
+	if res.StatusCode >= 400 {
+		e.mu.Lock()
+		e.bodies = append(e.bodies, out.body)
+		e.mu.Unlock()
+		e.checkProblem(out)
+	}
+	return out
+}
+
+// checkProblem asserts the RFC 9457 shape every error must have.
+func (e *env) checkProblem(r resp) {
+	e.t.Helper()
+	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
+		e.t.Errorf("status %d: Content-Type %q, want application/problem+json", r.status, ct)
+		return
+	}
+	p := r.problem(e.t)
+	if int(p["status"].(float64)) != r.status || p["title"] != http.StatusText(r.status) ||
+		p["detail"] == "" || p["request_id"] != r.header.Get("X-Request-ID") {
+		e.t.Errorf("malformed problem for %d: %s", r.status, r.body)
+	}
+}
+
+// leakPatterns are things no response may contain.
+var leakPatterns = regexp.MustCompile(`(?i)goroutine |panic|\.go:\d+|/home/|/root/|/work/|/usr/|redis|casbin|echo|resty|lua|dial tcp|127\.0\.0\.1|localhost|:\d{4,5}\b|unmarshal|invalid character|json: |strconv|runtime\.`)
+
+// scanBodies fails the test if any error body leaked internals.
+func (e *env) scanBodies() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, b := range e.bodies {
+		if m := leakPatterns.FindString(b); m != "" {
+			e.t.Errorf("error body leaks %q: %s", m, b)
+		}
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

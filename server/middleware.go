@@ -1,0 +1,186 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"mime"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/metrics"
+)
+
+const (
+	maxBody        = 16 << 10
+	ctxRequestID   = "facade.request_id"
+	apiCSP         = "default-src 'none'; frame-ancestors 'none'"
+	allowedHeaders = "Authorization, Content-Type, X-XSRF-TOKEN, Idempotency-Key, If-Match, X-Request-ID"
+	exposedHeaders = "ETag, Location, X-Request-ID, Retry-After, X-Cache"
+)
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func requestID(c echo.Context) string {
+	id, _ := c.Get(ctxRequestID).(string)
+	return id
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// baseHeaders assigns the request id and sets the headers every response
+// carries, before routing, so 404s and pre-flights get them too.
+func baseHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get("X-Request-ID")
+		if !requestIDPattern.MatchString(id) {
+			id = newRequestID()
+		}
+		c.Set(ctxRequestID, id)
+		h := c.Response().Header()
+		h.Set("X-Request-ID", id)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", apiCSP)
+		return next(c)
+	}
+}
+
+// recoverPanics turns a panic into a generic 500; the stack goes to the log
+// only.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				s.log.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = facade.Errorf(facade.EINTERNAL, facade.DetailInternal)
+			}
+		}()
+		return next(c)
+	}
+}
+
+// observe records metrics and one JSON access log line per request.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			// Write the error now so the status below is the one sent.
+			c.Error(err)
+		}
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		status := c.Response().Status
+		elapsed := time.Since(start)
+		metrics.Requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Inc()
+		metrics.Latency.WithLabelValues(route).Observe(elapsed.Seconds())
+		s.log.Info("request", "request_id", requestID(c), "method", c.Request().Method,
+			"route", route, "status", status, "duration_ms", float64(elapsed.Microseconds())/1000,
+			"principal", facade.PrincipalFrom(c.Request().Context()).ID)
+		return nil
+	}
+}
+
+// requireXSRF enforces the anti-forgery header on unsafe methods: 1-256
+// visible ASCII characters, equal to the XSRF-TOKEN cookie when one is sent.
+func requireXSRF(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if isSafeMethod(c.Request().Method) {
+			return next(c)
+		}
+		token := c.Request().Header.Get("X-XSRF-TOKEN")
+		if !visibleASCII(token, 256) {
+			return refuse(c, http.StatusForbidden, facade.DetailXSRF)
+		}
+		if cookie, err := c.Request().Cookie("XSRF-TOKEN"); err == nil {
+			if subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(token)) != 1 {
+				return refuse(c, http.StatusForbidden, facade.DetailXSRF)
+			}
+		}
+		return next(c)
+	}
+}
+
+func isSafeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+func visibleASCII(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// requireJSONAccept answers 406 when the Accept header excludes JSON.
+func requireJSONAccept(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !acceptsJSON(c.Request().Header.Values("Accept")) {
+			return refuse(c, http.StatusNotAcceptable, facade.DetailNotAcceptable)
+		}
+		return next(c)
+	}
+}
+
+// acceptsJSON reports whether any media range in the Accept header(s)
+// admits application/json with a non-zero q. No header accepts anything.
+func acceptsJSON(values []string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			switch mt {
+			case "*/*", "application/*", "application/json", "application/problem+json":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// limitBody caps every request body at 16 KiB.
+func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength > maxBody {
+			return refuse(c, http.StatusRequestEntityTooLarge, facade.DetailBodyTooLarge)
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, maxBody)
+		return next(c)
+	}
+}
