@@ -1,0 +1,77 @@
+package authz
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/facade-dev/facade/internal/testredis"
+)
+
+func TestMain(m *testing.M) { testredis.Main(m) }
+
+// shippedModel is the repository's model.conf: every test runs against the
+// file ops actually get.
+func shippedModel(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../model.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// policyFiles writes the shipped model and the given policy lines into a
+// fresh directory and returns both paths.
+func policyFiles(t testing.TB, lines ...string) (modelPath, policyPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	modelPath, policyPath = filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
+	writeFile(t, modelPath, shippedModel(t))
+	writeFile(t, policyPath, strings.Join(lines, "\n")+"\n")
+	return modelPath, policyPath
+}
+
+func writeFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// replaceFile swaps in new content by rename, as editors and config
+// managers do.
+func replaceFile(t testing.TB, path, text string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	writeFile(t, tmp, text)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newAuthorizer(t testing.TB, lines ...string) (*Authorizer, string) {
+	t.Helper()
+	modelPath, policyPath := policyFiles(t, lines...)
+	a, err := New(modelPath, policyPath, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return a, policyPath
+}
+
+// eventually polls cond until it holds or the deadline passes: file events
+// and Pub/Sub messages arrive when they arrive, so tests wait for the effect
+// instead of sleeping a fixed time.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
