@@ -1,0 +1,165 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade"
+)
+
+// Artifact serves GET /browse/{result}/artifact/... and GET /download/...:
+// the path is the upstream's own (so rewritten links work), validated
+// segment by segment, authorized on its plan BEFORE any upstream call, and
+// then streamed from upstream through a fixed-size buffer: memory does not
+// grow with the file.
+func (h *Handler) Artifact(c echo.Context) error {
+	target, err := parseArtifactPath(c.Request().URL.EscapedPath())
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := h.authorizePlan(c, "download_artifact", facade.PrincipalFrom(ctx), target.plan); err != nil {
+		return err
+	}
+	stream, err := h.up.Artifact(ctx, target.path)
+	if err != nil {
+		return asFacadeError(err)
+	}
+	defer stream.Body.Close()
+
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	// Read the first chunk before committing to 200: an upstream that
+	// fails right away still gets a proper problem response.
+	n, err := readSome(stream.Body, *buf)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return asFacadeError(err)
+	}
+
+	header := c.Response().Header()
+	header.Set(echo.HeaderContentType, safeContentType(stream.ContentType))
+	if stream.ContentLength >= 0 {
+		header.Set(echo.HeaderContentLength, strconv.FormatInt(stream.ContentLength, 10))
+	}
+	name := stream.Filename
+	if name == "" {
+		name = target.name
+	}
+	header.Set(echo.HeaderContentDisposition, attachment(name))
+	c.Response().WriteHeader(http.StatusOK)
+	if _, werr := c.Response().Write((*buf)[:n]); werr != nil || err != nil {
+		return nil // the client left, or the file is complete
+	}
+	// Only Write is exposed, so io.CopyBuffer cannot bypass the fixed
+	// buffer through a ReaderFrom.
+	_, err = io.CopyBuffer(writerOnly{c.Response()}, stream.Body, *buf)
+	if err != nil && ctx.Err() == nil {
+		// The status is sent; all that is left is to cut the body short,
+		// which the client sees as a truncated download.
+		return asFacadeError(err)
+	}
+	return nil
+}
+
+// readSome reads until it has some bytes or an error.
+func readSome(r io.Reader, buf []byte) (int, error) {
+	for {
+		n, err := r.Read(buf)
+		if n > 0 || err != nil {
+			return n, err
+		}
+	}
+}
+
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+type writerOnly struct{ w io.Writer }
+
+func (w writerOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
+
+// activeTypes are media types a browser would render or run. An artifact
+// is data to download, never a page of this origin, so these become
+// application/octet-stream (Content-Disposition says attachment too, and
+// nosniff is on every response).
+var activeTypes = map[string]bool{
+	"text/html": true, "application/xhtml+xml": true, "image/svg+xml": true,
+	"text/xml": true, "application/xml": true, "text/javascript": true,
+	"application/javascript": true, "application/ecmascript": true, "text/ecmascript": true,
+	"application/x-javascript": true, "text/xsl": true, "application/xslt+xml": true,
+	"application/pdf": true, "text/vtt": true, "application/wasm": true,
+}
+
+// safeContentType keeps upstream's media type (and only its charset
+// parameter) unless it is active content or unparsable.
+func safeContentType(upstreamType string) string {
+	const fallback = "application/octet-stream"
+	mt, params, err := mime.ParseMediaType(upstreamType)
+	if err != nil || activeTypes[mt] || strings.HasPrefix(mt, "multipart/") || !strings.Contains(mt, "/") {
+		return fallback
+	}
+	kept := map[string]string{}
+	if cs, ok := params["charset"]; ok {
+		kept["charset"] = cs
+	}
+	if out := mime.FormatMediaType(mt, kept); out != "" {
+		return out
+	}
+	return fallback
+}
+
+// attachment builds Content-Disposition: an ASCII filename (anything
+// outside letters, digits, ". _ - +" becomes "_") and, when the name had
+// more than that, the exact UTF-8 name as RFC 5987 filename*.
+func attachment(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '/' || r == '\\' || r == '"' {
+			return -1
+		}
+		return r
+	}, name)
+	if len(name) > maxSegmentBytes {
+		name = name[:maxSegmentBytes]
+		for !utf8.ValidString(name) {
+			name = name[:len(name)-1]
+		}
+	}
+	if name == "" || name == "." || name == ".." {
+		name = "artifact"
+	}
+	ascii := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-+", r) {
+			return r
+		}
+		return '_'
+	}, name)
+	out := `attachment; filename="` + ascii + `"`
+	if ascii != name {
+		out += "; filename*=UTF-8''" + rfc5987(name)
+	}
+	return out
+}
+
+// rfc5987 percent-encodes everything but RFC 5987's attr-char.
+func rfc5987(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		const hex = "0123456789ABCDEF"
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}

@@ -1,0 +1,276 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/upstream"
+	"github.com/facade-dev/facade/upstream/bambootest"
+)
+
+func TestMain(m *testing.M) { testredis.Main(m) }
+
+// testModel is the shipped model (authz checks a model file against it).
+const testModel = `[request_definition]
+r = sub, obj, act
+
+[policy_definition]
+p = sub, obj, act
+
+[role_definition]
+g = _, _
+g2 = _, _
+
+[policy_effect]
+e = some(where (p.eft == allow))
+
+[matchers]
+m = g("user:" + r.sub, r.obj + " " + r.act)
+`
+
+// testPolicy gives each kind of principal of the filtering table:
+//
+//	erin   project grant (INFRA: all its plans)
+//	dave   one plan grant only (MOBILE-IOS)
+//	frank  a team (group) grant (team:platform holds PROJ)
+//	carol  the team plus a plan of another project (WEB-NIGHTLY)
+//	ivy    three projects' worth, for paging
+//	nobody nothing at all
+const testPolicy = `p, team:platform, project:PROJ, view
+p, carol, plan:WEB-NIGHTLY, view
+g, carol, team:platform
+g, frank, team:platform
+p, erin, project:INFRA, view
+p, dave, plan:MOBILE-IOS, view
+p, ivy, project:PROJ, view
+p, ivy, project:WEB, view
+p, ivy, plan:MOBILE-ANDROID, view
+p, ivy, project:INFRA, view
+`
+
+// callerToken is what test callers send as their own Authorization; it
+// must never reach the upstream.
+const callerToken = "Bearer caller-own-token-never-forwarded"
+
+type options struct {
+	cacheTTL, stale time.Duration
+	upstream        upstream.Config
+	policy          string
+	publicURL       string
+	viewEntries     int
+	redis           *redis.Client // nil: a fresh DB of the shared test server
+}
+
+type fixture struct {
+	t          testing.TB
+	bamboo     *bambootest.Server
+	upstreamTS *httptest.Server
+	h          *Handler
+	e          *echo.Echo
+	az         *authz.Authorizer
+	policyPath string
+	cache      *cache.Cache
+	logs       *lockedBuffer
+}
+
+// lockedBuffer collects log output from concurrent handlers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func newFixture(t testing.TB, o options) *fixture {
+	t.Helper()
+	bamboo, ts := bambootest.NewTestServer(t)
+	bambootest.DemoData(bamboo)
+
+	dir := t.TempDir()
+	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
+	if o.policy == "" {
+		o.policy = testPolicy
+	}
+	writeFile(t, modelPath, testModel)
+	writeFile(t, policyPath, o.policy)
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	az, err := authz.New(modelPath, policyPath, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc := o.upstream
+	uc.BaseURL, uc.Token = ts.URL, bambootest.DefaultToken
+	if uc.Retries == 0 {
+		uc.Retries = -1
+	}
+	up, err := upstream.New(uc, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := o.redis
+	if rdb == nil {
+		rdb = testredis.Client(t)
+	}
+	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale}, log)
+	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, CacheTTL: o.cacheTTL}, up, c, az, log)
+	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs}
+	f.e = newTestEcho(h)
+	bamboo.ResetCalls()
+	return f
+}
+
+func writeFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newTestEcho mounts the handlers as the server package does, with a
+// stand-in for authentication (the principal comes from X-Test-Sub and
+// X-Test-Role) and a minimal problem writer.
+func newTestEcho(h *Handler) *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HTTPErrorHandler = writeTestProblem
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			p := facade.Principal{ID: r.Header.Get("X-Test-Sub"), Role: r.Header.Get("X-Test-Role")}
+			c.SetRequest(r.WithContext(facade.WithPrincipal(r.Context(), p)))
+			return next(c)
+		}
+	})
+	e.GET("/rest/api/latest/project", h.Projects)
+	e.GET("/rest/api/latest/project.json", h.Projects)
+	e.GET("/rest/api/latest/result/:key", h.Results)
+	e.GET("/browse/:resultKey/artifact/*", h.Artifact)
+	e.GET("/download/*", h.Artifact)
+	return e
+}
+
+var testStatus = map[facade.Code]int{
+	facade.EINTERNAL: 500, facade.EINVALID: 400, facade.EFORBIDDEN: 403, facade.ENOTFOUND: 404,
+	facade.EBADGATEWAY: 502, facade.EUNAVAILABLE: 503, facade.ETIMEOUT: 504,
+}
+
+func writeTestProblem(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, detail := 500, facade.DetailInternal
+	var fe *facade.Error
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &fe):
+		status, detail = testStatus[fe.Code], fe.Detail
+		if fe.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(fe.RetryAfter.Seconds())))
+		}
+	case errors.As(err, &he):
+		status, detail = he.Code, "echo"
+	}
+	c.Response().Header().Set("Content-Type", "application/problem+json")
+	_ = c.JSON(status, map[string]any{"status": status, "detail": detail})
+}
+
+// get performs a GET as principal sub (empty: anonymous) and returns the
+// recorded response.
+func (f *fixture) get(sub, target string) *httptest.ResponseRecorder {
+	f.t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.Header.Set("Authorization", callerToken)
+	req.Header.Set("X-Test-Sub", sub)
+	req.Header.Set("X-Test-Role", "developer")
+	rec := httptest.NewRecorder()
+	f.e.ServeHTTP(rec, req)
+	return rec
+}
+
+// getOK is get that fails the test unless the status is 200, and decodes
+// the body.
+func (f *fixture) getOK(sub, target string) (map[string]any, *httptest.ResponseRecorder) {
+	f.t.Helper()
+	rec := f.get(sub, target)
+	if rec.Code != http.StatusOK {
+		f.t.Fatalf("GET %s as %q: status %d, body %s", target, sub, rec.Code, rec.Body)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		f.t.Fatalf("GET %s: body is not JSON: %v", target, err)
+	}
+	f.assertNoUpstreamHost(rec.Body.String())
+	return doc, rec
+}
+
+// assertNoUpstreamHost fails when body names the upstream server.
+func (f *fixture) assertNoUpstreamHost(body string) {
+	f.t.Helper()
+	host := strings.TrimPrefix(f.upstreamTS.URL, "http://")
+	if strings.Contains(body, host) {
+		f.t.Fatalf("response names the upstream %s: %s", host, body)
+	}
+}
+
+func (f *fixture) calls(prefix string) int { return f.bamboo.CallCount(prefix) }
+
+// problemDetail decodes a problem response's detail.
+func problemDetail(t testing.TB, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var p struct{ Detail string }
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+		t.Fatalf("error body is not a problem: %s", rec.Body)
+	}
+	return p.Detail
+}
+
+// path walks a decoded document: path(doc, "projects", "project").
+func path(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func num(v any) int {
+	f, _ := v.(float64)
+	return int(f)
+}
+
+func list(v any) []any {
+	l, _ := v.([]any)
+	return l
+}

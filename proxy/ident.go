@@ -1,0 +1,161 @@
+package proxy
+
+import (
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/facade-dev/facade"
+)
+
+// Identifier checks (SPEC section 3). They run on the RAW path text, as
+// Echo hands it over still percent-encoded, so an encoded "/", "." or "?"
+// is simply a character outside the allowed set: nothing decoded from a
+// caller's path can shape an upstream URL or a cache key.
+
+// validProjectKey reports whether s matches ^[A-Z][A-Z0-9]{0,63}$.
+func validProjectKey(s string) bool {
+	return len(s) >= 1 && len(s) <= 64 && s[0] >= 'A' && s[0] <= 'Z' && upperDigits(s[1:])
+}
+
+// validPlanKey reports whether s matches ^[A-Z0-9]{1,64}$ (also the format
+// of a job's short key).
+func validPlanKey(s string) bool { return len(s) >= 1 && len(s) <= 64 && upperDigits(s) }
+
+func upperDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func validBuildNumber(s string) bool {
+	if len(s) < 1 || len(s) > 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// planRef names a plan: the unit of authorization for results and
+// artifacts (view on plan:K-P or project:K).
+type planRef struct{ project, plan string }
+
+func (r planRef) String() string { return r.project + "-" + r.plan }
+
+// parsePlanParam reads the :key of /result/:key: "K-P" or "K-P.json".
+func parsePlanParam(raw string) (planRef, error) {
+	raw = strings.TrimSuffix(raw, ".json")
+	project, plan, ok := strings.Cut(raw, "-")
+	if !ok || !validProjectKey(project) || !validPlanKey(plan) {
+		return planRef{}, badIdentifier()
+	}
+	return planRef{project, plan}, nil
+}
+
+// Artifact path limits: generous for real artifact trees, small enough
+// that no path is a resource problem.
+const (
+	maxArtifactPath     = 2048
+	maxArtifactSegments = 32
+	maxSegmentBytes     = 255
+)
+
+// artifactTarget is a validated artifact request.
+type artifactTarget struct {
+	plan planRef
+	path string // unescaped, "/browse/..." or "/download/...", for upstream.Client.Artifact
+	name string // last non-empty segment, unescaped
+}
+
+// parseArtifactPath validates the escaped request path of an artifact
+// download. The accepted forms are the ones Bamboo links to:
+//
+//	/browse/{K-P-N}/artifact/{JOB|shared}/{name}/...   (plan result)
+//	/browse/{K-P-J-N}/artifact/{J}/{name}/...          (job result)
+//	/download/{K-P-J}/build_logs/{K-P-J-N}.log         (and other /download/{K-P[-J]}/... files)
+//
+// Every segment is unescaped on its own and must then be non-empty (only
+// the last may be, for Bamboo's directory links), not "." or "..", valid
+// UTF-8 of at most 255 bytes, without control characters and without any
+// of / \ ? # %. The last rule means an encoded "/" (%2F) never splits or
+// joins segments, and the upstream client's own check can never refuse
+// what this one let through.
+func parseArtifactPath(escaped string) (artifactTarget, error) {
+	if len(escaped) > maxArtifactPath || !strings.HasPrefix(escaped, "/") {
+		return artifactTarget{}, badIdentifier()
+	}
+	raw := strings.Split(escaped[1:], "/")
+	if len(raw) > maxArtifactSegments || len(raw) < 3 {
+		return artifactTarget{}, badIdentifier()
+	}
+	segs := make([]string, len(raw))
+	for i, r := range raw {
+		s, ok := artifactSegment(r, i == len(raw)-1)
+		if !ok {
+			return artifactTarget{}, badIdentifier()
+		}
+		segs[i] = s
+	}
+	// The route and key segments are identifiers: checked as sent, like
+	// the result key, so an encoded character there is refused too.
+	ref, ok := artifactPlan(segs)
+	if !ok || raw[0] != segs[0] || raw[1] != segs[1] || raw[2] != segs[2] {
+		return artifactTarget{}, badIdentifier()
+	}
+	name := segs[len(segs)-1]
+	if name == "" {
+		name = segs[len(segs)-2]
+	}
+	return artifactTarget{plan: ref, path: "/" + strings.Join(segs, "/"), name: name}, nil
+}
+
+// artifactPlan finds the plan in the route's key segment.
+func artifactPlan(segs []string) (planRef, bool) {
+	parts := strings.Split(segs[1], "-")
+	if len(parts) < 2 || !validProjectKey(parts[0]) || !validPlanKey(parts[1]) {
+		return planRef{}, false
+	}
+	ref := planRef{parts[0], parts[1]}
+	switch segs[0] {
+	case "browse":
+		// K-P-N or K-P-J-N, then "artifact", then at least a name.
+		ok := (len(parts) == 3 || len(parts) == 4 && validPlanKey(parts[2])) &&
+			validBuildNumber(parts[len(parts)-1]) &&
+			len(segs) >= 4 && segs[2] == "artifact" && segs[3] != ""
+		return ref, ok
+	case "download":
+		// K-P or K-P-J, then at least one file segment.
+		ok := (len(parts) == 2 || len(parts) == 3 && validPlanKey(parts[2])) && segs[2] != ""
+		return ref, ok
+	}
+	return planRef{}, false
+}
+
+func artifactSegment(raw string, last bool) (string, bool) {
+	s, err := url.PathUnescape(raw)
+	if err != nil || len(s) > maxSegmentBytes || !utf8.ValidString(s) {
+		return "", false
+	}
+	if s == "" {
+		return "", last
+	}
+	if s == "." || s == ".." {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == 0x7f || strings.IndexByte(`/\?#%`, c) >= 0 {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+func badIdentifier() error { return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier) }

@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// Link rewriting. Bamboo writes absolute URLs of itself into its documents:
+// every link.href, and HTML in free-text members such as buildReason
+// ("Manual run by <a href=\"https://bamboo.example.com/browse/user/x\">").
+// No upstream host may reach a client, so every string of a document is
+// rewritten, not just the members we model.
+//
+// Which prefixes are "upstream" is learnt from the document itself: the
+// scheme, host and context path of every link.href (a link always points at
+// Bamboo, and Bamboo may know itself under several names, as sample 08
+// shows). The part after the context path is kept, so
+// http://bamboo:8085/ctx/browse/K-P-7/artifact/... becomes
+// {public}/browse/K-P-7/artifact/..., the facade's own artifact route.
+//
+// The public base differs per request when FACADE_PUBLIC_URL is unset, so
+// a parsed document holds a placeholder where the base goes, and a view is
+// finished with one bytes.ReplaceAll.
+
+// basePlaceholder stands for the public base URL inside parsed documents.
+// It starts and ends with NUL, which JSON must escape, so the encoded form
+// below cannot come from upstream text (NULs in upstream strings would be
+// escaped the same way; rewrite strips the placeholder from them first).
+const basePlaceholder = "\x00facade-public-base\x00"
+
+var basePlaceholderJSON = []byte(`\u0000facade-public-base\u0000`)
+
+// bambooRoots are the first path segments of Bamboo's own pages and API;
+// what comes before the first of them in a link is the context path.
+var bambooRoots = []string{"/rest/", "/browse/", "/download/", "/build/", "/chain/", "/deploy/", "/artifact/", "/plugins/", "/userlogin", "/start.action"}
+
+// rewriter replaces upstream URL prefixes with the placeholder.
+type rewriter struct {
+	prefixes []string // longest first
+}
+
+// newRewriter learns the upstream prefixes from every link.href in doc.
+func newRewriter(doc any) *rewriter {
+	seen := map[string]bool{}
+	walkLinks(doc, func(link map[string]any) {
+		if href, ok := link["href"].(string); ok {
+			for _, p := range upstreamPrefixes(href) {
+				seen[p] = true
+			}
+		}
+	})
+	r := &rewriter{}
+	for p := range seen {
+		r.prefixes = append(r.prefixes, p)
+	}
+	// Longest first, so a context path goes before its bare origin; then
+	// by text, so the result does not depend on map order.
+	slices.SortFunc(r.prefixes, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return r
+}
+
+// upstreamPrefixes returns, for an absolute http(s) URL, its origin plus
+// context path and its bare origin, each under both schemes (Bamboo's
+// configured base URL and the way a page links to it need not agree).
+func upstreamPrefixes(href string) []string {
+	u, err := url.Parse(href)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil
+	}
+	hostPart := "//" + u.Host
+	path := u.EscapedPath()
+	first := -1
+	for _, root := range bambooRoots {
+		if i := strings.Index(path, root); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
+	}
+	context := ""
+	if first > 0 {
+		context = path[:first]
+	}
+	var out []string
+	for _, scheme := range []string{"http:", "https:"} {
+		out = append(out, scheme+hostPart)
+		if context != "" {
+			out = append(out, scheme+hostPart+context)
+		}
+	}
+	return out
+}
+
+// rewrite returns s with every upstream prefix replaced by the placeholder.
+// A prefix only matches where it ends at a URL boundary, so
+// http://bamboo.example.com does not eat into http://bamboo.example.community.
+func (r *rewriter) rewrite(s string) string {
+	s = strings.ReplaceAll(s, basePlaceholder, "")
+	for _, p := range r.prefixes {
+		if !strings.Contains(s, p) {
+			continue
+		}
+		var b strings.Builder
+		for {
+			i := strings.Index(s, p)
+			if i < 0 {
+				break
+			}
+			end := i + len(p)
+			b.WriteString(s[:i])
+			if end == len(s) || isURLBoundary(s[end]) {
+				b.WriteString(basePlaceholder)
+			} else {
+				b.WriteString(p)
+			}
+			s = s[end:]
+		}
+		b.WriteString(s)
+		s = b.String()
+	}
+	return s
+}
+
+func isURLBoundary(c byte) bool {
+	return strings.IndexByte("/?#\"'<> \t\r\n&)", c) >= 0
+}
+
+// rewriteTree rewrites every string (member names included) of a decoded
+// JSON value in place and turns artifactUrlRedirect links into facade
+// artifact URLs. It returns the rewritten value.
+func (r *rewriter) rewriteTree(v any) any {
+	switch t := v.(type) {
+	case string:
+		return r.rewrite(t)
+	case []any:
+		for i := range t {
+			t[i] = r.rewriteTree(t[i])
+		}
+		return t
+	case map[string]any:
+		var renamed map[string]any
+		for k, val := range t {
+			val = r.rewriteTree(val)
+			if nk := r.rewrite(k); nk != k {
+				if renamed == nil {
+					renamed = map[string]any{}
+				}
+				renamed[nk] = val
+				delete(t, k)
+				continue
+			}
+			t[k] = val
+		}
+		for k, val := range renamed {
+			t[k] = val
+		}
+		if link, ok := t["link"].(map[string]any); ok {
+			if href, ok := link["href"].(string); ok {
+				link["href"] = artifactRedirectToRoute(href)
+			}
+		}
+		return t
+	}
+	return v
+}
+
+// walkLinks calls fn for every "link" object in v.
+func walkLinks(v any, fn func(map[string]any)) {
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			walkLinks(e, fn)
+		}
+	case map[string]any:
+		if link, ok := t["link"].(map[string]any); ok {
+			fn(link)
+		}
+		for _, e := range t {
+			walkLinks(e, fn)
+		}
+	}
+}
+
+// artifactRedirectToRoute turns Bamboo's
+// {base}/build/result/artifactUrlRedirect.action?planKey=K-P-J&buildNumber=N&artifactName=A
+// (sample 09) into the artifact URL it redirects to, under the facade:
+// {base}/browse/K-P-N/artifact/J/A/ for a job's artifact and
+// {base}/browse/K-P-N/artifact/shared/A/ for a plan's shared one (the
+// forms of samples 03 and 10, and of the test server). Anything
+// else is returned unchanged (it has already lost the upstream host).
+func artifactRedirectToRoute(href string) string {
+	const redirect = basePlaceholder + "/build/result/artifactUrlRedirect.action?"
+	query, ok := strings.CutPrefix(href, redirect)
+	if !ok {
+		return href
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return href
+	}
+	planKey, number := q.Get("planKey"), q.Get("buildNumber")
+	// Bamboo's artifact URLs write spaces in names as hyphens (sample 03).
+	name := strings.ReplaceAll(q.Get("artifactName"), " ", "-")
+	parts := strings.Split(planKey, "-")
+	if len(parts) < 2 || len(parts) > 3 || !validProjectKey(parts[0]) || !validPlanKey(parts[1]) ||
+		!validBuildNumber(number) {
+		return href
+	}
+	if _, ok := artifactSegment(url.PathEscape(name), false); !ok {
+		return href
+	}
+	dir := "shared"
+	if len(parts) == 3 {
+		if !validPlanKey(parts[2]) {
+			return href
+		}
+		dir = parts[2]
+	}
+	return basePlaceholder + "/browse/" + parts[0] + "-" + parts[1] + "-" + number + "/artifact/" + dir + "/" + url.PathEscape(name) + "/"
+}
+
+// encodeJSON writes v without HTML escaping (the documents carry HTML in
+// text members, and "\u003c" would only make them harder to read) and
+// without the encoder's trailing newline.
+func encodeJSON(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1)
+	return nil
+}
+
+// decodeJSON decodes a document keeping numbers exact (ids and sizes pass
+// through as written).
+func decodeJSON(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// publicBaseJSON returns base as it must appear inside a JSON string.
+func publicBaseJSON(base string) []byte {
+	var buf bytes.Buffer
+	_ = encodeJSON(&buf, base) // a string always encodes
+	b := buf.Bytes()
+	return b[1 : len(b)-1]
+}
+
+// finish replaces the placeholder with the public base.
+func finish(doc []byte, base string) []byte {
+	return bytes.ReplaceAll(doc, basePlaceholderJSON, publicBaseJSON(base))
+}

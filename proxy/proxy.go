@@ -1,0 +1,255 @@
+// Package proxy holds the build-result handlers (SPEC section 6): the
+// project list, a plan's result list, and artifact downloads, answered from
+// the upstream Bamboo server through the shared response cache and
+// filtered for the calling principal.
+//
+// The order of work in every handler is the SPEC's: parse and validate
+// (400), authorize from the identifiers alone (403, identical whether the
+// plan exists or not), and only then touch the cache or the upstream.
+//
+// Speed comes from three in-process layers in front of Redis, each keyed so
+// that nothing outdated can be served:
+//
+//   - an L1 copy of each cache entry, used until StoredAt+CacheTTL (the
+//     freshness the shared cache applies; see Config.CacheTTL), so a warm
+//     request costs no Redis round trip;
+//   - the parsed project list, keyed by the entry's content Version;
+//   - encoded views in a bounded LRU, keyed by document Version, the
+//     policy's Version (bumped on every reload), the principal, the public
+//     base URL, the expansion and the paging. A new upstream document or a
+//     policy reload changes the key, so it is seen at once.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/metrics"
+	"github.com/facade-dev/facade/upstream"
+)
+
+// Defaults for the zero Config fields.
+const (
+	DefaultViewCacheEntries = 4096
+	DefaultViewCacheBytes   = 64 << 20
+	DefaultL1Window         = time.Second
+	// l1Entries bounds the in-process copies of cache entries: one per
+	// project list and per result page recently asked for.
+	l1Entries = 1024
+	l1Bytes   = 64 << 20
+)
+
+// Config tunes a Handler. Every zero field has a documented meaning.
+type Config struct {
+	// PublicURL is the facade's external base URL (FACADE_PUBLIC_URL), used
+	// in every rewritten link. Empty: derived per request from the
+	// connection's scheme (TLS or not) and the Host header; X-Forwarded-*
+	// headers are not trusted.
+	PublicURL string
+	// ViewCacheEntries bounds the in-process cache of encoded responses.
+	// Zero means DefaultViewCacheEntries.
+	ViewCacheEntries int
+	// ViewCacheBytes bounds the same cache by size (a view of a large
+	// project list can be megabytes). Zero means DefaultViewCacheBytes.
+	ViewCacheBytes int64
+	// CacheTTL should be the shared cache's TTL (FACADE_CACHE_TTL): an
+	// entry read from Redis is then reused in process until
+	// StoredAt+CacheTTL, exactly as long as Redis would call it fresh.
+	// Zero means the TTL is not known here: an entry is reused for
+	// DefaultL1Window after it was read, whatever the TTL, so documents
+	// are at most that much older than the cache would serve. Negative
+	// disables the in-process copy (every request reads Redis).
+	CacheTTL time.Duration
+}
+
+// Handler serves the build-result routes. Create it with New; it is safe
+// for concurrent use.
+type Handler struct {
+	cfg    Config
+	up     *upstream.Client
+	cache  *cache.Cache
+	az     *authz.Authorizer
+	log    *slog.Logger
+	l1     *lru[string, l1Entry]
+	views  *lru[viewKey, []byte]
+	vis    *lru[visibilityKey, []visibleProject]
+	index  *lru[string, *projectsIndex]
+	builds singleflight.Group // parsing and view building, one per key
+
+	fetchProjects func(context.Context) ([]byte, error) // h.fetchAllProjects, bound once
+	lastBase      atomic.Pointer[derivedBase]           // the last base derived from a request
+}
+
+// derivedBase remembers one derived public base, so that the common case
+// (every request names the same host) builds no string.
+type derivedBase struct {
+	host string
+	tls  bool
+	base string
+}
+
+// New returns the handlers. up, c and az are required. A nil logger means
+// slog.Default().
+func New(cfg Config, up *upstream.Client, c *cache.Cache, az *authz.Authorizer, logger *slog.Logger) *Handler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if cfg.ViewCacheEntries <= 0 {
+		cfg.ViewCacheEntries = DefaultViewCacheEntries
+	}
+	if cfg.ViewCacheBytes <= 0 {
+		cfg.ViewCacheBytes = DefaultViewCacheBytes
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	h := &Handler{
+		cfg: cfg, up: up, cache: c, az: az, log: logger,
+		l1:    newLRU[string, l1Entry](l1Entries, l1Bytes),
+		views: newLRU[viewKey, []byte](cfg.ViewCacheEntries, cfg.ViewCacheBytes),
+		vis:   newLRU[visibilityKey, []visibleProject](cfg.ViewCacheEntries, cfg.ViewCacheBytes/4),
+		// Two: the current list and, briefly, the one before it, so that
+		// requests straddling a refresh do not parse in turn.
+		index: newLRU[string, *projectsIndex](2, 1<<62),
+	}
+	h.fetchProjects = h.fetchAllProjects
+	return h
+}
+
+// viewKey names one encoded response. kind tells the two endpoints apart;
+// the results kind leaves the principal fields empty (a result page is the
+// same for everyone allowed to see it).
+type viewKey struct {
+	kind       byte
+	doc        string // cache.Entry.Version
+	policy     uint64 // authz Version
+	principal  facade.Principal
+	base       string
+	expand     expandSet
+	start, max int
+}
+
+const (
+	kindProjects byte = iota + 1
+	kindResults
+)
+
+var l1Hits = metrics.Cache.WithLabelValues("hit")
+
+// l1Entry is an in-process copy of a fresh cache entry.
+type l1Entry struct {
+	entry cache.Entry
+	until time.Time // served from process memory before this instant
+}
+
+// document returns the cached document under key, from the in-process
+// copy while it is fresh, else from the shared cache (which fetches on a
+// miss). Errors are always *facade.Error.
+func (h *Handler) document(ctx context.Context, key string, fetch func(context.Context) ([]byte, error)) (cache.Entry, error) {
+	now := time.Now()
+	if c, ok := h.l1.get(key); ok && now.Before(c.until) {
+		l1Hits.Inc()
+		c.entry.Status = cache.Hit
+		return c.entry, nil
+	}
+	e, err := h.cache.Get(ctx, key, fetch)
+	if err != nil {
+		return e, asFacadeError(err)
+	}
+	if until := h.l1Until(e, now); e.Status != cache.Stale && now.Before(until) {
+		h.l1.add(key, l1Entry{entry: e, until: until}, int64(len(e.Body)))
+	}
+	return e, nil
+}
+
+// l1Until is when an entry read now stops being served from process
+// memory (see Config.CacheTTL). A stale entry is never kept: the next
+// request must try upstream again.
+func (h *Handler) l1Until(e cache.Entry, now time.Time) time.Time {
+	switch {
+	case h.cfg.CacheTTL > 0:
+		return e.StoredAt.Add(h.cfg.CacheTTL)
+	case h.cfg.CacheTTL == 0:
+		return now.Add(DefaultL1Window)
+	}
+	return time.Time{}
+}
+
+func asFacadeError(err error) error {
+	var fe *facade.Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
+}
+
+// upstreamBad is the error for a document that came back but is not what
+// Bamboo sends; nothing of it reaches the client.
+func upstreamBad(cause error) error {
+	return facade.Wrap(facade.EBADGATEWAY, facade.DetailUpstreamBad, cause)
+}
+
+// publicBase is the URL prefix rewritten links start with.
+func (h *Handler) publicBase(r *http.Request) string {
+	if h.cfg.PublicURL != "" {
+		return h.cfg.PublicURL
+	}
+	if !validHost(r.Host) {
+		// net/http already refuses most bad Host headers; whatever is left
+		// gets host-relative links rather than reflected text.
+		return ""
+	}
+	tls := r.TLS != nil
+	if last := h.lastBase.Load(); last != nil && last.host == r.Host && last.tls == tls {
+		return last.base
+	}
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
+	d := &derivedBase{host: r.Host, tls: tls, base: scheme + r.Host}
+	h.lastBase.Store(d)
+	return d.base
+}
+
+// validHost accepts a host name, IPv4 or bracketed IPv6 address, with an
+// optional port.
+func validHost(h string) bool {
+	if len(h) == 0 || len(h) > 255 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(".-:[]", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// authorizePlan decides view on a plan before anything is read, and
+// audits a refusal. The refusal is the same error whatever the plan.
+func (h *Handler) authorizePlan(c echo.Context, op string, p facade.Principal, plan planRef) error {
+	if h.az.CanViewPlan(p, plan.project, plan.plan) {
+		return nil
+	}
+	h.log.Info("authorization denied", "audit", true,
+		"principal", p.ID, "role", p.Role, "op", op, "target", "plan:"+plan.String(),
+		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
+	return facade.Errorf(facade.EFORBIDDEN, facade.DetailForbidden)
+}
+
+// writeJSON sends a finished view.
+func writeJSON(c echo.Context, status cache.Status, body []byte) error {
+	c.Response().Header().Set("X-Cache", string(status))
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
+}
