@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// settings are the environment variables of SPEC section 1.
+type settings struct {
+	Addr, OpsAddr, PublicURL         string
+	RedisURL, RedisAddrs, RedisMaster string
+	UpstreamURL, UpstreamToken       string
+	UpstreamTimeout                  time.Duration
+	CacheTTL, CacheStale             time.Duration
+	JWTSecret, JWKSURL               string
+	JWTIssuer, JWTAudience           string
+	RoleClaim                        string
+	Model, Policy                    string
+	ReadOrigins, WriteOrigins        []string
+	RateLimit                        int
+	MaxTransfer                      int64
+	LogLevel                         string
+}
+
+// loadSettings reads the environment; the first malformed value is an
+// error that names its variable.
+func loadSettings(getenv func(string) string) (settings, error) {
+	env := func(k, def string) string {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			return v
+		}
+		return def
+	}
+	s := settings{
+		Addr: env("FACADE_ADDR", ":8080"), PublicURL: strings.TrimRight(env("FACADE_PUBLIC_URL", ""), "/"),
+		RedisURL: env("FACADE_REDIS_URL", ""), RedisAddrs: env("FACADE_REDIS_ADDRS", ""),
+		RedisMaster: env("FACADE_REDIS_MASTER", ""),
+		UpstreamURL: env("FACADE_UPSTREAM_URL", ""), UpstreamToken: env("FACADE_UPSTREAM_TOKEN", ""),
+		JWTSecret: getenv("FACADE_JWT_SECRET"), JWKSURL: env("FACADE_JWKS_URL", ""),
+		JWTIssuer: env("FACADE_JWT_ISSUER", ""), JWTAudience: env("FACADE_JWT_AUDIENCE", ""),
+		RoleClaim: env("FACADE_ROLE_CLAIM", "role"),
+		Model: env("FACADE_MODEL", "model.conf"), Policy: env("FACADE_POLICY", "policy.csv"),
+		ReadOrigins:  splitList(env("FACADE_CORS_READ_ORIGINS", "*")),
+		WriteOrigins: splitList(env("FACADE_CORS_WRITE_ORIGINS", "")),
+		LogLevel:     env("FACADE_LOG_LEVEL", "info"),
+	}
+	s.OpsAddr = env("FACADE_OPS_ADDR", s.Addr)
+	var err error
+	durations := []struct {
+		dst  *time.Duration
+		name string
+		def  string
+	}{
+		{&s.UpstreamTimeout, "FACADE_UPSTREAM_TIMEOUT", "10s"},
+		{&s.CacheTTL, "FACADE_CACHE_TTL", "30s"},
+		{&s.CacheStale, "FACADE_CACHE_STALE", "10m"},
+	}
+	for _, d := range durations {
+		if *d.dst, err = time.ParseDuration(env(d.name, d.def)); err != nil || *d.dst < 0 {
+			return s, fmt.Errorf("%s must be a duration such as 10s", d.name)
+		}
+	}
+	if s.RateLimit, err = strconv.Atoi(env("FACADE_RATE_LIMIT", "50")); err != nil || s.RateLimit < 0 {
+		return s, fmt.Errorf("FACADE_RATE_LIMIT must be a whole number of requests per second")
+	}
+	if s.MaxTransfer, err = strconv.ParseInt(env("FACADE_MAX_TRANSFER", "1000000"), 10, 64); err != nil || s.MaxTransfer <= 0 {
+		return s, fmt.Errorf("FACADE_MAX_TRANSFER must be a positive whole number of major units")
+	}
+	return s, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// getenv is os.Getenv, a variable so tests can pass their own.
+var getenv = os.Getenv

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/server"
+	"github.com/facade-dev/facade/upstream/bambootest"
+)
+
+//go:embed demo-seed.json
+var demoSeed []byte
+
+// demoTokens are the principals the demo prints tokens for; the demo
+// policy (the repository's policy.csv) grants them their access.
+var demoTokens = []struct{ label, sub, role string }{
+	{"student (alice: her own grade)", "alice", "student"},
+	{"professor (bob: grades of english-101)", "bob", "professor"},
+	{"account holder (alice: account 1001, transfers to 2002)", "alice", "customer"},
+	{"developer (carol: project PROJ and plan WEB-NIGHTLY)", "carol", "developer"},
+}
+
+// cmdDemo runs the whole service in one process with nothing installed:
+// miniredis for Redis, the Bamboo-compatible test server as upstream, the
+// embedded policy, and demo data. It is for trying things out only; serve
+// never does any of this.
+func cmdDemo(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+	mr := miniredis.NewMiniRedis()
+	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+		return err
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+
+	upstreamToken := randomHex(16)
+	upstreamURL, stopUpstream, err := startDemoUpstream(upstreamToken)
+	if err != nil {
+		return err
+	}
+	defer stopUpstream()
+
+	dir, err := os.MkdirTemp("", "facade-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	s, err := demoSettings(dir, upstreamURL, upstreamToken)
+	if err != nil {
+		return err
+	}
+	if _, err := seed(ctx, rdb, demoSeed); err != nil {
+		return fmt.Errorf("demo data: %w", err)
+	}
+	log := newLogger(stderr, s.LogLevel)
+	app, err := newApp(ctx, s, rdb, log)
+	if err != nil {
+		return err
+	}
+	return app.serve(ctx, func(addr string) { printDemo(stdout, addr, s) })
+}
+
+// demoSettings starts from the environment and fills what the demo
+// provides itself.
+func demoSettings(dir, upstreamURL, upstreamToken string) (settings, error) {
+	s, err := loadSettings(getenv)
+	if err != nil {
+		return s, err
+	}
+	if getenv("FACADE_ADDR") == "" {
+		s.Addr = freeOr("127.0.0.1:8080")
+		s.OpsAddr = s.Addr
+	}
+	s.UpstreamURL, s.UpstreamToken = upstreamURL, upstreamToken
+	s.JWTSecret, s.JWKSURL = randomHex(32), ""
+	if len(s.WriteOrigins) == 0 {
+		s.WriteOrigins = []string{"http://" + s.Addr}
+	}
+	s.Model, s.Policy = filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
+	if err := os.WriteFile(s.Model, facade.DefaultModel, 0o644); err != nil {
+		return s, err
+	}
+	return s, os.WriteFile(s.Policy, facade.DefaultPolicy, 0o644)
+}
+
+// startDemoUpstream serves the Bamboo-compatible server with demo projects
+// on a loopback port.
+func startDemoUpstream(token string) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	base := "http://" + ln.Addr().String()
+	bt := bambootest.New(bambootest.WithToken(token), bambootest.WithBaseURL(base))
+	bambootest.DemoData(bt)
+	hs := &http.Server{Handler: bt, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return base, func() { _ = hs.Close() }, nil
+}
+
+// freeOr returns addr when it can be bound, else a free loopback port, so
+// the demo starts even when 8080 is taken.
+func freeOr(addr string) string {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return addr
+		}
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func printDemo(w io.Writer, addr string, s settings) {
+	base := "http://" + addr
+	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %s\n  health:  %s/readyz\n\nTokens (valid 12h):\n", base, base)
+	for _, t := range demoTokens {
+		tok, err := server.Mint([]byte(s.JWTSecret), t.sub, t.role, s.RoleClaim, 12*time.Hour)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(w, "\n  %s\n  %s\n", t.label, tok)
+	}
+	fmt.Fprintf(w, `
+Try:
+  curl -H "Authorization: Bearer $TOKEN" %[1]s/student/alice/english/grade
+  curl -H "Authorization: Bearer $TOKEN" %[1]s/rs/account/1001/balance
+  curl -X POST -H "Authorization: Bearer $TOKEN" -H "X-XSRF-TOKEN: demo" %[1]s/rs/transfer/from/1001/to/2002/amount/12.50
+  curl -H "Authorization: Bearer $TOKEN" '%[1]s/rest/api/latest/project?expand=projects.project.plans'
+
+Press Ctrl-C to stop.
+`, base)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(errors.New("no randomness available"))
+	}
+	return hex.EncodeToString(b)
+}
