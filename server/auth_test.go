@@ -19,7 +19,11 @@ import (
 	"github.com/facade-dev/facade/server"
 )
 
-func sign(t *testing.T, method jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
+var hs256 = jwt.SigningMethodHS256
+
+const time2h = 2 * time.Hour
+
+func sign(t testing.TB, method jwt.SigningMethod, key any, kid string, claims jwt.MapClaims) string {
 	t.Helper()
 	tok := jwt.NewWithClaims(method, claims)
 	if kid != "" {

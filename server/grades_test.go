@@ -11,7 +11,7 @@ import (
 )
 
 // seedGrades stores alice's and dave's grades; ghost is enrolled with none.
-func seedGrades(t *testing.T, e *env) {
+func seedGrades(t testing.TB, e *env) {
 	t.Helper()
 	st := grades.NewStore(e.rdb, quietLog)
 	for _, s := range []string{"alice", "dave"} {

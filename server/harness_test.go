@@ -19,9 +19,13 @@ import (
 
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/server"
+	"github.com/facade-dev/facade/upstream"
+	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
 func TestMain(m *testing.M) { testredis.Main(m) }
@@ -63,32 +67,38 @@ type env struct {
 	rdb  *redis.Client
 	srv  *server.Server
 	logs *syncBuffer
+	// bamboo is the upstream when the env was built withBuilds.
+	bamboo    *bambootest.Server
+	bambooURL string
 	// bodies collects every error body the test saw, for the leak scan.
 	mu     sync.Mutex
 	bodies []string
 }
 
-type envOption func(*server.Config, *server.AuthConfig)
+// envConfig is what options may change before the server is built.
+type envConfig struct {
+	server server.Config
+	auth   server.AuthConfig
+	builds bool // wire the build endpoints to a Bamboo-compatible upstream
+}
+
+type envOption func(*envConfig)
 
 func withWriteOrigins(o ...string) envOption {
-	return func(c *server.Config, _ *server.AuthConfig) {
-		c.Origins, _ = server.NewOrigins([]string{"*"}, o)
-	}
+	return func(c *envConfig) { c.server.Origins, _ = server.NewOrigins([]string{"*"}, o) }
 }
 
 func withReadOrigins(o ...string) envOption {
-	return func(c *server.Config, _ *server.AuthConfig) {
-		c.Origins, _ = server.NewOrigins(o, []string{"https://app.example"})
-	}
+	return func(c *envConfig) { c.server.Origins, _ = server.NewOrigins(o, []string{"https://app.example"}) }
 }
 
-func withRateLimit(n int) envOption {
-	return func(c *server.Config, _ *server.AuthConfig) { c.RateLimit = n }
-}
+func withRateLimit(n int) envOption { return func(c *envConfig) { c.server.RateLimit = n } }
 
-func withAuth(a server.AuthConfig) envOption {
-	return func(_ *server.Config, ac *server.AuthConfig) { *ac = a }
-}
+func withAuth(a server.AuthConfig) envOption { return func(c *envConfig) { c.auth = a } }
+
+// withBuilds starts the Bamboo-compatible test upstream with the demo
+// projects (PROJ, WEB, MOBILE, INFRA) and wires the build endpoints to it.
+func withBuilds() envOption { return func(c *envConfig) { c.builds = true } }
 
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
@@ -105,21 +115,35 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatalf("authz: %v", err)
 	}
 	origins, _ := server.NewOrigins([]string{"*"}, []string{"https://app.example"})
-	cfg := server.Config{Origins: origins, RateLimit: 0, MaxTransfer: 1_000_000, OpsOnAPI: true}
-	ac := server.AuthConfig{Secret: testSecret}
+	cfg := envConfig{
+		server: server.Config{Origins: origins, RateLimit: 0, MaxTransfer: 1_000_000, OpsOnAPI: true},
+		auth:   server.AuthConfig{Secret: testSecret},
+	}
 	for _, o := range opts {
-		o(&cfg, &ac)
+		o(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	auth, err := server.NewAuthenticator(ctx, ac)
+	auth, err := server.NewAuthenticator(ctx, cfg.auth)
 	if err != nil {
 		t.Fatalf("auth: %v", err)
 	}
-	srv, err := server.New(cfg, server.Deps{
+	deps := server.Deps{
 		Logger: log, Redis: rdb, Auth: auth, Authz: az,
 		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log),
-	})
+	}
+	e := &env{t: t, rdb: rdb, logs: logs}
+	if cfg.builds {
+		e.bamboo, e.bambooURL = startBamboo(t)
+		up, err := upstream.New(upstream.Config{BaseURL: e.bambooURL, Token: bambooToken, Timeout: 2 * time.Second}, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute}, log)
+		deps.Builds = proxy.New(proxy.Config{}, up, c, az, log)
+		deps.UpstreamState = func() string { return up.BreakerState().String() }
+	}
+	srv, err := server.New(cfg.server, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,9 +151,18 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	ts.Config = server.HTTPServer("", srv)
 	ts.Start()
 	t.Cleanup(ts.Close)
-	e := &env{t: t, url: ts.URL, rdb: rdb, srv: srv, logs: logs}
+	e.url, e.srv = ts.URL, srv
 	t.Cleanup(e.scanBodies)
 	return e
+}
+
+const bambooToken = "service-token-for-bamboo"
+
+func startBamboo(t testing.TB) (*bambootest.Server, string) {
+	t.Helper()
+	bt, ts := bambootest.NewTestServer(t, bambootest.WithToken(bambooToken))
+	bambootest.DemoData(bt)
+	return bt, ts.URL
 }
 
 func token(t testing.TB, sub, role string) string {

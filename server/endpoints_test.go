@@ -1,0 +1,150 @@
+package server_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// endpoints lists one call per route, with identifiers that belong to
+// alice (and exist).
+var endpoints = []req{
+	{method: "GET", path: "/student/alice/english/grade"},
+	{method: "POST", path: "/student/ghost/english/grade", body: `{"grade":"A"}`},
+	{method: "PUT", path: "/student/alice/english/grade", body: `{"grade":"A"}`},
+	{method: "GET", path: "/rs/account/1001"},
+	{method: "GET", path: "/rs/account/1001/balance"},
+	{method: "GET", path: "/rs/account/1001/transfers"},
+	{method: "POST", path: "/rs/transfer/from/1001/to/2002/amount/1"},
+	{method: "GET", path: "/rest/api/latest/project"},
+	{method: "GET", path: "/rest/api/latest/project.json"},
+	{method: "GET", path: "/rest/api/latest/result/PROJ-CORE"},
+	{method: "GET", path: "/browse/PROJ-CORE-1/artifact/JOB1/x/x.jar"},
+	{method: "GET", path: "/download/PROJ-CORE-JOB1/build_logs/PROJ-CORE-JOB1-1.log"},
+}
+
+// TestEveryEndpointNeedsAToken: no token, a bad token, or an expired one is
+// 401 with WWW-Authenticate on every route, and nothing changes.
+func TestEveryEndpointNeedsAToken(t *testing.T) {
+	e := newEnv(t, withBuilds())
+	seedGrades(t, e)
+	seedAccounts(t, e)
+	calls := e.bamboo.CallCount("/")
+	for _, ep := range endpoints {
+		for _, tok := range []string{"", "garbage", expiredToken(t)} {
+			r := ep
+			r.token = tok
+			got := e.do(r)
+			if got.status != 401 || got.header.Get("WWW-Authenticate") != "Bearer" {
+				t.Errorf("%s %s with token %q: %d", ep.method, ep.path, tok, got.status)
+			}
+		}
+	}
+	if e.bamboo.CallCount("/") != calls {
+		t.Error("an unauthenticated request reached upstream")
+	}
+	if b := balance(t, e, "1001"); b != "250.00" {
+		t.Errorf("unauthenticated transfer moved money: %s", b)
+	}
+}
+
+// TestEveryUnsafeEndpointNeedsTheAntiForgeryHeader, even for a principal
+// who may do the operation.
+func TestEveryUnsafeEndpointNeedsTheAntiForgeryHeader(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	seedAccounts(t, e)
+	for _, ep := range endpoints {
+		if ep.method == "GET" {
+			continue
+		}
+		for _, tok := range []string{token(t, "bob", "professor"), token(t, "alice", "customer")} {
+			r := ep
+			r.token = tok
+			r.header = map[string]string{"X-XSRF-TOKEN": ""}
+			if got := e.do(r); got.status != 403 {
+				t.Errorf("%s %s without X-XSRF-TOKEN: %d", ep.method, ep.path, got.status)
+			}
+		}
+	}
+	if b := balance(t, e, "1001"); b != "250.00" {
+		t.Errorf("forged transfer moved money: %s", b)
+	}
+}
+
+func expiredToken(t *testing.T) string {
+	return sign(t, hs256, testSecret, "", claims("alice", -time2h))
+}
+
+// FuzzRequests sends arbitrary identifiers, bodies, headers and amounts
+// through the whole pipeline: whatever arrives, the answer is never a 5xx,
+// always carries the security headers, and an error is a problem body with
+// no internals in it.
+func FuzzRequests(f *testing.F) {
+	e := newEnv(f)
+	seedGrades(f, e)
+	seedAccounts(f, e)
+	bob := token(f, "bob", "professor")
+	f.Add("alice", `{"grade":"A"}`, "application/json", "12.50", "key-1")
+	f.Add("a%2Fb", `{"grade":"A","x":1}`, "application/xml", "1e3", "")
+	f.Add("..", `{"grade":null}`, "", "-5", " ")
+	f.Add("%00", "\x00\xff", "application/json; charset=\x00", "１", strings.Repeat("k", 300))
+	f.Fuzz(func(t *testing.T, id, body, ctype, amount, idem string) {
+		for _, r := range []*http.Request{
+			newReq("PUT", "/student/"+id+"/english/grade", body),
+			newReq("POST", "/student/"+id+"/english/grade", body),
+			newReq("GET", "/student/"+id+"/english/grade", ""),
+			newReq("GET", "/rs/account/"+id+"/transfers?limit="+amount, ""),
+			newReq("POST", "/rs/transfer/from/1001/to/"+id+"/amount/"+amount, ""),
+			newReq("GET", "/rest/api/latest/result/"+id+"?max-results="+amount+"&expand="+body, ""),
+		} {
+			if r == nil {
+				continue // not even a parseable URL: no server would see it
+			}
+			r.Header.Set("Authorization", "Bearer "+bob)
+			r.Header.Set("X-XSRF-TOKEN", "fuzz")
+			setIfValid(r.Header, "Content-Type", ctype)
+			setIfValid(r.Header, "Idempotency-Key", idem)
+			w := httptest.NewRecorder()
+			e.srv.ServeHTTP(w, r)
+			checkFuzzResponse(t, r, w)
+		}
+	})
+}
+
+func newReq(method, target, body string) *http.Request {
+	var r *http.Request
+	func() {
+		defer func() { _ = recover() }()
+		r = httptest.NewRequest(method, target, strings.NewReader(body))
+	}()
+	return r
+}
+
+// setIfValid sets a header only when net/http would send it at all.
+func setIfValid(h http.Header, k, v string) {
+	if v == "" || !utf8.ValidString(v) || strings.ContainsAny(v, "\r\n\x00") {
+		return
+	}
+	h.Set(k, v)
+}
+
+func checkFuzzResponse(t *testing.T, r *http.Request, w *httptest.ResponseRecorder) {
+	t.Helper()
+	if w.Code >= 500 && w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("%s %s: %d %s", r.Method, r.URL, w.Code, w.Body.String())
+	}
+	if w.Header().Get("X-Content-Type-Options") != "nosniff" || w.Header().Get("X-Request-ID") == "" {
+		t.Fatalf("%s %s: missing security headers", r.Method, r.URL)
+	}
+	if w.Code >= 400 {
+		if w.Header().Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("%s %s: %d with Content-Type %q", r.Method, r.URL, w.Code, w.Header().Get("Content-Type"))
+		}
+		if m := leakPatterns.FindString(w.Body.String()); m != "" {
+			t.Fatalf("%s %s: body leaks %q: %s", r.Method, r.URL, m, w.Body.String())
+		}
+	}
+}
