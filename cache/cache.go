@@ -1,0 +1,322 @@
+// Package cache is the response cache for upstream (Bamboo) documents. It
+// lives in Redis, so every instance of the service shares it (SPEC sections
+// 6 and 7).
+//
+// Get returns the stored copy while it is fresh (HIT). Otherwise it fetches,
+// stores and returns the document (MISS). Concurrent misses for one key make
+// one upstream call: a singleflight inside the instance, and a short Redis
+// lock across instances, so N instances with M waiting requests each still
+// cost one fetch. When the fetch fails and a copy younger than TTL+Stale
+// exists, that copy is served (STALE); otherwise the fetch's error is
+// returned unchanged. Errors are never cached.
+//
+// The cache is an optimisation, never a dependency: when Redis cannot be
+// reached, Get fetches directly and answers MISS (with a warning logged at
+// most once a minute), because the upstream data is not ours to lose. After
+// such a failure it leaves Redis alone for two seconds, then lets one
+// request probe it, so an outage does not add the client's dial retries to
+// every request.
+//
+// Size: an entry holds at most Config.MaxBytes of body (larger documents are
+// returned uncached), and every key carries a Redis expiry (TTL+Stale for
+// documents, LockTTL for locks), so the cache holds only what was asked for
+// in the last TTL+Stale and shrinks by itself. Redis maxmemory and eviction
+// policy stay ops' concern; an evicted document is simply a miss.
+package cache
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/metrics"
+	"github.com/facade-dev/facade/redisdb"
+)
+
+// Defaults for the zero Config fields.
+const (
+	DefaultTTL          = 30 * time.Second
+	DefaultStale        = 10 * time.Minute
+	DefaultMaxBytes     = 8 << 20
+	DefaultLockTTL      = 5 * time.Second
+	DefaultFetchTimeout = 30 * time.Second
+)
+
+// Config tunes a Cache. Every zero field takes its default.
+type Config struct {
+	// TTL is how long a stored document is fresh (FACADE_CACHE_TTL).
+	// Zero or negative means DefaultTTL.
+	TTL time.Duration
+	// Stale is how long past freshness a document may still be served when
+	// the upstream fails (FACADE_CACHE_STALE). Zero means DefaultStale; a
+	// NEGATIVE value disables stale serving (so a setting of "0" must be
+	// passed as -1 by whoever parses the environment).
+	Stale time.Duration
+	// MaxBytes is the largest body stored; larger ones are returned
+	// uncached. Zero or negative means DefaultMaxBytes.
+	MaxBytes int
+	// LockTTL bounds how long other instances wait for a fill by an
+	// instance that died; a live holder keeps extending it while its fetch
+	// runs. Zero or negative means DefaultLockTTL.
+	LockTTL time.Duration
+	// FetchTimeout bounds a shared fill whose first caller has no earlier
+	// deadline (the upstream client has its own, shorter, timeout). Zero or
+	// negative means DefaultFetchTimeout.
+	FetchTimeout time.Duration
+}
+
+func (cfg Config) withDefaults() Config {
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Stale == 0 {
+		cfg.Stale = DefaultStale
+	} else if cfg.Stale < 0 {
+		cfg.Stale = 0
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultMaxBytes
+	}
+	if cfg.LockTTL <= 0 {
+		cfg.LockTTL = DefaultLockTTL
+	}
+	if cfg.FetchTimeout <= 0 {
+		cfg.FetchTimeout = DefaultFetchTimeout
+	}
+	return cfg
+}
+
+// Status says where an answer came from; it is exactly the X-Cache header.
+type Status string
+
+// The three statuses.
+const (
+	Hit   Status = "HIT"   // a fresh stored copy; no upstream call by this request
+	Miss  Status = "MISS"  // fetched from upstream just now
+	Stale Status = "STALE" // upstream failed; an older copy within Config.Stale
+)
+
+// Entry is a document as Get returns it.
+type Entry struct {
+	// Body is the upstream document. Callers that waited on the same fetch
+	// share one slice: treat it as read-only.
+	Body     []byte
+	Status   Status
+	StoredAt time.Time // when it was fetched from upstream
+	// Version is 32 hex characters derived from Body: it changes exactly
+	// when the document changes, so parsed in-process views (and ETags) can
+	// be keyed on it.
+	Version string
+}
+
+// Cache is safe for concurrent use. Create it with New.
+type Cache struct {
+	rdb      redis.UniversalClient
+	cfg      Config
+	log      *slog.Logger
+	flights  singleflight.Group
+	nextWarn atomic.Int64 // Unix nanos before which Redis trouble is not logged again
+	// bypassUntil is 0 while Redis works, else the Unix nanos until which
+	// Get does not try it (see redisUsable).
+	bypassUntil atomic.Int64
+	bypassFor   time.Duration // bypassFor, shortened by tests
+	waitHook    func()        // tests only: called when a fill starts waiting for another instance
+}
+
+// New returns a cache on rdb. A nil logger means slog.Default(). It does not
+// contact Redis.
+func New(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) *Cache {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Cache{rdb: rdb, cfg: cfg.withDefaults(), log: logger, bypassFor: bypassFor}
+}
+
+// Get returns the document cached under key, calling fetch when there is no
+// fresh copy. key must identify everything fetch depends on: the cache is
+// shared by all principals and all instances, and concurrent callers of one
+// key share the first caller's fetch.
+//
+// The only errors are fetch's own error, unchanged (when nothing stale may
+// be served), and, when ctx ends first, a *facade.Error with code ETIMEOUT
+// that wraps ctx's cause (errors.Is(err, context.Canceled) tells a client
+// that left). A fetch in progress is not cancelled by its first caller
+// leaving: it completes and is stored for the others.
+func (c *Cache) Get(ctx context.Context, key string, fetch func(ctx context.Context) ([]byte, error)) (Entry, error) {
+	dk := docKey(key)
+	prev, redisUp, err := c.lookup(ctx, dk)
+	if err != nil {
+		return c.finish(ctx, prev)
+	}
+	if prev.ok && c.fresh(prev) {
+		record(Hit)
+		return prev.entry(Hit), nil
+	}
+	ch := c.flights.DoChan(dk, func() (any, error) {
+		fctx, cancel := c.fillContext(ctx)
+		defer cancel()
+		if !redisUp {
+			return c.passThrough(fctx, fetch)
+		}
+		return c.fill(fctx, dk, fetch)
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			record(Miss)
+			return Entry{}, r.Err
+		}
+		e := r.Val.(Entry)
+		record(e.Status)
+		return e, nil
+	case <-ctx.Done():
+		return c.finish(ctx, prev)
+	}
+}
+
+// lookup reads the stored copy, unless Redis is being bypassed. redisUp
+// says whether the fill may use Redis; err is set only when ctx ended.
+func (c *Cache) lookup(ctx context.Context, dk string) (prev stored, redisUp bool, err error) {
+	if !c.redisUsable() {
+		return stored{}, false, nil
+	}
+	prev, err = c.read(ctx, dk)
+	switch {
+	case err == nil:
+		c.redisWorks()
+		return prev, true, nil
+	case ctx.Err() != nil:
+		return stored{}, false, ctx.Err()
+	default:
+		c.redisFailed(ctx, err)
+		return stored{}, false, nil
+	}
+}
+
+// finish answers a caller whose ctx ended before the fill did: with the
+// stale copy it already read if there is one (better late data than none),
+// else with a timeout that wraps the cause.
+func (c *Cache) finish(ctx context.Context, prev stored) (Entry, error) {
+	if c.servableStale(prev) {
+		record(Stale)
+		return prev.entry(Stale), nil
+	}
+	record(Miss)
+	return Entry{}, facade.Wrap(facade.ETIMEOUT, facade.DetailUpstreamTimeout, context.Cause(ctx))
+}
+
+// Invalidate drops the document cached under key, so the next Get fetches.
+func (c *Cache) Invalidate(ctx context.Context, key string) error {
+	err := c.rdb.Del(ctx, docKey(key)).Err()
+	switch {
+	case err == nil:
+		return nil
+	case redisdb.IsUnavailable(err):
+		return &facade.Error{Code: facade.EUNAVAILABLE, Detail: facade.DetailStoreUnavailable, RetryAfter: time.Second, Err: err}
+	default:
+		return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
+	}
+}
+
+// fillContext detaches the shared fill from the first caller's
+// cancellation (others may be waiting on it) but keeps a bound: that
+// caller's deadline, or FetchTimeout, whichever comes first.
+func (c *Cache) fillContext(caller context.Context) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(c.cfg.FetchTimeout)
+	if d, ok := caller.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return context.WithDeadline(context.WithoutCancel(caller), deadline)
+}
+
+// read loads a document; a missing or unparsable value is the zero stored.
+func (c *Cache) read(ctx context.Context, dk string) (stored, error) {
+	raw, err := c.rdb.Get(ctx, dk).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return stored{}, nil
+	}
+	if err != nil {
+		return stored{}, err
+	}
+	return decode(raw), nil
+}
+
+func (c *Cache) fresh(s stored) bool { return s.age(time.Now()) < c.cfg.TTL }
+
+// servableStale reports whether s may stand in for a failed fetch.
+func (c *Cache) servableStale(s stored) bool {
+	return s.ok && s.age(time.Now()) < c.cfg.TTL+c.cfg.Stale
+}
+
+// bypassFor is how long Get leaves Redis alone after finding it
+// unreachable. A client's dial retries make each failing command slow (about
+// 1.7 s with go-redis defaults); without this every request of an outage
+// would pay that before reaching upstream.
+const bypassFor = 2 * time.Second
+
+// redisUsable reports whether Get should use Redis. While a bypass window
+// runs it does not; when the window ends, ONE caller probes Redis and the
+// others keep bypassing for another window.
+func (c *Cache) redisUsable() bool {
+	until := c.bypassUntil.Load()
+	if until == 0 {
+		return true
+	}
+	now := time.Now().UnixNano()
+	if now < until {
+		return false
+	}
+	return c.bypassUntil.CompareAndSwap(until, now+int64(c.bypassFor))
+}
+
+// redisFailed logs a Redis failure and, when Redis is unreachable (not
+// merely our fill deadline ending), starts a bypass window.
+func (c *Cache) redisFailed(ctx context.Context, err error) {
+	if ctx.Err() == nil && redisdb.IsUnavailable(err) {
+		c.bypassUntil.Store(time.Now().Add(c.bypassFor).UnixNano())
+	}
+	c.warnRedis(err)
+}
+
+// redisWorks ends a bypass after a successful probe.
+func (c *Cache) redisWorks() {
+	if c.bypassUntil.Load() != 0 {
+		c.bypassUntil.Store(0)
+	}
+}
+
+const warnEvery = time.Minute
+
+// warnRedis logs Redis trouble at most once per warnEvery: during an outage
+// every request would otherwise log the same line.
+func (c *Cache) warnRedis(err error) {
+	now := time.Now().UnixNano()
+	next := c.nextWarn.Load()
+	if now < next || !c.nextWarn.CompareAndSwap(next, now+int64(warnEvery)) {
+		return
+	}
+	c.log.Warn("response cache: Redis failed; serving upstream documents uncached", "err", err)
+}
+
+var (
+	hits   = metrics.Cache.WithLabelValues("hit")
+	misses = metrics.Cache.WithLabelValues("miss")
+	stales = metrics.Cache.WithLabelValues("stale")
+)
+
+func record(s Status) {
+	switch s {
+	case Hit:
+		hits.Inc()
+	case Stale:
+		stales.Inc()
+	default:
+		misses.Inc()
+	}
+}
