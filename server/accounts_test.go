@@ -40,12 +40,12 @@ func TestAccountAuthorizationTable(t *testing.T) {
 	seedAccounts(t, e)
 	const F = http.StatusForbidden
 	principals := map[string]string{
-		"holder alice":     token(t, "alice", "customer"),
-		"student alice":    token(t, "alice", "student"),
-		"no-role alice":    token(t, "alice", ""),
-		"owner bob":        token(t, "bob", "customer"),
-		"professor bob":    token(t, "bob", "professor"),
-		"developer carol":  token(t, "carol", "developer"),
+		"holder alice":    token(t, "alice", "customer"),
+		"student alice":   token(t, "alice", "student"),
+		"no-role alice":   token(t, "alice", ""),
+		"owner bob":       token(t, "bob", "customer"),
+		"professor bob":   token(t, "bob", "professor"),
+		"developer carol": token(t, "carol", "developer"),
 	}
 	// Policy grants go to the sub, whatever the role: alice may view 1001
 	// and ghost-acct (which does not exist); bob has no grants at all
@@ -72,9 +72,9 @@ func TestAccountAuthorizationTable(t *testing.T) {
 		alice, others int
 	}{
 		{"1001", "2002", 201, F},
-		{"2002", "1001", 201, F},  // alice holds transfer on both
-		{"1001", "3003", F, F},    // no transfer grant on 3003
-		{"3003", "1001", F, F},    // nor from it
+		{"2002", "1001", 201, F}, // alice holds transfer on both
+		{"1001", "3003", F, F},   // no transfer grant on 3003
+		{"3003", "1001", F, F},   // nor from it
 		{"1001", "ghost-acct", 404, F},
 		{"ghost-acct", "1001", 404, F},
 		{"1001", "nobody", F, F},

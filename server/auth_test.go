@@ -155,16 +155,16 @@ func TestJWKSAuthentication(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"HS256 in JWKS mode":   sign(t, jwt.SigningMethodHS256, testSecret, "rsa1", good()),
-		"HS256 keyed with n":   sign(t, jwt.SigningMethodHS256, rk.N.Bytes(), "rsa1", good()),
-		"alg none":             unsigned(good()),
-		"wrong issuer":         sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("iss", "https://evil.example")),
-		"wrong audience":       sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("aud", "other")),
-		"no issuer":            sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", time.Hour, "aud", "facade")),
-		"expired":              sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", -time.Hour, "iss", "https://idp.example", "aud", "facade")),
-		"unknown signing key":  sign(t, jwt.SigningMethodRS256, otherRSA, "rsa1", good()),
-		"unknown kid":          sign(t, jwt.SigningMethodRS256, otherRSA, "nope", good()),
-		"RS256 with EC kid":    sign(t, jwt.SigningMethodRS256, rk, "ec1", good()),
+		"HS256 in JWKS mode":  sign(t, jwt.SigningMethodHS256, testSecret, "rsa1", good()),
+		"HS256 keyed with n":  sign(t, jwt.SigningMethodHS256, rk.N.Bytes(), "rsa1", good()),
+		"alg none":            unsigned(good()),
+		"wrong issuer":        sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("iss", "https://evil.example")),
+		"wrong audience":      sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("aud", "other")),
+		"no issuer":           sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", time.Hour, "aud", "facade")),
+		"expired":             sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", -time.Hour, "iss", "https://idp.example", "aud", "facade")),
+		"unknown signing key": sign(t, jwt.SigningMethodRS256, otherRSA, "rsa1", good()),
+		"unknown kid":         sign(t, jwt.SigningMethodRS256, otherRSA, "nope", good()),
+		"RS256 with EC kid":   sign(t, jwt.SigningMethodRS256, rk, "ec1", good()),
 	}
 	for _, name := range sortedKeys(bad) {
 		assert401(t, e, name, bad[name])
@@ -173,11 +173,11 @@ func TestJWKSAuthentication(t *testing.T) {
 
 func TestAuthenticatorConfiguration(t *testing.T) {
 	cases := map[string]server.AuthConfig{
-		"nothing":           {},
-		"short secret":      {Secret: []byte("short")},
-		"both modes":        {Secret: testSecret, JWKSURL: "http://127.0.0.1:1/jwks"},
-		"JWKS without iss":  {JWKSURL: "http://127.0.0.1:1/jwks", Audience: "a"},
-		"JWKS without aud":  {JWKSURL: "http://127.0.0.1:1/jwks", Issuer: "i"},
+		"nothing":          {},
+		"short secret":     {Secret: []byte("short")},
+		"both modes":       {Secret: testSecret, JWKSURL: "http://127.0.0.1:1/jwks"},
+		"JWKS without iss": {JWKSURL: "http://127.0.0.1:1/jwks", Audience: "a"},
+		"JWKS without aud": {JWKSURL: "http://127.0.0.1:1/jwks", Issuer: "i"},
 	}
 	for name, c := range cases {
 		if _, err := server.NewAuthenticator(t.Context(), c); err == nil || !strings.Contains(err.Error(), "FACADE_") {

@@ -39,12 +39,12 @@ func TestBuildEndpointsThroughThePipeline(t *testing.T) {
 	// Results: allowed, refused (existing or not: same bytes), malformed.
 	for path, want := range map[string]int{
 		"/rest/api/latest/result/PROJ-CORE?expand=results.result.artifacts": 200,
-		"/rest/api/latest/result/WEB-NIGHTLY.json":                         200,
-		"/rest/api/latest/result/PROJ-NOSUCH":                              404,
-		"/rest/api/latest/result/proj-core":                                400,
-		"/rest/api/latest/result/PROJ-CORE%2F..":                           400,
-		"/rest/api/latest/result/PROJ-CORE%3Fos_authType=basic":            400,
-		"/rest/api/latest/result/PROJ-CORE?max-results=1000":               400,
+		"/rest/api/latest/result/WEB-NIGHTLY.json":                          200,
+		"/rest/api/latest/result/PROJ-NOSUCH":                               404,
+		"/rest/api/latest/result/proj-core":                                 400,
+		"/rest/api/latest/result/PROJ-CORE%2F..":                            400,
+		"/rest/api/latest/result/PROJ-CORE%3Fos_authType=basic":             400,
+		"/rest/api/latest/result/PROJ-CORE?max-results=1000":                400,
 	} {
 		if r := e.do(req{method: "GET", path: path, token: carol}); r.status != want {
 			t.Errorf("carol GET %s: %d, want %d (%s)", path, r.status, want, r.body)

@@ -38,11 +38,6 @@ var moneySecret = []byte("money-tests-secret-that-is-over-32-bytes")
 const (
 	moneyModelFile = "../model.conf"
 	moneyPrincipal = "payer"
-	// moneyLedgerKey is the accounts ledger stream as documented in
-	// accounts/keys.go. The accounts package exposes no reader for it (its
-	// Statement stops at MaxStatementLimit entries per account), so the
-	// tests read it directly, read-only, to count ledger entries.
-	moneyLedgerKey = "facade:accounts:{money}:ledger"
 )
 
 var moneyEUR, _ = accounts.LookupCurrency("EUR")
@@ -301,13 +296,10 @@ func (m *moneyEnv) statement(id string) ([]moneyStatementLine, error) {
 // order the transfers were applied.
 func ledgerTransferIDs(t *testing.T, rdb redis.UniversalClient) []string {
 	t.Helper()
-	msgs, err := rdb.XRange(context.Background(), moneyLedgerKey, "-", "+").Result()
+	var ids []string
+	err := accounts.NewStore(rdb, quietLog).LedgerTransferIDs(context.Background(), func(tid string) { ids = append(ids, tid) })
 	if err != nil {
 		t.Fatalf("read ledger: %v", err)
-	}
-	ids := make([]string, len(msgs))
-	for i, msg := range msgs {
-		ids[i], _ = msg.Values["transfer"].(string)
 	}
 	return ids
 }

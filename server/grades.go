@@ -110,4 +110,3 @@ func (s *Server) deny(c echo.Context, op, target string) error {
 		"principal", p.ID, "role", p.Role, "op", op, "target", target)
 	return facade.Errorf(facade.EFORBIDDEN, facade.DetailForbidden)
 }
-

@@ -206,15 +206,15 @@ func TestAcceptNegotiation(t *testing.T) {
 	seedGrades(t, e)
 	alice := token(t, "alice", "student")
 	for accept, want := range map[string]int{
-		"application/xml":                        406,
-		"text/html":                              406,
-		"application/json;q=0, application/xml":  406,
-		"application/json":                       200,
-		"*/*":                                    200,
-		"application/*":                          200,
-		"text/html, application/json;q=0.5":      200,
-		"application/json, text/plain, */*":      200,
-		"":                                       200,
+		"application/xml":                       406,
+		"text/html":                             406,
+		"application/json;q=0, application/xml": 406,
+		"application/json":                      200,
+		"*/*":                                   200,
+		"application/*":                         200,
+		"text/html, application/json;q=0.5":     200,
+		"application/json, text/plain, */*":     200,
+		"":                                      200,
 	} {
 		r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: alice, header: map[string]string{"Accept": accept}})
 		if r.status != want {

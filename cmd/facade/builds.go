@@ -25,7 +25,11 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	if err != nil {
 		return nil, nil, fmt.Errorf("FACADE_UPSTREAM_URL: %w", err)
 	}
-	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: s.CacheStale}, log)
+	stale := s.CacheStale
+	if stale == 0 {
+		stale = -1 // FACADE_CACHE_STALE=0 means "never serve stale"; the cache reads 0 as its default
+	}
+	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale}, log)
 	h := proxy.New(proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL}, up, c, az, log)
 	return h, func() string { return up.BreakerState().String() }, nil
 }

@@ -10,19 +10,19 @@ import (
 
 // settings are the environment variables of SPEC section 1.
 type settings struct {
-	Addr, OpsAddr, PublicURL         string
+	Addr, OpsAddr, PublicURL          string
 	RedisURL, RedisAddrs, RedisMaster string
-	UpstreamURL, UpstreamToken       string
-	UpstreamTimeout                  time.Duration
-	CacheTTL, CacheStale             time.Duration
-	JWTSecret, JWKSURL               string
-	JWTIssuer, JWTAudience           string
-	RoleClaim                        string
-	Model, Policy                    string
-	ReadOrigins, WriteOrigins        []string
-	RateLimit                        int
-	MaxTransfer                      int64
-	LogLevel                         string
+	UpstreamURL, UpstreamToken        string
+	UpstreamTimeout                   time.Duration
+	CacheTTL, CacheStale              time.Duration
+	JWTSecret, JWKSURL                string
+	JWTIssuer, JWTAudience            string
+	RoleClaim                         string
+	Model, Policy                     string
+	ReadOrigins, WriteOrigins         []string
+	RateLimit                         int
+	MaxTransfer                       int64
+	LogLevel                          string
 }
 
 // loadSettings reads the environment; the first malformed value is an
@@ -42,7 +42,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		JWTSecret: getenv("FACADE_JWT_SECRET"), JWKSURL: env("FACADE_JWKS_URL", ""),
 		JWTIssuer: env("FACADE_JWT_ISSUER", ""), JWTAudience: env("FACADE_JWT_AUDIENCE", ""),
 		RoleClaim: env("FACADE_ROLE_CLAIM", "role"),
-		Model: env("FACADE_MODEL", "model.conf"), Policy: env("FACADE_POLICY", "policy.csv"),
+		Model:     env("FACADE_MODEL", "model.conf"), Policy: env("FACADE_POLICY", "policy.csv"),
 		ReadOrigins:  splitList(env("FACADE_CORS_READ_ORIGINS", "*")),
 		WriteOrigins: splitList(env("FACADE_CORS_WRITE_ORIGINS", "")),
 		LogLevel:     env("FACADE_LOG_LEVEL", "info"),

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"

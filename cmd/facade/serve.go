@@ -154,10 +154,20 @@ func ignoreCanceled(err error) error {
 	return err
 }
 
+// newLogger returns the JSON logger and routes go-redis's own log lines
+// (dial failures while Redis is down) into it, so every line is JSON.
 func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	redis.SetLogger(redisLogger{log})
+	return log
+}
+
+type redisLogger struct{ log *slog.Logger }
+
+func (r redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	r.log.WarnContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
