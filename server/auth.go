@@ -30,6 +30,7 @@ const tokenLeeway = 10 * time.Second
 
 // Authenticator turns a bearer token into a Principal.
 type Authenticator struct {
+	cache     *tokenCache
 	parser    *jwt.Parser
 	keyfunc   func(ctx context.Context) jwt.Keyfunc
 	roleClaim string
@@ -50,6 +51,7 @@ func NewAuthenticator(ctx context.Context, cfg AuthConfig) (*Authenticator, erro
 	case len(cfg.Secret) >= 32:
 		secret := cfg.Secret
 		return &Authenticator{
+			cache: newTokenCache(),
 			parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}),
 				jwt.WithExpirationRequired(), jwt.WithLeeway(tokenLeeway)),
 			keyfunc:   func(context.Context) jwt.Keyfunc { return func(*jwt.Token) (any, error) { return secret, nil } },
@@ -79,6 +81,7 @@ func newJWKSAuthenticator(ctx context.Context, cfg AuthConfig, role string) (*Au
 		return nil, configError("FACADE_JWKS_URL is not a usable JWKS URL")
 	}
 	return &Authenticator{
+		cache: newTokenCache(),
 		parser: jwt.NewParser(jwt.WithValidMethods([]string{"RS256", "ES256"}),
 			jwt.WithExpirationRequired(), jwt.WithLeeway(tokenLeeway),
 			jwt.WithIssuer(cfg.Issuer), jwt.WithAudience(cfg.Audience)),
@@ -91,6 +94,9 @@ var errBadToken = errors.New("bad token")
 
 // Principal verifies a raw token and returns who it speaks for.
 func (a *Authenticator) Principal(ctx context.Context, raw string) (facade.Principal, error) {
+	if p, ok := a.cache.get(raw); ok {
+		return p, nil
+	}
 	claims := jwt.MapClaims{}
 	if _, err := a.parser.ParseWithClaims(raw, claims, a.keyfunc(ctx)); err != nil {
 		return facade.Principal{}, err
@@ -99,10 +105,16 @@ func (a *Authenticator) Principal(ctx context.Context, raw string) (facade.Princ
 	if sub == "" || len(sub) > 256 {
 		return facade.Principal{}, errBadToken
 	}
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		return facade.Principal{}, errBadToken
+	}
 	// A role claim that is absent or not a string means "no role", not an
 	// error (SPEC section 3).
 	role, _ := claims[a.roleClaim].(string)
-	return facade.Principal{ID: sub, Role: role}, nil
+	p := facade.Principal{ID: sub, Role: role}
+	a.cache.put(raw, p, exp.Add(tokenLeeway))
+	return p, nil
 }
 
 // authenticate requires a valid bearer token and stores the principal in
