@@ -102,7 +102,9 @@ func (a *Authenticator) Principal(ctx context.Context, raw string) (facade.Princ
 		return facade.Principal{}, err
 	}
 	sub, _ := claims["sub"].(string)
-	if sub == "" || len(sub) > 256 {
+	if sub == "" || len(sub) > 256 || hasControl(sub) {
+		// Control characters in a principal id could forge log lines or
+		// collide with composite keys built from it.
 		return facade.Principal{}, errBadToken
 	}
 	exp, err := claims.GetExpirationTime()
@@ -165,4 +167,13 @@ func Mint(secret []byte, sub, role, roleClaim string, ttl time.Duration) (string
 // API address only when FACADE_OPS_ADDR is not set apart).
 func isPublicPath(p string) bool {
 	return p == "/healthz" || p == "/readyz" || p == "/metrics"
+}
+
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
 }

@@ -2,8 +2,6 @@ package server
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -91,7 +89,7 @@ func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
 		if origin == "" {
 			return next(c)
 		}
-		if !isSafeMethod(r.Method) && !s.cfg.Origins.canWrite(origin) && !sameOrigin(r, origin) {
+		if !isSafeMethod(r.Method) && !s.cfg.Origins.canWrite(origin) {
 			return refuse(c, http.StatusForbidden, facade.DetailOriginRefused)
 		}
 		if s.cfg.Origins.allows(origin, r.Method) {
@@ -113,15 +111,4 @@ func (s *Server) preflight(c echo.Context, origin string) error {
 	h.Set("Access-Control-Allow-Headers", allowedHeaders)
 	h.Set("Access-Control-Max-Age", "600")
 	return c.NoContent(http.StatusNoContent)
-}
-
-// sameOrigin reports whether origin is this service itself (the embedded
-// page posting to its own API). A browser cannot forge Host and Origin
-// together, so comparing them is safe.
-func sameOrigin(r *http.Request, origin string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	return strings.EqualFold(u.Host, r.Host)
 }

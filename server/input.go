@@ -7,7 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
+	"reflect"
 	"regexp"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,14 +27,30 @@ var (
 
 var errBadIdentifier = facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
 
-// pathID returns the named path parameter when it matches pattern.
+// pathID returns the named path parameter, percent-decoded, when it matches
+// pattern. Echo hands over the raw segment; an encoded '/', '.', '?' or '#'
+// is refused outright (it must never turn into a key or a path), anything
+// else encoded (%40 for '@', as encodeURIComponent writes it) is decoded
+// and then held to the same pattern.
 func pathID(c echo.Context, name string, pattern *regexp.Regexp) (string, error) {
 	v := c.Param(name)
+	if strings.Contains(v, "%") {
+		if forbiddenEscapes.MatchString(v) {
+			return "", errBadIdentifier
+		}
+		decoded, err := url.PathUnescape(v)
+		if err != nil {
+			return "", errBadIdentifier
+		}
+		v = decoded
+	}
 	if !pattern.MatchString(v) {
 		return "", errBadIdentifier
 	}
 	return v, nil
 }
+
+var forbiddenEscapes = regexp.MustCompile(`(?i)%(2f|2e|3f|23|25)`)
 
 // decodeJSON reads a JSON body into dst strictly: application/json only
 // (415), at most 16 KiB (413), no unknown fields and nothing after the
@@ -49,6 +68,9 @@ func decodeJSON(c echo.Context, dst any) error {
 		}
 		return facade.Wrap(facade.EINVALID, facade.DetailMalformedBody, err)
 	}
+	if err := checkObjectKeys(body, dst); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -58,4 +80,42 @@ func decodeJSON(c echo.Context, dst any) error {
 		return facade.Errorf(facade.EINVALID, facade.DetailMalformedBody)
 	}
 	return nil
+}
+
+// checkObjectKeys requires body to be one JSON object whose keys are json
+// tag names of dst's struct, exactly (encoding/json alone would accept
+// "GRADE" for "grade") and each at most once (it would keep the last).
+func checkObjectKeys(body []byte, dst any) error {
+	allowed := jsonFieldNames(dst)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	bad := facade.Errorf(facade.EINVALID, facade.DetailMalformedBody)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return bad
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok || !allowed[key] || seen[key] {
+			return bad
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return bad
+		}
+	}
+	return nil
+}
+
+// jsonFieldNames lists the json names of the fields of *struct dst.
+func jsonFieldNames(dst any) map[string]bool {
+	names := map[string]bool{}
+	t := reflect.TypeOf(dst).Elem()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
 }

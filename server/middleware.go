@@ -92,13 +92,23 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		status := c.Response().Status
 		elapsed := time.Since(start)
-		metrics.Requests.WithLabelValues(route, c.Request().Method, strconv.Itoa(status)).Inc()
+		metrics.Requests.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(status)).Inc()
 		metrics.Latency.WithLabelValues(route).Observe(elapsed.Seconds())
 		s.log.Info("request", "request_id", requestID(c), "method", c.Request().Method,
 			"route", route, "status", status, "duration_ms", float64(elapsed.Microseconds())/1000,
 			"principal", facade.PrincipalFrom(c.Request().Context()).ID)
 		return nil
 	}
+}
+
+// methodLabel bounds the method label: callers choose the method, and an
+// unbounded label would let anyone grow the metrics without limit.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodOptions, http.MethodDelete, http.MethodPatch:
+		return m
+	}
+	return "OTHER"
 }
 
 // requireXSRF enforces the anti-forgery header on unsafe methods: 1-256
@@ -147,27 +157,60 @@ func requireJSONAccept(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// acceptsJSON reports whether any media range in the Accept header(s)
-// admits application/json with a non-zero q. No header accepts anything.
+// acceptsJSON reports whether the Accept header(s) admit application/json:
+// the most specific matching range decides (RFC 9110: "application/json;q=0,
+// */*" excludes JSON). No header, or an empty one, accepts anything.
 func acceptsJSON(values []string) bool {
-	if len(values) == 0 {
-		return true
-	}
+	best, bestQ := 0, 1.0
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			mt, params, err := mime.ParseMediaType(part)
 			if err != nil {
 				continue
 			}
-			if q, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+			spec := jsonSpecificity(mt)
+			if spec == 0 || spec < best {
+				continue
+			}
+			q := 1.0
+			if qs, ok := params["q"]; ok {
+				if q, err = strconv.ParseFloat(qs, 64); err != nil {
 					continue
 				}
 			}
-			switch mt {
-			case "*/*", "application/*", "application/json", "application/problem+json":
-				return true
+			if spec > best || q > bestQ {
+				best, bestQ = spec, q
 			}
+		}
+	}
+	if best == 0 {
+		return !hasAcceptValue(values)
+	}
+	return bestQ > 0
+}
+
+// jsonSpecificity ranks how precisely mt names JSON: 0 when it does not
+// cover application/json at all.
+func jsonSpecificity(mt string) int {
+	switch mt {
+	case "application/json", "application/problem+json":
+		return 3
+	case "application/*":
+		return 2
+	case "*/*":
+		return 1
+	}
+	return 0
+}
+
+func hasAcceptValue(values []string) bool {
+	for _, v := range values {
+		if strings.TrimSpace(v) != "" {
+			return true
 		}
 	}
 	return false

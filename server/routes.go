@@ -1,6 +1,10 @@
 package server
 
-import "github.com/labstack/echo/v4"
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
 
 // routes shows every route the service answers. Pre-routing middleware
 // (request id, headers) is set in newEcho; CORS runs first of the rest so
@@ -21,22 +25,27 @@ func (s *Server) routes() {
 	api := []echo.MiddlewareFunc{requireXSRF, requireJSONAccept, limitBody}
 	files := []echo.MiddlewareFunc{requireXSRF, limitBody}
 
+	// read registers a JSON GET route and its HEAD twin.
+	read := func(path string, h echo.HandlerFunc) {
+		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, api...)
+	}
+
 	// Grades (SPEC section 4).
-	e.GET("/student/:student_id/english/grade", s.getGrade, api...)
+	read("/student/:student_id/english/grade", s.getGrade)
 	e.POST("/student/:student_id/english/grade", s.createGrade, api...)
 	e.PUT("/student/:student_id/english/grade", s.updateGrade, api...)
 
 	// Accounts (SPEC section 5).
-	e.GET("/rs/account/:id", s.getAccount, api...)
-	e.GET("/rs/account/:id/balance", s.getBalance, api...)
-	e.GET("/rs/account/:id/transfers", s.getStatement, api...)
+	read("/rs/account/:id", s.getAccount)
+	read("/rs/account/:id/balance", s.getBalance)
+	read("/rs/account/:id/transfers", s.getStatement)
 	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", s.transfer, api...)
 
 	// Build results, proxied to Bamboo (SPEC section 6). The .json forms are
 	// what real Bamboo clients send.
-	e.GET("/rest/api/latest/project", s.buildsHandler(projectsRoute), api...)
-	e.GET("/rest/api/latest/project.json", s.buildsHandler(projectsRoute), api...)
-	e.GET("/rest/api/latest/result/:key", s.buildsHandler(resultsRoute), api...)
+	read("/rest/api/latest/project", s.buildsHandler(projectsRoute))
+	read("/rest/api/latest/project.json", s.buildsHandler(projectsRoute))
+	read("/rest/api/latest/result/:key", s.buildsHandler(resultsRoute))
 	// Artifact downloads: the upstream's own link forms, under our host. No
 	// Accept check here: a download may ask for any media type.
 	e.GET("/browse/:resultKey/artifact/*", s.buildsHandler(artifactRoute), files...)
