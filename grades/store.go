@@ -165,6 +165,10 @@ func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by str
 	return rec, status, nil
 }
 
+// CheckIDs validates a student id and a subject the way the store does
+// before either becomes part of a key (seeding checks a whole file first).
+func CheckIDs(studentID, subject string) error { return checkIDs(studentID, subject) }
+
 func checkIDs(studentID, subject string) error {
 	if !studentIDPattern.MatchString(studentID) || !subjectPattern.MatchString(subject) {
 		return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)

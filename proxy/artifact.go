@@ -34,6 +34,11 @@ func (h *Handler) Artifact(c echo.Context) error {
 		return asFacadeError(err)
 	}
 	defer stream.Body.Close()
+	if isDirectoryListing(target.path, stream.ContentType) {
+		// Bamboo answers a directory link with an HTML page full of links
+		// to its own host: that page must not reach a client.
+		return facade.Errorf(facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	}
 
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
@@ -95,6 +100,14 @@ var activeTypes = map[string]bool{
 	"application/javascript": true, "application/ecmascript": true, "text/ecmascript": true,
 	"application/x-javascript": true, "text/xsl": true, "application/xslt+xml": true,
 	"application/pdf": true, "text/vtt": true, "application/wasm": true,
+}
+
+// isDirectoryListing reports an HTML answer to a directory-form link (one
+// ending in "/"). An HTML file asked for by name (a test report) is served,
+// as an attachment like every artifact.
+func isDirectoryListing(path, contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return strings.HasSuffix(path, "/") && (mt == "text/html" || mt == "application/xhtml+xml")
 }
 
 // safeContentType keeps upstream's media type (and only its charset

@@ -205,3 +205,21 @@ func TestAttachmentHeaderIsSanitised(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryListingNeverReachesAClient: an HTML answer to a
+// directory-form link (Bamboo's listing page, full of links to its own
+// host) is a 502; an HTML file asked for by its name is a download.
+func TestDirectoryListingNeverReachesAClient(t *testing.T) {
+	f := newFixture(t, options{})
+	page := []byte(`<html><a href="` + f.upstreamTS.URL + `/browse/PROJ-CORE-6/artifact/JOB1/site/index.html">index</a></html>`)
+	f.bamboo.AddResult("PROJ-CORE", 99, "Successful",
+		bambootest.Artifact{Name: "site", ProducerJobKey: "JOB1", Content: page, ContentType: "text/html; charset=utf-8"})
+	rec := f.get("carol", "/browse/PROJ-CORE-99/artifact/JOB1/site/")
+	if rec.Code != http.StatusBadGateway || strings.Contains(rec.Body.String(), "href") {
+		t.Fatalf("HTML listing: %d %s", rec.Code, rec.Body)
+	}
+	rec = f.get("carol", "/browse/PROJ-CORE-99/artifact/JOB1/site")
+	if rec.Code == http.StatusOK && rec.Header().Get("Content-Type") != "application/octet-stream" {
+		t.Fatalf("HTML file served as %q", rec.Header().Get("Content-Type"))
+	}
+}

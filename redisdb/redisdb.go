@@ -17,6 +17,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// dialTimeout bounds one connection attempt; with a single dial retry a
+// request learns within seconds that Redis is down.
+const dialTimeout = 2 * time.Second
+
 // Config says where Redis is. Exactly one of URL or Addrs must be set.
 type Config struct {
 	URL    string   // FACADE_REDIS_URL
@@ -38,12 +42,14 @@ func Open(cfg Config) (redis.UniversalClient, error) {
 		// Fail fast when Redis is down: callers answer 503 with Retry-After
 		// rather than hold a request for seconds of dial retries.
 		opts.DialerRetries = 1
-		opts.DialTimeout = 2 * time.Second
+		opts.DialTimeout = dialTimeout
 		return redis.NewClient(opts), nil
 	case len(cfg.Addrs) > 0 && cfg.Master != "":
-		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: cfg.Master, SentinelAddrs: cfg.Addrs}), nil
+		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: cfg.Master, SentinelAddrs: cfg.Addrs,
+			DialerRetries: 1, DialTimeout: dialTimeout}), nil
 	case len(cfg.Addrs) > 0:
-		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.Addrs}), nil
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.Addrs,
+			DialerRetries: 1, DialTimeout: dialTimeout}), nil
 	}
 	return nil, ErrNotConfigured
 }

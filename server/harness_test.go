@@ -109,7 +109,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, nil))
+	log := slog.New(server.LogHandler(slog.NewJSONHandler(logs, nil)))
 	az, err := authz.New(modelFile, policy, log)
 	if err != nil {
 		t.Fatalf("authz: %v", err)

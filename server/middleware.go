@@ -49,6 +49,8 @@ func baseHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 			id = newRequestID()
 		}
 		c.Set(ctxRequestID, id)
+		r := c.Request()
+		c.SetRequest(r.WithContext(facade.WithRequestID(r.Context(), id)))
 		h := c.Response().Header()
 		h.Set("X-Request-ID", id)
 		h.Set("X-Content-Type-Options", "nosniff")

@@ -131,3 +131,24 @@ func TestSubWithControlCharactersIsRefused(t *testing.T) {
 		t.Fatalf("sub with NUL: %d", r.status)
 	}
 }
+
+// TestAuditLinesNameTheRequest: the stores' audit lines (a transfer here)
+// carry the id of the request that caused them.
+func TestAuditLinesNameTheRequest(t *testing.T) {
+	e := newEnv(t)
+	seedAccounts(t, e)
+	r := e.do(req{method: "POST", path: "/rs/transfer/from/1001/to/2002/amount/1", token: token(t, "alice", "customer"),
+		header: map[string]string{"X-Request-ID": "audit-me-42"}})
+	if r.status != 201 {
+		t.Fatalf("transfer: %d", r.status)
+	}
+	for _, line := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"transfer"`) && strings.Contains(line, `"audit":true`) {
+			if !strings.Contains(line, `"request_id":"audit-me-42"`) {
+				t.Fatalf("transfer audit line without the request id: %s", line)
+			}
+			return
+		}
+	}
+	t.Fatalf("no transfer audit line in:\n%s", e.logs.String())
+}

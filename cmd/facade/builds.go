@@ -29,7 +29,9 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	if stale == 0 {
 		stale = -1 // FACADE_CACHE_STALE=0 means "never serve stale"; the cache reads 0 as its default
 	}
-	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale}, log)
+	// One fill (the project list may take several upstream pages) is held
+	// to the same budget as one upstream request.
+	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale, FetchTimeout: s.UpstreamTimeout}, log)
 	h := proxy.New(proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL}, up, c, az, log)
 	return h, func() string { return up.BreakerState().String() }, nil
 }

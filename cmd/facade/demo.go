@@ -63,10 +63,10 @@ func cmdDemo(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := seed(ctx, rdb, demoSeed); err != nil {
+	log := newLogger(stderr, s.LogLevel)
+	if _, err := seed(ctx, rdb, demoSeed, log); err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
-	log := newLogger(stderr, s.LogLevel)
 	app, err := newApp(ctx, s, rdb, log)
 	if err != nil {
 		return err

@@ -114,12 +114,20 @@ func TestSeedCommand(t *testing.T) {
 	if err != nil || g.Grade != "B+" {
 		t.Fatalf("seeded grade: %+v %v", g, err)
 	}
-	for _, bad := range []string{`{"accounts": [{"id": "x", "currency": "EUR", "balance": "1.001"}]}`, `{"acounts": []}`, `not json`,
-		`{"grades": [{"student_id": "bob", "subject": "english", "grade": "Z"}]}`} {
+	for _, bad := range []string{
+		`{"accounts": [{"id": "5005", "owner": "eve", "currency": "EUR", "balance": "1.00"}, {"id": "x", "owner": "x", "currency": "EUR", "balance": "1.001"}]}`,
+		`{"accounts": [{"id": "5005", "owner": "eve", "currency": "XXX", "balance": "1"}]}`,
+		`{"acounts": []}`, `not json`,
+		`{"accounts": [{"id": "5005", "owner": "eve", "currency": "EUR", "balance": "1.00"}], "grades": [{"student_id": "bob", "subject": "english", "grade": "Z"}]}`,
+	} {
 		write(bad)
 		if code, _, _ := runCmd("seed", "--file", file); code != 1 {
 			t.Errorf("seed %s: exit %d, want 1", bad, code)
 		}
+	}
+	// A file with an error anywhere writes nothing at all.
+	if _, err := accounts.NewStore(rdb, nil).Get(context.Background(), "5005"); err == nil {
+		t.Fatal("a rejected seed file still created account 5005")
 	}
 }
 
@@ -238,4 +246,14 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+func TestPublicURLIsAWriteOrigin(t *testing.T) {
+	got := withPublicOrigin([]string{"https://app.example"}, "https://facade.example:8443/api")
+	if len(got) != 2 || got[1] != "https://facade.example:8443" {
+		t.Fatalf("write origins %v", got)
+	}
+	if got := withPublicOrigin(nil, ""); len(got) != 0 {
+		t.Fatalf("no public URL: %v", got)
+	}
 }

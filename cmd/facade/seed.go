@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/redis/go-redis/v9"
@@ -52,7 +53,7 @@ func cmdSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer rdb.Close()
-	sum, err := seed(ctx, rdb, raw)
+	sum, err := seed(ctx, rdb, raw, newLogger(stderr, s.LogLevel))
 	if err != nil {
 		return fmt.Errorf("%s: %w", *file, err)
 	}
@@ -60,16 +61,15 @@ func cmdSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// seed loads a seed document. Existing accounts and grades are left as
-// they are: a balance is never overwritten.
-func seed(ctx context.Context, rdb redis.UniversalClient, raw []byte) (string, error) {
-	var f seedFile
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return "", fmt.Errorf("not a valid seed file: %w", err)
+// seed loads a seed document. Every entry is validated before anything is
+// written, so a bad file changes nothing; existing accounts and grades are
+// left as they are: a balance is never overwritten.
+func seed(ctx context.Context, rdb redis.UniversalClient, raw []byte, log *slog.Logger) (string, error) {
+	f, err := parseSeed(raw)
+	if err != nil {
+		return "", err
 	}
-	acc, gr := accounts.NewStore(rdb, nil), grades.NewStore(rdb, nil)
+	acc, gr := accounts.NewStore(rdb, log), grades.NewStore(rdb, log)
 	var newAcc, newGr int
 	for i, a := range f.Accounts {
 		created, err := acc.Seed(ctx, a)
@@ -79,15 +79,7 @@ func seed(ctx context.Context, rdb redis.UniversalClient, raw []byte) (string, e
 		newAcc += btoi(created)
 	}
 	for i, g := range f.Grades {
-		subject := g.Subject
-		if subject == "" {
-			subject = grades.SubjectEnglish
-		}
-		grade, err := grades.ParseGrade(g.Grade)
-		if err != nil {
-			return "", fmt.Errorf("grades[%d] (%q): %w", i, g.StudentID, err)
-		}
-		created, err := gr.Seed(ctx, g.StudentID, subject, grade)
+		created, err := gr.Seed(ctx, g.StudentID, g.Subject, g.Grade)
 		if err != nil {
 			return "", fmt.Errorf("grades[%d] (%q): %w", i, g.StudentID, err)
 		}
@@ -95,6 +87,38 @@ func seed(ctx context.Context, rdb redis.UniversalClient, raw []byte) (string, e
 	}
 	return fmt.Sprintf("seeded %d of %d accounts and %d of %d grades (existing ones left unchanged)",
 		newAcc, len(f.Accounts), newGr, len(f.Grades)), nil
+}
+
+// parseSeed decodes and validates a whole seed file.
+func parseSeed(raw []byte) (seedFile, error) {
+	var f seedFile
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return f, fmt.Errorf("not a valid seed file: %w", err)
+	}
+	for i, a := range f.Accounts {
+		cur, ok := accounts.LookupCurrency(a.Currency)
+		if !ok || !accounts.ValidAccountID(a.ID) || a.Owner == "" {
+			return f, fmt.Errorf("accounts[%d] (%q): needs a valid id, an owner and a known ISO 4217 currency", i, a.ID)
+		}
+		if _, err := accounts.ParseBalance(a.Balance, cur); err != nil {
+			return f, fmt.Errorf("accounts[%d] (%q): balance %q is not a decimal in %s's precision", i, a.ID, a.Balance, cur.Code)
+		}
+	}
+	for i := range f.Grades {
+		g := &f.Grades[i]
+		if g.Subject == "" {
+			g.Subject = grades.SubjectEnglish
+		}
+		if err := grades.CheckIDs(g.StudentID, g.Subject); err != nil {
+			return f, fmt.Errorf("grades[%d] (%q): malformed student id or subject", i, g.StudentID)
+		}
+		if _, err := grades.ParseGrade(g.Grade); err != nil {
+			return f, fmt.Errorf("grades[%d] (%q): grade %q is not on the scale", i, g.StudentID, g.Grade)
+		}
+	}
+	return f, nil
 }
 
 func btoi(b bool) int {

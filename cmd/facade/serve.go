@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -66,7 +67,7 @@ type app struct {
 // newApp builds every part from the settings. Configuration errors name the
 // setting at fault.
 func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slog.Logger) (*app, error) {
-	origins, err := server.NewOrigins(s.ReadOrigins, s.WriteOrigins)
+	origins, err := server.NewOrigins(s.ReadOrigins, withPublicOrigin(s.WriteOrigins, s.PublicURL))
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +97,17 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	return &app{settings: s, log: log, srv: srv, authz: az, rdb: rdb}, nil
+}
+
+// withPublicOrigin adds the service's own public origin to the write
+// origins: a page it serves itself may change data. Nothing else is
+// trusted implicitly (not even the request's Host).
+func withPublicOrigin(write []string, publicURL string) []string {
+	u, err := url.Parse(publicURL)
+	if publicURL == "" || err != nil || u.Scheme == "" || u.Host == "" {
+		return write
+	}
+	return append(write, u.Scheme+"://"+u.Host)
 }
 
 // serve listens until ctx ends, then drains in-flight requests. ready, when
@@ -161,7 +173,7 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	log := slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	log := slog.New(server.LogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})))
 	redis.SetLogger(redisLogger{log})
 	return log
 }
