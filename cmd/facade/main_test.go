@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/testredis"
 	"github.com/facade-dev/facade/server"
+	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
 func TestMain(m *testing.M) { testredis.Main(m) }
@@ -256,4 +258,84 @@ func TestPublicURLIsAWriteOrigin(t *testing.T) {
 	if got := withPublicOrigin(nil, ""); len(got) != 0 {
 		t.Fatalf("no public URL: %v", got)
 	}
+}
+
+// TestServeEndToEnd runs `facade serve` on a real Redis and a
+// Bamboo-compatible upstream, warns about missing AOF, serves, and on
+// shutdown lets an in-flight request finish.
+func TestServeEndToEnd(t *testing.T) {
+	bt, upstreamTS := bambootest.NewTestServer(t, bambootest.WithToken("svc-token"))
+	bambootest.DemoData(bt)
+	addr := freeAddr(t)
+	withEnv(t, map[string]string{
+		"FACADE_REDIS_URL": testredis.URL(t), "FACADE_JWT_SECRET": secret, "FACADE_ADDR": addr,
+		"FACADE_UPSTREAM_URL": upstreamTS.URL, "FACADE_UPSTREAM_TOKEN": "svc-token",
+		"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv",
+	})
+	var logs safeBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmdServe(ctx, nil, &logs) }()
+	base := "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := http.Get(base + "/healthz")
+		if err == nil && res.StatusCode == 200 {
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not come up: %v\n%s", err, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "without AOF") {
+		t.Errorf("no AOF warning against a Redis without persistence:\n%s", logs.String())
+	}
+	carol, _ := server.Mint([]byte(secret), "carol", "developer", "role", time.Hour)
+
+	// A slow upstream keeps this request in flight while shutdown begins.
+	bt.SetDelay(700 * time.Millisecond)
+	result := make(chan int, 1)
+	go func() {
+		r, _ := http.NewRequest("GET", base+"/rest/api/latest/project?expand=projects.project.plans", nil)
+		r.Header.Set("Authorization", "Bearer "+carol)
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			result <- 0
+			return
+		}
+		res.Body.Close()
+		result <- res.StatusCode
+	}()
+	for bt.CallCount("/rest/api/latest/project") == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if got := <-result; got != 200 {
+		t.Fatalf("in-flight request during shutdown: %d", got)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("still listening after shutdown")
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
