@@ -39,12 +39,12 @@ var statusOf = map[facade.Code]int{
 }
 
 // Echo's own errors (router, body limit) become fixed sentences too.
-var echoDetails = map[int]*facade.Error{
-	http.StatusNotFound:              facade.Errorf(facade.ENOTFOUND, facade.DetailRouteNotFound),
-	http.StatusMethodNotAllowed:      {Detail: facade.DetailMethodNotAllowed},
-	http.StatusRequestEntityTooLarge: {Detail: facade.DetailBodyTooLarge},
-	http.StatusUnsupportedMediaType:  {Detail: facade.DetailUnsupportedMedia},
-	http.StatusNotAcceptable:         {Detail: facade.DetailNotAcceptable},
+var echoDetails = map[int]string{
+	http.StatusNotFound:              facade.DetailRouteNotFound,
+	http.StatusMethodNotAllowed:      facade.DetailMethodNotAllowed,
+	http.StatusRequestEntityTooLarge: facade.DetailBodyTooLarge,
+	http.StatusUnsupportedMediaType:  facade.DetailUnsupportedMedia,
+	http.StatusNotAcceptable:         facade.DetailNotAcceptable,
 }
 
 // handleError is Echo's HTTPErrorHandler: it writes a problem body and logs
@@ -70,7 +70,7 @@ func (s *Server) classify(err error) (status int, detail string, retry time.Dura
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		if d, ok := echoDetails[he.Code]; ok {
-			return he.Code, d.Detail, 0
+			return he.Code, d, 0
 		}
 	}
 	return http.StatusInternalServerError, facade.DetailInternal, 0

@@ -7,7 +7,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -116,9 +115,5 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		// net/http reads up to MaxHeaderBytes+4096 before refusing, so this
 		// makes the effective limit the SPEC's 16 KiB.
 		MaxHeaderBytes: 12 << 10,
-		ErrorLog:       nil,
 	}
 }
-
-// Shutdown waits for in-flight requests on srv, bounded by ctx.
-func Shutdown(ctx context.Context, srv *http.Server) error { return srv.Shutdown(ctx) }
