@@ -27,11 +27,11 @@ var demoSeed []byte
 
 // demoTokens are the principals the demo prints tokens for; the demo
 // policy (the repository's policy.csv) grants them their access.
-var demoTokens = []struct{ label, sub, role string }{
-	{"student (alice: her own grade)", "alice", "student"},
-	{"professor (bob: grades of english-101)", "bob", "professor"},
-	{"account holder (alice: account 1001, transfers to 2002)", "alice", "customer"},
-	{"developer (carol: project PROJ and plan WEB-NIGHTLY)", "carol", "developer"},
+var demoTokens = []struct{ name, label, sub, role string }{
+	{"STUDENT", "student alice: her own grade", "alice", "student"},
+	{"PROFESSOR", "professor bob: grades of students in english-101", "bob", "professor"},
+	{"HOLDER", "account holder alice: account 1001, transfers between 1001 and 2002", "alice", "customer"},
+	{"DEVELOPER", "developer carol: project PROJ and plan WEB-NIGHTLY", "carol", "developer"},
 }
 
 // cmdDemo runs the whole service in one process with nothing installed:
@@ -85,6 +85,9 @@ func demoSettings(dir, upstreamURL, upstreamToken string) (settings, error) {
 		s.Addr = freeOr("127.0.0.1:8080")
 		s.OpsAddr = s.Addr
 	}
+	if getenv("FACADE_LOG_LEVEL") == "" {
+		s.LogLevel = "warn" // keep the terminal for the banner and the user's curl output
+	}
 	s.UpstreamURL, s.UpstreamToken = upstreamURL, upstreamToken
 	s.JWTSecret, s.JWKSURL = randomHex(32), ""
 	if len(s.WriteOrigins) == 0 {
@@ -127,22 +130,24 @@ func freeOr(addr string) string {
 
 func printDemo(w io.Writer, addr string, s settings) {
 	base := "http://" + addr
-	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %s\n  health:  %s/readyz\n\nTokens (valid 12h):\n", base, base)
+	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %s\n  health:  %s/readyz\n\nTokens (valid 12h), ready to paste into a shell:\n", base, base)
 	for _, t := range demoTokens {
 		tok, err := server.Mint([]byte(s.JWTSecret), t.sub, t.role, s.RoleClaim, 12*time.Hour)
 		if err != nil {
 			continue
 		}
-		fmt.Fprintf(w, "\n  %s\n  %s\n", t.label, tok)
+		fmt.Fprintf(w, "\n  # %s\n  export %s=%s\n", t.label, t.name, tok)
 	}
 	fmt.Fprintf(w, `
 Try:
-  curl -H "Authorization: Bearer $TOKEN" %[1]s/student/alice/english/grade
-  curl -H "Authorization: Bearer $TOKEN" %[1]s/rs/account/1001/balance
-  curl -X POST -H "Authorization: Bearer $TOKEN" -H "X-XSRF-TOKEN: demo" %[1]s/rs/transfer/from/1001/to/2002/amount/12.50
-  curl -H "Authorization: Bearer $TOKEN" '%[1]s/rest/api/latest/project?expand=projects.project.plans'
+  curl -H "Authorization: Bearer $STUDENT" %[1]s/student/alice/english/grade
+  curl -X PUT -H "Authorization: Bearer $PROFESSOR" -H "X-XSRF-TOKEN: demo" -H "Content-Type: application/json" \
+       -d '{"grade":"A-"}' %[1]s/student/alice/english/grade
+  curl -H "Authorization: Bearer $HOLDER" %[1]s/rs/account/1001/balance
+  curl -X POST -H "Authorization: Bearer $HOLDER" -H "X-XSRF-TOKEN: demo" %[1]s/rs/transfer/from/1001/to/2002/amount/12.50
+  curl -H "Authorization: Bearer $DEVELOPER" '%[1]s/rest/api/latest/project?expand=projects.project.plans'
 
-Press Ctrl-C to stop.
+Logs (JSON) go to stderr at FACADE_LOG_LEVEL (demo default: warn). Press Ctrl-C to stop.
 `, base)
 }
 

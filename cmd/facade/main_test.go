@@ -174,10 +174,10 @@ func TestDemoServes(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- cmdDemo(ctx, nil, pw, io.Discard); pw.Close() }()
-	out := readUntil(t, pr, "Press Ctrl-C")
+	out := readUntil(t, pr, "Ctrl-C to stop")
 	go io.Copy(io.Discard, pr)
 	base := regexp.MustCompile(`API:\s+(\S+)`).FindStringSubmatch(out)[1]
-	tokens := regexp.MustCompile(`(?m)^  (eyJ\S+)$`).FindAllStringSubmatch(out, -1)
+	tokens := regexp.MustCompile(`(?m)^  export [A-Z]+=(eyJ\S+)$`).FindAllStringSubmatch(out, -1)
 	if len(tokens) != 4 {
 		t.Fatalf("demo printed %d tokens:\n%s", len(tokens), out)
 	}
