@@ -48,7 +48,7 @@ func (e StatementEntry) SignedAmount() Amount {
 // MaxStatementLimit (else EINVALID DetailBadParameter); an unknown account
 // is ENOTFOUND.
 func (s *Store) Statement(ctx context.Context, id string, limit int) ([]StatementEntry, error) {
-	if !ValidAccountID(id) {
+	if !facade.ValidID(id) {
 		return nil, badIdentifier()
 	}
 	if limit < 1 || limit > MaxStatementLimit {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -42,18 +41,11 @@ type Account struct {
 // BalanceAmount returns the balance as an Amount, ready for JSON.
 func (a Account) BalanceAmount() Amount { return Amount{Minor: a.Balance, Currency: a.Currency} }
 
-// accountIDPattern is SPEC section 3's account_id format. The HTTP layer
-// checks it first; the store checks again because ids become key names.
-var accountIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
-
-// ValidAccountID reports whether id is a well-formed account id.
-func ValidAccountID(id string) bool { return accountIDPattern.MatchString(id) }
-
 func badIdentifier() error { return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier) }
 
 // Get returns the account id, or ENOTFOUND.
 func (s *Store) Get(ctx context.Context, id string) (Account, error) {
-	if !ValidAccountID(id) {
+	if !facade.ValidID(id) {
 		return Account{}, badIdentifier()
 	}
 	vals, err := s.rdb.HMGet(ctx, accountKey(id), "owner", "currency", "exponent", "balance", "created").Result()
@@ -106,7 +98,7 @@ return 1
 // a negative balance (DetailBadAmount).
 func (s *Store) Create(ctx context.Context, a Account) (created bool, err error) {
 	switch {
-	case !ValidAccountID(a.ID):
+	case !facade.ValidID(a.ID):
 		return false, badIdentifier()
 	case !a.Currency.known():
 		return false, facade.Errorf(facade.EINVALID, facade.DetailUnknownCurrency)

@@ -107,7 +107,7 @@ func (s *Store) Transfer(ctx context.Context, req TransferRequest, maxMajor int6
 
 // validateTransfer runs every check that needs no data, cheapest first.
 func validateTransfer(req TransferRequest, maxMajor int64) error {
-	if !ValidAccountID(req.From) || !ValidAccountID(req.To) {
+	if !facade.ValidID(req.From) || !facade.ValidID(req.To) {
 		return badIdentifier()
 	}
 	if err := ValidateAmountSyntax(req.Amount, maxMajor); err != nil {

@@ -152,14 +152,14 @@ func (a *Authorizer) CanWriteGrade(p facade.Principal, studentID string) bool {
 
 // CanViewAccount: view_account on account:ID (balance, record, statement).
 func (a *Authorizer) CanViewAccount(p facade.Principal, accountID string) bool {
-	return opViewAccount.record(validID(accountID) &&
+	return opViewAccount.record(facade.ValidID(accountID) &&
 		a.state().granted(p.ID, prefixAccount+accountID, actViewAccount))
 }
 
 // CanTransfer: transfer on the from account and on the to account.
 func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
 	st := a.state()
-	return opTransfer.record(validID(from) && validID(to) &&
+	return opTransfer.record(facade.ValidID(from) && facade.ValidID(to) &&
 		st.granted(p.ID, prefixAccount+from, actTransfer) &&
 		st.granted(p.ID, prefixAccount+to, actTransfer))
 }
@@ -168,7 +168,7 @@ func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
 // listing also shows projects where only some plans are visible: ask
 // CanViewPlan for those.)
 func (a *Authorizer) CanViewProject(p facade.Principal, projectKey string) bool {
-	return opViewProject.record(validProjectKey(projectKey) &&
+	return opViewProject.record(facade.ValidProjectKey(projectKey) &&
 		a.state().granted(p.ID, prefixProject+projectKey, actView))
 }
 
@@ -179,7 +179,7 @@ func (a *Authorizer) CanViewPlan(p facade.Principal, projectKey, planKey string)
 
 // grade applies the built-in grade rules; act is view (GET) or update (writes).
 func (st *state) grade(p facade.Principal, studentID, act string) bool {
-	if p.ID == "" || !validID(studentID) {
+	if p.ID == "" || !facade.ValidID(studentID) {
 		return false
 	}
 	switch p.Role {
@@ -215,7 +215,7 @@ func (st *state) teachingClass(sub, studentID, act string) (string, bool) {
 }
 
 func (st *state) planVisible(sub, projectKey, planKey string) bool {
-	if sub == "" || !validProjectKey(projectKey) || !validPlanKey(planKey) {
+	if sub == "" || !facade.ValidProjectKey(projectKey) || !facade.ValidPlanKey(planKey) {
 		return false
 	}
 	_, ok := st.members.reachAny(prefixUser+sub, []string{

@@ -97,7 +97,7 @@ func (x *explainer) grade(p facade.Principal, studentID, act string) (bool, []st
 	if act != actView && act != actUpdate {
 		return false, nil, fmt.Errorf("authz: a grade takes act view (GET) or update (POST/PUT), not %q", act)
 	}
-	if !validID(studentID) {
+	if !facade.ValidID(studentID) {
 		return false, nil, fmt.Errorf("authz: malformed student id %q: must match ^[A-Za-z0-9._@-]{1,64}$", studentID)
 	}
 	allow := x.st.grade(p, studentID, act)

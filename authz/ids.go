@@ -1,6 +1,10 @@
 package authz
 
-import "strings"
+import (
+	"strings"
+
+	facade "github.com/facade-dev/facade"
+)
 
 // Object prefixes (SPEC section 3). Request objects are always built by this
 // package from validated identifiers, so a caller can never smuggle a prefix,
@@ -41,34 +45,6 @@ var reservedKinds = map[string]bool{
 	"student": true, "user": true,
 }
 
-// validID reports whether s matches ^[A-Za-z0-9._@-]{1,64}$, the format of
-// student ids, account ids and (by this package's choice) class ids.
-func validID(s string) bool {
-	if len(s) < 1 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !isAlnum(c) && c != '.' && c != '_' && c != '@' && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-// validProjectKey reports whether s matches ^[A-Z][A-Z0-9]{0,63}$.
-func validProjectKey(s string) bool {
-	if len(s) < 1 || len(s) > 64 || !isUpper(s[0]) {
-		return false
-	}
-	return upperDigits(s[1:])
-}
-
-// validPlanKey reports whether s matches ^[A-Z0-9]{1,64}$.
-func validPlanKey(s string) bool {
-	return len(s) >= 1 && len(s) <= 64 && upperDigits(s)
-}
-
 // validPrincipal reports whether s can name a principal in policy.csv: 1-128
 // of [A-Za-z0-9._@|+=/-]. That covers user names, e-mail addresses, UUIDs
 // and "provider|id" subjects; a colon is left out because "kind:name" marks
@@ -99,24 +75,14 @@ func validGroup(s string) bool {
 			return false
 		}
 	}
-	return validID(name)
+	return facade.ValidID(name)
 }
 
 // splitPlan splits "K-P" into a valid project key and plan key.
 func splitPlan(s string) (project, plan string, ok bool) {
 	project, plan, ok = strings.Cut(s, "-")
-	return project, plan, ok && validProjectKey(project) && validPlanKey(plan)
+	return project, plan, ok && facade.ValidProjectKey(project) && facade.ValidPlanKey(plan)
 }
 
-func isAlnum(c byte) bool { return isUpper(c) || (c >= 'a' && c <= 'z') || isDigit(c) }
-func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isAlnum(c byte) bool { return c >= 'A' && c <= 'Z' || (c >= 'a' && c <= 'z') || isDigit(c) }
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-func upperDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isUpper(s[i]) && !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
-}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	facade "github.com/facade-dev/facade"
 )
 
 // Problem is one finding in model.conf or policy.csv, written for the ops
@@ -204,11 +206,11 @@ func checkObject(obj string) (prefix, msg string) {
 func checkObjectID(prefix, id, obj string) string {
 	switch prefix {
 	case prefixClass, prefixAccount:
-		if !validID(id) {
+		if !facade.ValidID(id) {
 			return fmt.Sprintf("malformed id in %q: must match ^[A-Za-z0-9._@-]{1,64}$", obj)
 		}
 	case prefixProject:
-		if !validProjectKey(id) {
+		if !facade.ValidProjectKey(id) {
 			return fmt.Sprintf("malformed project key in %q: must match ^[A-Z][A-Z0-9]{0,63}$", obj)
 		}
 	case prefixPlan:
@@ -225,11 +227,11 @@ func checkGrouping(member, group string) (lineKind, string) {
 	if sid, ok := strings.CutPrefix(member, prefixStudent); ok {
 		cid, isClass := strings.CutPrefix(group, prefixClass)
 		switch {
-		case !validID(sid):
+		case !facade.ValidID(sid):
 			return kindEnroll, fmt.Sprintf("malformed student id in %q: must match ^[A-Za-z0-9._@-]{1,64}$", member)
 		case !isClass:
 			return kindEnroll, fmt.Sprintf("%q: a student: line enrolls in a class (g, student:S, class:C)", group)
-		case !validID(cid):
+		case !facade.ValidID(cid):
 			return kindEnroll, fmt.Sprintf("malformed class id in %q: must match ^[A-Za-z0-9._@-]{1,64}$", group)
 		}
 		return kindEnroll, ""

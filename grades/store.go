@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/redisdb"
-	"github.com/redis/go-redis/v9"
 )
 
 const (
@@ -32,9 +33,6 @@ const (
 )
 
 var (
-	// studentIDPattern is SPEC section 3's student_id format. The handler
-	// checks it first; the store checks again because the id becomes a key.
-	studentIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
 	// subjectPattern keeps subjects to plain words that cannot break a key.
 	subjectPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
 )
@@ -170,7 +168,7 @@ func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by str
 func CheckIDs(studentID, subject string) error { return checkIDs(studentID, subject) }
 
 func checkIDs(studentID, subject string) error {
-	if !studentIDPattern.MatchString(studentID) || !subjectPattern.MatchString(subject) {
+	if !facade.ValidID(studentID) || !subjectPattern.MatchString(subject) {
 		return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
 	}
 	return nil

@@ -13,24 +13,6 @@ import (
 // is simply a character outside the allowed set: nothing decoded from a
 // caller's path can shape an upstream URL or a cache key.
 
-// validProjectKey reports whether s matches ^[A-Z][A-Z0-9]{0,63}$.
-func validProjectKey(s string) bool {
-	return len(s) >= 1 && len(s) <= 64 && s[0] >= 'A' && s[0] <= 'Z' && upperDigits(s[1:])
-}
-
-// validPlanKey reports whether s matches ^[A-Z0-9]{1,64}$ (also the format
-// of a job's short key).
-func validPlanKey(s string) bool { return len(s) >= 1 && len(s) <= 64 && upperDigits(s) }
-
-func upperDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
 func validBuildNumber(s string) bool {
 	if len(s) < 1 || len(s) > 10 {
 		return false
@@ -53,7 +35,7 @@ func (r planRef) String() string { return r.project + "-" + r.plan }
 func parsePlanParam(raw string) (planRef, error) {
 	raw = strings.TrimSuffix(raw, ".json")
 	project, plan, ok := strings.Cut(raw, "-")
-	if !ok || !validProjectKey(project) || !validPlanKey(plan) {
+	if !ok || !facade.ValidProjectKey(project) || !facade.ValidPlanKey(plan) {
 		return planRef{}, badIdentifier()
 	}
 	return planRef{project, plan}, nil
@@ -119,20 +101,20 @@ func parseArtifactPath(escaped string) (artifactTarget, error) {
 // artifactPlan finds the plan in the route's key segment.
 func artifactPlan(segs []string) (planRef, bool) {
 	parts := strings.Split(segs[1], "-")
-	if len(parts) < 2 || !validProjectKey(parts[0]) || !validPlanKey(parts[1]) {
+	if len(parts) < 2 || !facade.ValidProjectKey(parts[0]) || !facade.ValidPlanKey(parts[1]) {
 		return planRef{}, false
 	}
 	ref := planRef{parts[0], parts[1]}
 	switch segs[0] {
 	case "browse":
 		// K-P-N or K-P-J-N, then "artifact", then at least a name.
-		ok := (len(parts) == 3 || len(parts) == 4 && validPlanKey(parts[2])) &&
+		ok := (len(parts) == 3 || len(parts) == 4 && facade.ValidPlanKey(parts[2])) &&
 			validBuildNumber(parts[len(parts)-1]) &&
 			len(segs) >= 4 && segs[2] == "artifact" && segs[3] != ""
 		return ref, ok
 	case "download":
 		// K-P or K-P-J, then at least one file segment.
-		ok := (len(parts) == 2 || len(parts) == 3 && validPlanKey(parts[2])) && segs[2] != ""
+		ok := (len(parts) == 2 || len(parts) == 3 && facade.ValidPlanKey(parts[2])) && segs[2] != ""
 		return ref, ok
 	}
 	return planRef{}, false

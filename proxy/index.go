@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/facade-dev/facade"
 )
 
 // projectsIndex is the project list document taken apart once per
@@ -97,11 +99,11 @@ func indexProject(proj map[string]any) (indexedProject, error) {
 // planShortKey is the plan's own key: "key" is "K-P"; "shortKey" is P.
 func planShortKey(projectKey string, plan map[string]any) string {
 	if full, ok := plan["key"].(string); ok {
-		if short, ok := strings.CutPrefix(full, projectKey+"-"); ok && validPlanKey(short) {
+		if short, ok := strings.CutPrefix(full, projectKey+"-"); ok && facade.ValidPlanKey(short) {
 			return short
 		}
 	}
-	if short, ok := plan["shortKey"].(string); ok && validPlanKey(short) {
+	if short, ok := plan["shortKey"].(string); ok && facade.ValidPlanKey(short) {
 		return short
 	}
 	return ""

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/facade-dev/facade"
 )
 
 // Link rewriting. Bamboo writes absolute URLs of itself into its documents:
@@ -208,7 +210,7 @@ func artifactRedirectToRoute(href string) string {
 	// Bamboo's artifact URLs write spaces in names as hyphens (sample 03).
 	name := strings.ReplaceAll(q.Get("artifactName"), " ", "-")
 	parts := strings.Split(planKey, "-")
-	if len(parts) < 2 || len(parts) > 3 || !validProjectKey(parts[0]) || !validPlanKey(parts[1]) ||
+	if len(parts) < 2 || len(parts) > 3 || !facade.ValidProjectKey(parts[0]) || !facade.ValidPlanKey(parts[1]) ||
 		!validBuildNumber(number) {
 		return href
 	}
@@ -217,7 +219,7 @@ func artifactRedirectToRoute(href string) string {
 	}
 	dir := "shared"
 	if len(parts) == 3 {
-		if !validPlanKey(parts[2]) {
+		if !facade.ValidPlanKey(parts[2]) {
 			return href
 		}
 		dir = parts[2]

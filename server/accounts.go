@@ -52,7 +52,7 @@ type statementView struct {
 
 // viewableAccount validates the id and checks view_account before any read.
 func (s *Server) viewableAccount(c echo.Context) (string, error) {
-	id, err := pathID(c, "id", accountIDPattern)
+	id, err := pathID(c, "id", facade.ValidID)
 	if err != nil {
 		return "", err
 	}
@@ -124,11 +124,11 @@ func statementLimit(q string) (int, error) {
 // transfer validates ids, amount and Idempotency-Key (400), checks
 // `transfer` on both accounts (403), then runs the one atomic step.
 func (s *Server) transfer(c echo.Context) error {
-	from, err := pathID(c, "from", accountIDPattern)
+	from, err := pathID(c, "from", facade.ValidID)
 	if err != nil {
 		return err
 	}
-	to, err := pathID(c, "to", accountIDPattern)
+	to, err := pathID(c, "to", facade.ValidID)
 	if err != nil {
 		return err
 	}

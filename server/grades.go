@@ -16,7 +16,7 @@ type gradeBody struct {
 // gradeTarget validates the student id and asks authz; write says whether
 // the operation changes the grade. Both happen before any data is read.
 func (s *Server) gradeTarget(c echo.Context, write bool) (facade.Principal, string, error) {
-	student, err := pathID(c, "student_id", studentIDPattern)
+	student, err := pathID(c, "student_id", facade.ValidID)
 	if err != nil {
 		return facade.Principal{}, "", err
 	}
@@ -76,7 +76,7 @@ func (s *Server) updateGrade(c echo.Context) error {
 // gradeWrite runs the checks shared by POST and PUT in SPEC order: body
 // (400/413/415) is input validation, then authorization.
 func (s *Server) gradeWrite(c echo.Context) (facade.Principal, string, string, error) {
-	if _, err := pathID(c, "student_id", studentIDPattern); err != nil {
+	if _, err := pathID(c, "student_id", facade.ValidID); err != nil {
 		return facade.Principal{}, "", "", err
 	}
 	var body gradeBody

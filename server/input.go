@@ -20,19 +20,15 @@ import (
 // Identifier formats of SPEC section 3. Anything else is 400 before any
 // look-up; the patterns admit no '/', '%', '?' or '#', so nothing encoded
 // reaches a Redis key or an upstream URL.
-var (
-	studentIDPattern = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
-	accountIDPattern = studentIDPattern
-)
 
 var errBadIdentifier = facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
 
-// pathID returns the named path parameter, percent-decoded, when it matches
-// pattern. Echo hands over the raw segment; an encoded '/', '.', '?' or '#'
+// pathID returns the named path parameter, percent-decoded, when valid
+// says it is well-formed. Echo hands over the raw segment; an encoded '/', '.', '?' or '#'
 // is refused outright (it must never turn into a key or a path), anything
 // else encoded (%40 for '@', as encodeURIComponent writes it) is decoded
-// and then held to the same pattern.
-func pathID(c echo.Context, name string, pattern *regexp.Regexp) (string, error) {
+// and then held to the same format.
+func pathID(c echo.Context, name string, valid func(string) bool) (string, error) {
 	v := c.Param(name)
 	if strings.Contains(v, "%") {
 		if forbiddenEscapes.MatchString(v) {
@@ -44,7 +40,7 @@ func pathID(c echo.Context, name string, pattern *regexp.Regexp) (string, error)
 		}
 		v = decoded
 	}
-	if !pattern.MatchString(v) {
+	if !valid(v) {
 		return "", errBadIdentifier
 	}
 	return v, nil

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,13 +39,6 @@ type ResultQuery struct {
 	MaxResults int      // 1..100; 0 means 25, above 100 means 100
 	StartIndex int      // 0: omitted
 }
-
-// Identifier formats of SPEC section 3. The proxy validates before calling;
-// the client checks again so that no caller mistake can shape an upstream URL.
-var (
-	projectKeyRE = regexp.MustCompile(`^[A-Z][A-Z0-9]{0,63}$`)
-	planKeyRE    = regexp.MustCompile(`^[A-Z0-9]{1,64}$`)
-)
 
 var (
 	projectExpands = []string{ExpandProjectPlans}
@@ -107,7 +99,9 @@ func (c *Client) projectsURL(q ProjectQuery) string {
 
 // resultsURL is {base}/rest/api/latest/result/{PROJ}-{PLAN}.json?{query}.
 func (c *Client) resultsURL(projectKey, planKey string, q ResultQuery) (string, error) {
-	if !projectKeyRE.MatchString(projectKey) || !planKeyRE.MatchString(planKey) {
+	// The proxy validated the keys; check again so that no caller mistake
+	// can shape an upstream URL.
+	if !facade.ValidProjectKey(projectKey) || !facade.ValidPlanKey(planKey) {
 		return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
 	}
 	key := url.PathEscape(projectKey + "-" + planKey)

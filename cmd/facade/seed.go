@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/redisdb"
@@ -99,7 +100,7 @@ func parseSeed(raw []byte) (seedFile, error) {
 	}
 	for i, a := range f.Accounts {
 		cur, ok := accounts.LookupCurrency(a.Currency)
-		if !ok || !accounts.ValidAccountID(a.ID) || a.Owner == "" {
+		if !ok || !facade.ValidID(a.ID) || a.Owner == "" {
 			return f, fmt.Errorf("accounts[%d] (%q): needs a valid id, an owner and a known ISO 4217 currency", i, a.ID)
 		}
 		if _, err := accounts.ParseBalance(a.Balance, cur); err != nil {
