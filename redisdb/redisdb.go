@@ -54,17 +54,6 @@ func Open(cfg Config) (redis.UniversalClient, error) {
 	return nil, ErrNotConfigured
 }
 
-// SplitAddrs parses a comma list, ignoring blanks.
-func SplitAddrs(s string) []string {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // AppendOnly reports whether the server persists writes with AOF. Money must
 // not live in a Redis that forgets (SPEC section 5); serve warns when it does.
 func AppendOnly(ctx context.Context, c redis.UniversalClient) (bool, error) {

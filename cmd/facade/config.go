@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/facade-dev/facade/redisdb"
 )
 
 // settings are the environment variables of SPEC section 1.
@@ -70,6 +72,12 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		return s, fmt.Errorf("FACADE_MAX_TRANSFER must be a positive whole number of major units")
 	}
 	return s, nil
+}
+
+// redisConfig says where Redis is, from FACADE_REDIS_URL or
+// FACADE_REDIS_ADDRS (+ FACADE_REDIS_MASTER).
+func (s settings) redisConfig() redisdb.Config {
+	return redisdb.Config{URL: s.RedisURL, Addrs: splitList(s.RedisAddrs), Master: s.RedisMaster}
 }
 
 func splitList(s string) []string {

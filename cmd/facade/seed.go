@@ -49,7 +49,7 @@ func cmdSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	rdb, err := redisdb.Open(redisdb.Config{URL: s.RedisURL, Addrs: redisdb.SplitAddrs(s.RedisAddrs), Master: s.RedisMaster})
+	rdb, err := redisdb.Open(s.redisConfig())
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func cmdServe(ctx context.Context, _ []string, stderr io.Writer) error {
 		return err
 	}
 	log := newLogger(stderr, s.LogLevel)
-	rdb, err := redisdb.Open(redisdb.Config{URL: s.RedisURL, Addrs: redisdb.SplitAddrs(s.RedisAddrs), Master: s.RedisMaster})
+	rdb, err := redisdb.Open(s.redisConfig())
 	if err != nil {
 		return err
 	}
