@@ -5,8 +5,9 @@
 // with the service's own token (never the caller's), bounds each call with
 // one deadline that covers its retries, and puts a circuit breaker in front
 // of Bamboo so that a failing server is not hammered. Documents come back
-// as raw JSON bytes (the cache stores bytes; the proxy decodes them with the
-// wire types of bamboo.go); artifacts come back as a stream.
+// as raw JSON bytes, checked to be one JSON object (the cache stores bytes;
+// the proxy decodes generically, so every field Bamboo sends survives);
+// artifacts come back as a stream.
 //
 // Every failure is a *facade.Error with a fixed detail sentence: nothing the
 // upstream sent (body, headers, host) reaches a Detail, only Err, for logs.

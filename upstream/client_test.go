@@ -74,7 +74,7 @@ func TestProjectsReturnsBambooDocumentWithServiceToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var page upstream.ProjectsPage
+	var page projectsPage
 	if err := json.Unmarshal(body, &page); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestProjectsWithoutExpandHasCollapsedPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var page upstream.ProjectsPage
+	var page projectsPage
 	if err := json.Unmarshal(body, &page); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestResultsSendsOnlyBuiltQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var page upstream.ResultsPage
+	var page resultsPage
 	if err := json.Unmarshal(body, &page); err != nil {
 		t.Fatal(err)
 	}
@@ -437,4 +437,32 @@ func metricValue(c prometheus.Metric) float64 {
 		return m.Counter.GetValue()
 	}
 	return m.Gauge.GetValue()
+}
+
+// The few wire fields these tests look at, as Bamboo names them.
+type projectsPage struct {
+	Projects struct {
+		Size    int `json:"size"`
+		Project []struct {
+			Key   string `json:"key"`
+			Plans struct {
+				Size int `json:"size"`
+				Plan []struct {
+					Key string `json:"key"`
+				} `json:"plan"`
+			} `json:"plans"`
+		} `json:"project"`
+	} `json:"projects"`
+}
+
+type resultsPage struct {
+	Results struct {
+		StartIndex int `json:"start-index"`
+		Result     []struct {
+			BuildNumber int `json:"buildNumber"`
+			Artifacts   struct {
+				Artifact []json.RawMessage `json:"artifact"`
+			} `json:"artifacts"`
+		} `json:"result"`
+	} `json:"results"`
 }
