@@ -2,6 +2,8 @@ package accounts
 
 import (
 	"context"
+
+	"github.com/facade-dev/facade/redisdb"
 )
 
 // ledgerPage bounds one XRANGE read, so walking a long ledger never holds a
@@ -16,7 +18,7 @@ func (s *Store) LedgerTransferIDs(ctx context.Context, fn func(transferID string
 	for {
 		msgs, err := s.rdb.XRangeN(ctx, ledgerKey(), start, "+", ledgerPage).Result()
 		if err != nil {
-			return storeError(err)
+			return redisdb.Error(err)
 		}
 		for _, m := range msgs {
 			tid, _ := m.Values["transfer"].(string)

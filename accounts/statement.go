@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/redisdb"
 )
 
 // MaxStatementLimit is the most entries one Statement call returns.
@@ -72,7 +73,7 @@ func (s *Store) statementIDs(ctx context.Context, id string, limit int) ([]strin
 		return nil
 	})
 	if err != nil {
-		return nil, storeError(err)
+		return nil, redisdb.Error(err)
 	}
 	if exists.Val() == 0 {
 		return nil, facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
@@ -94,7 +95,7 @@ func (s *Store) statementEntries(ctx context.Context, id string, tids []string) 
 		return nil
 	})
 	if err != nil {
-		return nil, storeError(err)
+		return nil, redisdb.Error(err)
 	}
 	for i, cmd := range cmds {
 		e, err := decodeEntry(id, tids[i], cmd.Val())

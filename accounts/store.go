@@ -50,7 +50,7 @@ func (s *Store) Get(ctx context.Context, id string) (Account, error) {
 	}
 	vals, err := s.rdb.HMGet(ctx, accountKey(id), "owner", "currency", "exponent", "balance", "created").Result()
 	if err != nil {
-		return Account{}, storeError(err)
+		return Account{}, redisdb.Error(err)
 	}
 	if vals[1] == nil {
 		return Account{}, facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
@@ -112,7 +112,7 @@ func (s *Store) Create(ctx context.Context, a Account) (created bool, err error)
 		a.Owner, a.Currency.Code, a.Currency.Exponent,
 		strconv.FormatInt(a.Balance, 10), a.CreatedAt.UnixMicro()).Int()
 	if err != nil {
-		return false, storeError(err)
+		return false, redisdb.Error(err)
 	}
 	return n == 1, nil
 }
@@ -139,17 +139,6 @@ func (s *Store) Seed(ctx context.Context, sa SeedAccount) (created bool, err err
 		return false, err
 	}
 	return s.Create(ctx, Account{ID: sa.ID, Owner: sa.Owner, Currency: cur, Balance: balance})
-}
-
-// storeError classifies a Redis failure: unreachable is 503 with
-// Retry-After (COMMON rules), anything else is internal. The cause is kept
-// for the log only.
-func storeError(err error) error {
-	if redisdb.IsUnavailable(err) {
-		return &facade.Error{Code: facade.EUNAVAILABLE, Detail: facade.DetailStoreUnavailable,
-			RetryAfter: time.Second, Err: err}
-	}
-	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
 }
 
 // corrupt reports stored data this package did not write.

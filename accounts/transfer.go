@@ -15,6 +15,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/metrics"
+	"github.com/facade-dev/facade/redisdb"
 )
 
 //go:embed transfer.lua
@@ -206,7 +207,7 @@ func scriptError(err error) error {
 			return &facade.Error{Code: refusal.Code, Detail: refusal.Detail}
 		}
 	}
-	return storeError(err)
+	return redisdb.Error(err)
 }
 
 // outcome names a transfer result for the metric and the audit line.

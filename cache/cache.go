@@ -213,15 +213,7 @@ func (c *Cache) finish(ctx context.Context, prev stored) (Entry, error) {
 
 // Invalidate drops the document cached under key, so the next Get fetches.
 func (c *Cache) Invalidate(ctx context.Context, key string) error {
-	err := c.rdb.Del(ctx, docKey(key)).Err()
-	switch {
-	case err == nil:
-		return nil
-	case redisdb.IsUnavailable(err):
-		return &facade.Error{Code: facade.EUNAVAILABLE, Detail: facade.DetailStoreUnavailable, RetryAfter: time.Second, Err: err}
-	default:
-		return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
-	}
+	return redisdb.Error(c.rdb.Del(ctx, docKey(key)).Err())
 }
 
 // fillContext detaches the shared fill from the first caller's

@@ -61,7 +61,7 @@ func (s *Store) Get(ctx context.Context, studentID, subject string) (Record, err
 	}
 	fields, err := s.rdb.HGetAll(ctx, recordKey(studentID, subject)).Result()
 	if err != nil {
-		return Record{}, storeError(err)
+		return Record{}, redisdb.Error(err)
 	}
 	if len(fields) == 0 {
 		return Record{}, facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
@@ -115,7 +115,7 @@ func (s *Store) Audit(ctx context.Context, studentID, subject string, limit int)
 	}
 	msgs, err := s.rdb.XRevRangeN(ctx, auditKey(studentID, subject), "+", "-", int64(limit)).Result()
 	if err != nil {
-		return nil, storeError(err)
+		return nil, redisdb.Error(err)
 	}
 	entries := make([]AuditEntry, 0, len(msgs))
 	for _, m := range msgs {
@@ -149,7 +149,7 @@ func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by str
 	res, err := changeScript.Run(ctx, s.rdb, keys,
 		op, grade, by, at.Format(time.RFC3339), required, AuditRetention).Slice()
 	if err != nil {
-		return Record{}, "", storeError(err)
+		return Record{}, "", redisdb.Error(err)
 	}
 	status, version, old, err := parseScriptResult(res)
 	if err != nil || status != "ok" {
@@ -172,15 +172,6 @@ func checkIDs(studentID, subject string) error {
 		return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
 	}
 	return nil
-}
-
-// storeError turns a Redis failure into the client-safe error: 503 with
-// Retry-After when Redis cannot be reached, 500 otherwise.
-func storeError(err error) error {
-	if redisdb.IsUnavailable(err) {
-		return &facade.Error{Code: facade.EUNAVAILABLE, Detail: facade.DetailStoreUnavailable, RetryAfter: time.Second, Err: err}
-	}
-	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
 }
 
 func corrupt(format string, args ...any) error {

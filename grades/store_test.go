@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/internal/testredis"
-	"github.com/redis/go-redis/v9"
 )
 
 var t0 = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade"
 )
 
 // dialTimeout bounds one connection attempt; with a single dial retry a
@@ -62,6 +64,19 @@ func AppendOnly(ctx context.Context, c redis.UniversalClient) (bool, error) {
 		return false, err
 	}
 	return v["appendonly"] == "yes", nil
+}
+
+// Error turns a Redis failure into the client-safe error every store
+// returns: 503 with Retry-After when Redis cannot be reached, 500 otherwise.
+// The cause is kept for the log only. nil stays nil.
+func Error(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case IsUnavailable(err):
+		return &facade.Error{Code: facade.EUNAVAILABLE, Detail: facade.DetailStoreUnavailable, RetryAfter: time.Second, Err: err}
+	}
+	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
 }
 
 // IsUnavailable reports whether err means Redis could not be reached (as

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/internal/testredis"
 )
 
@@ -52,6 +53,18 @@ func TestUnavailableIsToldApart(t *testing.T) {
 		if got := IsUnavailable(c.err); got != c.want {
 			t.Errorf("%s (%v): IsUnavailable = %v, want %v", name, c.err, got, c.want)
 		}
+		if c.err == nil {
+			continue
+		}
+		// What a client is told: 503 with Retry-After, or a plain 500.
+		var fe *facade.Error
+		if !errors.As(Error(c.err), &fe) || (fe.Code == facade.EUNAVAILABLE) != c.want ||
+			(c.want && fe.RetryAfter <= 0) || (!c.want && fe.Code != facade.EINTERNAL) {
+			t.Errorf("%s: Error() = %+v", name, fe)
+		}
+	}
+	if Error(nil) != nil {
+		t.Error("Error(nil) is not nil")
 	}
 }
 
