@@ -20,6 +20,7 @@
 package authz
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -136,6 +137,16 @@ func (o op) record(allow bool) bool {
 		o.deny.Inc()
 	}
 	return allow
+}
+
+// Refuse writes the audit line every denial gets (principal, operation,
+// target; the request id comes with ctx) and returns the one 403 all
+// refusals share, so a refusal says nothing about whether the target
+// exists.
+func (a *Authorizer) Refuse(ctx context.Context, p facade.Principal, op, target string) error {
+	a.log.LogAttrs(ctx, slog.LevelInfo, "authorization denied", slog.Bool("audit", true),
+		slog.String("principal", p.ID), slog.String("role", p.Role), slog.String("op", op), slog.String("target", target))
+	return facade.Errorf(facade.EFORBIDDEN, facade.DetailForbidden)
 }
 
 // CanViewGrade: GET a grade. A student sees their own; a professor sees a

@@ -243,10 +243,7 @@ func (h *Handler) authorizePlan(c echo.Context, op string, p facade.Principal, p
 	if h.az.CanViewPlan(p, plan.project, plan.plan) {
 		return nil
 	}
-	h.log.Info("authorization denied", "audit", true,
-		"principal", p.ID, "role", p.Role, "op", op, "target", "plan:"+plan.String(),
-		"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
-	return facade.Errorf(facade.EFORBIDDEN, facade.DetailForbidden)
+	return h.az.Refuse(c.Request().Context(), p, op, "plan:"+plan.String())
 }
 
 // writeJSON sends a finished view.

@@ -105,8 +105,5 @@ func principal(c echo.Context) facade.Principal {
 
 // deny audit-logs a refusal and returns the one 403 every refusal shares.
 func (s *Server) deny(c echo.Context, op, target string) error {
-	p := principal(c)
-	s.log.Info("authorization denied", "audit", true, "request_id", requestID(c),
-		"principal", p.ID, "role", p.Role, "op", op, "target", target)
-	return facade.Errorf(facade.EFORBIDDEN, facade.DetailForbidden)
+	return s.authz.Refuse(c.Request().Context(), principal(c), op, target)
 }

@@ -36,7 +36,14 @@ func TestOpsEndpoints(t *testing.T) {
 			t.Errorf("metrics lack %s", m)
 		}
 	}
-	if !strings.Contains(e.logs.String(), `"msg":"authorization denied","audit":true`) {
-		t.Error("no audit line for the denial")
+	denial := ""
+	for _, line := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"authorization denied","audit":true`) {
+			denial = line
+		}
+	}
+	if !strings.Contains(denial, `"principal":"alice"`) || !strings.Contains(denial, `"target":"student:dave"`) ||
+		!strings.Contains(denial, `"request_id":"`) {
+		t.Errorf("denial audit line %q lacks principal, target or request id", denial)
 	}
 }
