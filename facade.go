@@ -1,9 +1,12 @@
 // Package facade holds the domain types every other package shares: who is
 // asking (Principal) and how a refusal or failure is described (Error).
 //
-// The packages around it follow one rule: each owns one dependency or one
-// domain (grades/, accounts/, authz/, upstream/, cache/, proxy/), and they
-// speak to each other only through the types defined here.
+// Around it, each package owns one domain or one dependency: grades/,
+// accounts/ and authz/ the rules, upstream/ the Bamboo client, cache/ the
+// shared response cache, proxy/ the build-result handlers built on those
+// three, server/ the HTTP layer that wires everything, cmd/facade the
+// binary. They share these types and the identifier formats of ids.go, and
+// no package touches another's Redis keys.
 package facade
 
 import "context"

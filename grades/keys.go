@@ -3,8 +3,8 @@ package grades
 // Redis keys owned by this package. Every key of one student carries the hash
 // tag {studentID}, so a grade's record and its audit stream live in the same
 // Redis Cluster slot and one Lua script may touch both (a script that touched
-// two slots would fail with CROSSSLOT). Student ids are checked against
-// idPattern before a key is built, so they can never contain a brace or a
+// two slots would fail with CROSSSLOT). Student ids are checked with
+// facade.ValidID before a key is built, so they can never contain a brace or a
 // colon that would move the tag or collide with another key.
 
 const keyPrefix = "facade:grades:"
@@ -16,7 +16,7 @@ func recordKey(studentID, subject string) string {
 }
 
 // auditKey is the stream of changes to one grade, oldest first, trimmed to
-// about auditMaxLen entries. Fields per entry: by, at, old, new, version.
+// about AuditRetention entries. Fields per entry: by, at, old, new, version.
 func auditKey(studentID, subject string) string {
 	return recordKey(studentID, subject) + ":audit"
 }

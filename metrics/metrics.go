@@ -46,7 +46,7 @@ var (
 	}, []string{"outcome"})
 
 	// UpstreamCalls counts calls to Bamboo by operation and result
-	// ("ok", "not_found", "error", "timeout", "open").
+	// ("ok", "not_found", "error", "timeout", "canceled", "open").
 	UpstreamCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "facade_upstream_calls_total", Help: "Upstream Bamboo calls by operation and result.",
 	}, []string{"op", "result"})

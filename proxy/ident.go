@@ -8,10 +8,12 @@ import (
 	"github.com/facade-dev/facade"
 )
 
-// Identifier checks (SPEC section 3). They run on the RAW path text, as
+// Identifier checks (SPEC section 3). Keys run on the RAW path text, as
 // Echo hands it over still percent-encoded, so an encoded "/", "." or "?"
-// is simply a character outside the allowed set: nothing decoded from a
-// caller's path can shape an upstream URL or a cache key.
+// is simply a character outside the allowed set. Artifact path segments
+// are decoded one at a time, checked (no "/", "..", "%", "?", "#",
+// control characters) and re-escaped by the upstream client: nothing a
+// caller encodes can shape an upstream URL or a cache key.
 
 func validBuildNumber(s string) bool {
 	if len(s) < 1 || len(s) > 10 {

@@ -7,13 +7,16 @@
 // (400), authorize from the identifiers alone (403, identical whether the
 // plan exists or not), and only then touch the cache or the upstream.
 //
-// Speed comes from three in-process layers in front of Redis, each keyed so
+// Speed comes from four in-process layers in front of Redis, each keyed so
 // that nothing outdated can be served:
 //
 //   - an L1 copy of each cache entry, used until StoredAt+CacheTTL (the
 //     freshness the shared cache applies; see Config.CacheTTL), so a warm
 //     request costs no Redis round trip;
 //   - the parsed project list, keyed by the entry's content Version;
+//   - which projects and plans a principal may see, in a bounded LRU keyed
+//     by document Version, policy Version and principal, so paging through
+//     a list decides each plan once;
 //   - encoded views in a bounded LRU, keyed by document Version, the
 //     policy's Version (bumped on every reload), the principal, the public
 //     base URL, the expansion and the paging. A new upstream document or a

@@ -25,7 +25,7 @@ type AuthConfig struct {
 	RoleClaim string // default "role"
 }
 
-// Leeway absorbs clock skew between the token issuer and this service.
+// tokenLeeway absorbs clock skew between the token issuer and this service.
 const tokenLeeway = 10 * time.Second
 
 // Authenticator turns a bearer token into a Principal.

@@ -17,10 +17,8 @@ import (
 	"github.com/facade-dev/facade"
 )
 
-// Identifier formats of SPEC section 3. Anything else is 400 before any
-// look-up; the patterns admit no '/', '%', '?' or '#', so nothing encoded
-// reaches a Redis key or an upstream URL.
-
+// errBadIdentifier is the 400 for an identifier outside SPEC section 3's
+// formats (facade.ValidID and friends), given before any look-up.
 var errBadIdentifier = facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
 
 // pathID returns the named path parameter, percent-decoded, when valid

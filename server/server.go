@@ -1,6 +1,6 @@
 // Package server is Facade's HTTP layer: the request pipeline of SPEC
-// section 2 (request id, security headers, CORS, authentication,
-// anti-forgery, input checks, rate limit), the one error handler that turns
+// section 2 (request id, security headers, CORS, authentication, the
+// per-principal rate limit, anti-forgery, input checks), the one error handler that turns
 // every failure into a problem body, and thin handlers that validate
 // identifiers, ask authz, and call the domain stores. routes.go lists every
 // route.
@@ -46,7 +46,7 @@ type Deps struct {
 	Grades   *grades.Store
 	Accounts *accounts.Store
 	Builds   BuildHandlers
-	// Ready reports the upstream breaker state for /readyz; may be nil.
+	// UpstreamState reports the upstream breaker state for /readyz; may be nil.
 	UpstreamState func() string
 }
 
