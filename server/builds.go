@@ -6,28 +6,12 @@ import (
 	"github.com/facade-dev/facade"
 )
 
-type buildRoute int
+// noUpstream serves the build routes on an instance without
+// FACADE_UPSTREAM_URL: every one answers 503.
+type noUpstream struct{}
 
-const (
-	projectsRoute buildRoute = iota
-	resultsRoute
-	artifactRoute
-)
+func (noUpstream) Projects(echo.Context) error { return errNoUpstream }
+func (noUpstream) Results(echo.Context) error  { return errNoUpstream }
+func (noUpstream) Artifact(echo.Context) error { return errNoUpstream }
 
-// buildsHandler picks the proxy's handler for r, or a 503 when this
-// instance has no upstream configured (FACADE_UPSTREAM_URL unset).
-func (s *Server) buildsHandler(r buildRoute) echo.HandlerFunc {
-	if s.builds == nil {
-		return func(echo.Context) error {
-			return facade.Errorf(facade.EUNAVAILABLE, facade.DetailBuildsNotConfigured)
-		}
-	}
-	switch r {
-	case projectsRoute:
-		return s.builds.Projects
-	case resultsRoute:
-		return s.builds.Results
-	default:
-		return s.builds.Artifact
-	}
-}
+var errNoUpstream = facade.Errorf(facade.EUNAVAILABLE, facade.DetailBuildsNotConfigured)

@@ -13,28 +13,26 @@ type gradeBody struct {
 	Grade *string `json:"grade"`
 }
 
-// gradeTarget validates the student id and asks authz; write says whether
-// the operation changes the grade. Both happen before any data is read.
-func (s *Server) gradeTarget(c echo.Context, write bool) (facade.Principal, string, error) {
-	student, err := pathID(c, "student_id", facade.ValidID)
-	if err != nil {
-		return facade.Principal{}, "", err
-	}
+// authorizeGrade asks authz about the student; write says whether the
+// operation changes the grade. It runs before any data is read.
+func (s *Server) authorizeGrade(c echo.Context, student string, write bool) error {
 	p := principal(c)
-	allowed := s.authz.CanViewGrade(p, student)
-	op := "grade.view"
+	allowed, op := s.authz.CanViewGrade(p, student), "grade.view"
 	if write {
 		allowed, op = s.authz.CanWriteGrade(p, student), "grade.write"
 	}
 	if !allowed {
-		return p, "", s.deny(c, op, "student:"+student)
+		return s.deny(c, op, "student:"+student)
 	}
-	return p, student, nil
+	return nil
 }
 
 func (s *Server) getGrade(c echo.Context) error {
-	_, student, err := s.gradeTarget(c, false)
+	student, err := pathID(c, "student_id", facade.ValidID)
 	if err != nil {
+		return err
+	}
+	if err := s.authorizeGrade(c, student, false); err != nil {
 		return err
 	}
 	rec, err := s.grades.Get(c.Request().Context(), student, grades.SubjectEnglish)
@@ -45,11 +43,11 @@ func (s *Server) getGrade(c echo.Context) error {
 }
 
 func (s *Server) createGrade(c echo.Context) error {
-	p, student, grade, err := s.gradeWrite(c)
+	student, grade, err := s.gradeWrite(c)
 	if err != nil {
 		return err
 	}
-	rec, err := s.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, p.ID)
+	rec, err := s.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID)
 	if err != nil {
 		return err
 	}
@@ -62,36 +60,34 @@ func (s *Server) updateGrade(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, student, grade, err := s.gradeWrite(c)
+	student, grade, err := s.gradeWrite(c)
 	if err != nil {
 		return err
 	}
-	rec, err := s.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, p.ID, ifMatch)
+	rec, err := s.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch)
 	if err != nil {
 		return err
 	}
 	return writeGrade(c, http.StatusOK, rec)
 }
 
-// gradeWrite runs the checks shared by POST and PUT in SPEC order: body
-// (400/413/415) is input validation, then authorization.
-func (s *Server) gradeWrite(c echo.Context) (facade.Principal, string, string, error) {
-	if _, err := pathID(c, "student_id", facade.ValidID); err != nil {
-		return facade.Principal{}, "", "", err
+// gradeWrite runs the checks shared by POST and PUT in SPEC order: the
+// path and body (400/413/415) are input validation, then authorization.
+func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
+	if student, err = pathID(c, "student_id", facade.ValidID); err != nil {
+		return "", "", err
 	}
 	var body gradeBody
 	if err := decodeJSON(c, &body); err != nil {
-		return facade.Principal{}, "", "", err
+		return "", "", err
 	}
 	if body.Grade == nil {
-		return facade.Principal{}, "", "", facade.Errorf(facade.EINVALID, facade.DetailBadGrade)
+		return "", "", facade.Errorf(facade.EINVALID, facade.DetailBadGrade)
 	}
-	grade, err := grades.ParseGrade(*body.Grade)
-	if err != nil {
-		return facade.Principal{}, "", "", err
+	if grade, err = grades.ParseGrade(*body.Grade); err != nil {
+		return "", "", err
 	}
-	p, student, err := s.gradeTarget(c, true)
-	return p, student, grade, err
+	return student, grade, s.authorizeGrade(c, student, true)
 }
 
 func writeGrade(c echo.Context, status int, rec grades.Record) error {

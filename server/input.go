@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -102,14 +103,21 @@ func checkObjectKeys(body []byte, dst any) error {
 	return nil
 }
 
-// jsonFieldNames lists the json names of the fields of *struct dst.
+// jsonFieldNames lists the json names of the fields of *struct dst,
+// worked out once per type.
 func jsonFieldNames(dst any) map[string]bool {
-	names := map[string]bool{}
 	t := reflect.TypeOf(dst).Elem()
+	if names, ok := fieldNames.Load(t); ok {
+		return names.(map[string]bool)
+	}
+	names := map[string]bool{}
 	for i := range t.NumField() {
 		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
 			names[name] = true
 		}
 	}
+	fieldNames.Store(t, names)
 	return names
 }
+
+var fieldNames sync.Map // reflect.Type -> map[string]bool

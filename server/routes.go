@@ -43,13 +43,13 @@ func (s *Server) routes() {
 
 	// Build results, proxied to Bamboo (SPEC section 6). The .json forms are
 	// what real Bamboo clients send.
-	read("/rest/api/latest/project", s.buildsHandler(projectsRoute))
-	read("/rest/api/latest/project.json", s.buildsHandler(projectsRoute))
-	read("/rest/api/latest/result/:key", s.buildsHandler(resultsRoute))
+	read("/rest/api/latest/project", s.builds.Projects)
+	read("/rest/api/latest/project.json", s.builds.Projects)
+	read("/rest/api/latest/result/:key", s.builds.Results)
 	// Artifact downloads: the upstream's own link forms, under our host. No
 	// Accept check here: a download may ask for any media type.
-	e.GET("/browse/:resultKey/artifact/*", s.buildsHandler(artifactRoute), files...)
-	e.GET("/download/*", s.buildsHandler(artifactRoute), files...)
+	e.GET("/browse/:resultKey/artifact/*", s.builds.Artifact, files...)
+	e.GET("/download/*", s.builds.Artifact, files...)
 }
 
 func (s *Server) opsRoutes(g *echo.Echo) {

@@ -80,6 +80,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		grades: d.Grades, accounts: d.Accounts, builds: d.Builds,
 		limiter: redis_rate.NewLimiter(d.Redis), upstream: d.UpstreamState,
 	}
+	if s.builds == nil {
+		s.builds = noUpstream{}
+	}
 	s.e = s.newEcho()
 	s.ops = s.newEcho()
 	s.routes()

@@ -52,17 +52,18 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	s.OpsAddr = env("FACADE_OPS_ADDR", s.Addr)
 	var err error
 	durations := []struct {
-		dst  *time.Duration
-		name string
-		def  string
+		dst       *time.Duration
+		name, def string
+		zeroOK    bool // FACADE_CACHE_STALE=0: never serve stale
 	}{
-		{&s.UpstreamTimeout, "FACADE_UPSTREAM_TIMEOUT", "10s"},
-		{&s.CacheTTL, "FACADE_CACHE_TTL", "30s"},
-		{&s.CacheStale, "FACADE_CACHE_STALE", "10m"},
+		{&s.UpstreamTimeout, "FACADE_UPSTREAM_TIMEOUT", "10s", false},
+		{&s.CacheTTL, "FACADE_CACHE_TTL", "30s", false},
+		{&s.CacheStale, "FACADE_CACHE_STALE", "10m", true},
 	}
 	for _, d := range durations {
-		if *d.dst, err = time.ParseDuration(env(d.name, d.def)); err != nil || *d.dst < 0 {
-			return s, fmt.Errorf("%s must be a duration such as 10s", d.name)
+		*d.dst, err = time.ParseDuration(env(d.name, d.def))
+		if err != nil || *d.dst < 0 || (*d.dst == 0 && !d.zeroOK) {
+			return s, fmt.Errorf("%s must be a positive duration such as 10s", d.name)
 		}
 	}
 	if s.RateLimit, err = strconv.Atoi(env("FACADE_RATE_LIMIT", "50")); err != nil || s.RateLimit < 0 {

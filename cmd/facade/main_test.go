@@ -52,6 +52,8 @@ func TestServeNamesMissingSettings(t *testing.T) {
 		{map[string]string{"FACADE_REDIS_URL": "mysql://x", "FACADE_JWT_SECRET": secret}, "FACADE_REDIS_URL"},
 		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_CORS_WRITE_ORIGINS": "*"}, "FACADE_CORS_WRITE_ORIGINS"},
 		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_CACHE_TTL": "soon"}, "FACADE_CACHE_TTL"},
+		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_CACHE_TTL": "0s"}, "FACADE_CACHE_TTL"},
+		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_UPSTREAM_TIMEOUT": "0"}, "FACADE_UPSTREAM_TIMEOUT"},
 		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_MAX_TRANSFER": "-1"}, "FACADE_MAX_TRANSFER"},
 		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_POLICY": "/nonexistent/policy.csv", "FACADE_MODEL": "../../model.conf"}, "FACADE_POLICY"},
 	}
