@@ -9,17 +9,16 @@ import (
 // maps each code to one status; nothing else about the error reaches a client.
 type Code int
 
-// Error codes, one per client-visible status.
+// Error codes the domain packages return, one per status. Statuses that
+// only the HTTP layer decides (401, 405, 406, 413, 415, 429) have none.
 const (
 	EINTERNAL      Code = iota // 500: anything unexpected
 	EINVALID                   // 400: malformed identifier, amount, grade, body...
-	EUNAUTHORIZED              // 401
 	EFORBIDDEN                 // 403
 	ENOTFOUND                  // 404
 	ECONFLICT                  // 409
 	EPRECONDITION              // 412
 	EUNPROCESSABLE             // 422
-	ETOOMANY                   // 429
 	EBADGATEWAY                // 502
 	EUNAVAILABLE               // 503
 	ETIMEOUT                   // 504
@@ -31,7 +30,7 @@ const (
 type Error struct {
 	Code       Code
 	Detail     string
-	RetryAfter time.Duration // for EUNAVAILABLE / ETOOMANY; zero means none
+	RetryAfter time.Duration // for EUNAVAILABLE; zero means none
 	Err        error         // the cause, for logs only
 }
 

@@ -80,9 +80,6 @@ type Amount struct {
 // String formats a as a decimal with exactly Currency.Exponent decimals.
 func (a Amount) String() string { return FormatMinor(a.Minor, a.Currency.Exponent) }
 
-// Number returns a as a json.Number, for callers that build JSON by hand.
-func (a Amount) Number() json.Number { return json.Number(a.String()) }
-
 // MarshalJSON writes a as a bare JSON number (1234.56, 5, 0.001), built
 // from the integer digits: no float rounding can creep in.
 func (a Amount) MarshalJSON() ([]byte, error) {

@@ -26,13 +26,11 @@ type problem struct {
 var statusOf = map[facade.Code]int{
 	facade.EINTERNAL:      http.StatusInternalServerError,
 	facade.EINVALID:       http.StatusBadRequest,
-	facade.EUNAUTHORIZED:  http.StatusUnauthorized,
 	facade.EFORBIDDEN:     http.StatusForbidden,
 	facade.ENOTFOUND:      http.StatusNotFound,
 	facade.ECONFLICT:      http.StatusConflict,
 	facade.EPRECONDITION:  http.StatusPreconditionFailed,
 	facade.EUNPROCESSABLE: http.StatusUnprocessableEntity,
-	facade.ETOOMANY:       http.StatusTooManyRequests,
 	facade.EBADGATEWAY:    http.StatusBadGateway,
 	facade.EUNAVAILABLE:   http.StatusServiceUnavailable,
 	facade.ETIMEOUT:       http.StatusGatewayTimeout,
