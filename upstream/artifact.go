@@ -42,7 +42,7 @@ func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, er
 	start := time.Now()
 	done, err := c.breaker.allow()
 	if err != nil {
-		c.finish(opArtifact, start, "open", 0, err)
+		c.finish(ctx, opArtifact, start, "open", 0, err)
 		return nil, err
 	}
 	// Not a context deadline: the budget stops applying once the headers
@@ -57,7 +57,7 @@ func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, er
 		return result, err
 	})
 	done(result.breakerReport())
-	c.finish(opArtifact, start, result.metricLabel(), attempts, cause)
+	c.finish(ctx, opArtifact, start, result.metricLabel(), attempts, cause)
 	if result != outcomeOK {
 		watchdog.Stop()
 		cancel(nil)

@@ -84,7 +84,7 @@ func (c *Client) document(ctx context.Context, op, target string) ([]byte, error
 	start := time.Now()
 	done, err := c.breaker.allow()
 	if err != nil {
-		c.finish(op, start, "open", 0, err)
+		c.finish(ctx, op, start, "open", 0, err)
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errBudget)
@@ -100,7 +100,7 @@ func (c *Client) document(ctx context.Context, op, target string) ([]byte, error
 		return result, err
 	})
 	done(result.breakerReport())
-	c.finish(op, start, result.metricLabel(), attempts, cause)
+	c.finish(ctx, op, start, result.metricLabel(), attempts, cause)
 	if result != outcomeOK {
 		return nil, result.clientError(cause)
 	}
@@ -201,7 +201,7 @@ func discard(body io.ReadCloser) {
 }
 
 // finish records metrics and logs a call that did not succeed.
-func (c *Client) finish(op string, start time.Time, result string, attempts int, cause error) {
+func (c *Client) finish(ctx context.Context, op string, start time.Time, result string, attempts int, cause error) {
 	elapsed := time.Since(start)
 	metrics.UpstreamCalls.WithLabelValues(op, result).Inc()
 	metrics.UpstreamLatency.WithLabelValues(op).Observe(elapsed.Seconds())
@@ -213,7 +213,7 @@ func (c *Client) finish(op string, start time.Time, result string, attempts int,
 		// Expected, or already logged once (the breaker logs opening).
 		level = slog.LevelDebug
 	}
-	c.log.Log(context.Background(), level, "upstream call failed",
+	c.log.Log(ctx, level, "upstream call failed",
 		"op", op, "result", result, "attempts", attempts,
 		"duration_ms", elapsed.Milliseconds(), "err", cause)
 }
