@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -99,7 +100,8 @@ func New(cfg Config, logger *slog.Logger) (*Client, error) {
 	}
 	c.breaker = newBreaker(cfg.BreakerFailures, cfg.BreakerOpenFor, c.log)
 	c.http = c.newResty()
-	if base.Scheme == "http" && cfg.Token != "" {
+	// Loopback (a sidecar, the demo) is no wire anyone else can read.
+	if base.Scheme == "http" && cfg.Token != "" && !isLoopback(base.Hostname()) {
 		c.log.Warn("upstream token is sent over plain http", "base_url", c.base)
 	}
 	return c, nil
@@ -206,3 +208,11 @@ type restyLogger struct{ log *slog.Logger }
 func (l restyLogger) Errorf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
 func (l restyLogger) Warnf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
 func (l restyLogger) Debugf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -466,3 +466,20 @@ type resultsPage struct {
 		} `json:"result"`
 	} `json:"results"`
 }
+
+// TestPlainHTTPWarning: the service token over plain http is worth a
+// warning, except on loopback (a sidecar, the demo).
+func TestPlainHTTPWarning(t *testing.T) {
+	for base, warn := range map[string]bool{
+		"http://bamboo.example.com": true, "https://bamboo.example.com": false,
+		"http://127.0.0.1:8085": false, "http://localhost:8085/bamboo": false,
+	} {
+		var logs strings.Builder
+		if _, err := upstream.New(upstream.Config{BaseURL: base, Token: "t"}, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(logs.String(), "plain http"); got != warn {
+			t.Errorf("%s: warned %v, want %v", base, got, warn)
+		}
+	}
+}
