@@ -23,10 +23,10 @@ import (
 var errBadIdentifier = facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
 
 // pathID returns the named path parameter, percent-decoded, when valid
-// says it is well-formed. Echo hands over the raw segment; an encoded '/', '.', '?' or '#'
-// is refused outright (it must never turn into a key or a path), anything
-// else encoded (%40 for '@', as encodeURIComponent writes it) is decoded
-// and then held to the same format.
+// says it is well-formed. Echo hands over the raw segment: an encoded '/',
+// '.', '?', '#' or '%' is refused outright (it must never turn into a key or
+// a path); anything else encoded (%40 for '@', as encodeURIComponent
+// writes it) is decoded and then held to the same format.
 func pathID(c echo.Context, name string, valid func(string) bool) (string, error) {
 	v := c.Param(name)
 	if strings.Contains(v, "%") {
