@@ -126,19 +126,31 @@ type SeedAccount struct {
 	Balance  string `json:"balance"`
 }
 
-// Seed creates the account described by a seed entry unless it exists. The
-// balance is a decimal string in the currency's precision ("250.00";
-// "0" allowed; "250.001" in EUR refused).
-func (s *Store) Seed(ctx context.Context, sa SeedAccount) (created bool, err error) {
+// Account checks a seed entry and returns the account it describes: a
+// well-formed id, an owner, a known currency, and a balance written in the
+// currency's precision ("250.00"; "0" allowed; "250.001" in EUR refused).
+func (sa SeedAccount) Account() (Account, error) {
 	cur, ok := LookupCurrency(sa.Currency)
-	if !ok {
-		return false, facade.Errorf(facade.EINVALID, facade.DetailUnknownCurrency)
+	switch {
+	case !facade.ValidID(sa.ID) || sa.Owner == "":
+		return Account{}, badIdentifier()
+	case !ok:
+		return Account{}, facade.Errorf(facade.EINVALID, facade.DetailUnknownCurrency)
 	}
 	balance, err := ParseBalance(sa.Balance, cur)
 	if err != nil {
+		return Account{}, err
+	}
+	return Account{ID: sa.ID, Owner: sa.Owner, Currency: cur, Balance: balance}, nil
+}
+
+// Seed creates the account described by a seed entry unless it exists.
+func (s *Store) Seed(ctx context.Context, sa SeedAccount) (created bool, err error) {
+	a, err := sa.Account()
+	if err != nil {
 		return false, err
 	}
-	return s.Create(ctx, Account{ID: sa.ID, Owner: sa.Owner, Currency: cur, Balance: balance})
+	return s.Create(ctx, a)
 }
 
 // corrupt reports stored data this package did not write.

@@ -63,12 +63,13 @@ func TestSeedRefusesBadEntries(t *testing.T) {
 		entry  SeedAccount
 		detail string
 	}{
-		{SeedAccount{ID: "1", Currency: "EUR", Balance: "250.001"}, facade.DetailBadAmount},
-		{SeedAccount{ID: "1", Currency: "EUR", Balance: "-1"}, facade.DetailBadAmount},
-		{SeedAccount{ID: "1", Currency: "JPY", Balance: "1.5"}, facade.DetailBadAmount},
-		{SeedAccount{ID: "1", Currency: "XYZ", Balance: "1"}, facade.DetailUnknownCurrency},
-		{SeedAccount{ID: "a b", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
-		{SeedAccount{ID: "", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
+		{SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "250.001"}, facade.DetailBadAmount},
+		{SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "-1"}, facade.DetailBadAmount},
+		{SeedAccount{ID: "1", Owner: "o", Currency: "JPY", Balance: "1.5"}, facade.DetailBadAmount},
+		{SeedAccount{ID: "1", Owner: "o", Currency: "XYZ", Balance: "1"}, facade.DetailUnknownCurrency},
+		{SeedAccount{ID: "a b", Owner: "o", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
+		{SeedAccount{ID: "", Owner: "o", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
+		{SeedAccount{ID: "1", Owner: "", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
 	}
 	for _, c := range cases {
 		_, err := s.Seed(ctx, c.entry)

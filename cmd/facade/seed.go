@@ -13,7 +13,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/redisdb"
@@ -99,12 +98,8 @@ func parseSeed(raw []byte) (seedFile, error) {
 		return f, fmt.Errorf("not a valid seed file: %w", err)
 	}
 	for i, a := range f.Accounts {
-		cur, ok := accounts.LookupCurrency(a.Currency)
-		if !ok || !facade.ValidID(a.ID) || a.Owner == "" {
-			return f, fmt.Errorf("accounts[%d] (%q): needs a valid id, an owner and a known ISO 4217 currency", i, a.ID)
-		}
-		if _, err := accounts.ParseBalance(a.Balance, cur); err != nil {
-			return f, fmt.Errorf("accounts[%d] (%q): balance %q is not a decimal in %s's precision", i, a.ID, a.Balance, cur.Code)
+		if _, err := a.Account(); err != nil {
+			return f, fmt.Errorf("accounts[%d] (%q): needs a valid id, an owner, a known ISO 4217 currency and a balance in its precision", i, a.ID)
 		}
 	}
 	for i := range f.Grades {
