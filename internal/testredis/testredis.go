@@ -32,8 +32,11 @@ type Server struct {
 	Addr string
 	dir  string
 	opts Options
-	mu   sync.Mutex
-	cmd  *exec.Cmd
+	// extraArgs follow the standard arguments on every launch (a later
+	// redis-server argument overrides an earlier one); cluster nodes use it.
+	extraArgs []string
+	mu        sync.Mutex
+	cmd       *exec.Cmd
 }
 
 // Start launches a private redis-server and stops it when the test ends.
@@ -72,6 +75,7 @@ func (s *Server) launch() error {
 	} else {
 		args = append(args, "--appendonly", "no")
 	}
+	args = append(args, s.extraArgs...)
 	cmd := exec.Command(bin, args...)
 	// The server dies with the test binary even if cleanup never runs.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
