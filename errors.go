@@ -5,94 +5,110 @@ import (
 	"time"
 )
 
-// Code classifies an error the way a client needs to see it. The HTTP layer
-// maps each code to one status; nothing else about the error reaches a client.
-type Code int
+// Code names what went wrong, in domain words ("insufficient_funds"). It is
+// the error's identity: callers compare with errors.Is against the sentinels
+// below, metrics label outcomes with it, and the HTTP layer alone (one table
+// in server/problem.go) turns it into a status and the sentence a client
+// reads. Editing a sentence therefore changes neither behaviour nor metrics.
+type Code string
 
-// Error codes the domain packages return, one per status. Statuses that
-// only the HTTP layer decides (401, 405, 406, 413, 415, 429) have none.
-const (
-	EINTERNAL      Code = iota // 500: anything unexpected
-	EINVALID                   // 400: malformed identifier, amount, grade, body...
-	EFORBIDDEN                 // 403
-	ENOTFOUND                  // 404
-	ECONFLICT                  // 409
-	EPRECONDITION              // 412
-	EUNPROCESSABLE             // 422
-	EBADGATEWAY                // 502
-	EUNAVAILABLE               // 503
-	ETIMEOUT                   // 504
-)
-
-// Error is a failure with a client-safe description. Detail must be one of the
-// fixed sentences below, never text derived from another error: the HTTP layer
-// prints Detail verbatim and logs Err.
+// Error is a failure the service can describe to a client by its Code. Err
+// is the cause, for logs only: nothing of its text reaches a client.
 type Error struct {
 	Code       Code
-	Detail     string
-	RetryAfter time.Duration // for EUNAVAILABLE; zero means none
-	Err        error         // the cause, for logs only
+	RetryAfter time.Duration // how long a client should wait; zero: the HTTP table decides
+	Err        error
 }
 
 func (e *Error) Error() string {
 	if e.Err != nil {
-		return e.Detail + ": " + e.Err.Error()
+		return string(e.Code) + ": " + e.Err.Error()
 	}
-	return e.Detail
+	return string(e.Code)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Errorf builds an *Error with a fixed detail sentence.
-func Errorf(code Code, detail string) *Error { return &Error{Code: code, Detail: detail} }
-
-// Wrap builds an *Error that keeps cause for the logs.
-func Wrap(code Code, detail string, cause error) *Error {
-	return &Error{Code: code, Detail: detail, Err: cause}
+// Is makes errors.Is(err, ErrNotFound) true for every *Error of that code,
+// whatever its cause or Retry-After.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
 }
 
-// ErrorCode returns the code of err, EINTERNAL when err is not an *Error.
-func ErrorCode(err error) Code {
+// Wrap returns an error of kind's code that keeps cause for the logs.
+func Wrap(kind *Error, cause error) *Error {
+	return &Error{Code: kind.Code, RetryAfter: kind.RetryAfter, Err: cause}
+}
+
+// CodeOf returns the code of err, CodeInternal when err is not an *Error.
+func CodeOf(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
-	return EINTERNAL
+	return ErrInternal.Code
 }
 
-// The fixed table of detail sentences (SPEC section 2). Packages must use
-// these and may add new constants here, never ad-hoc strings.
-const (
-	DetailInternal            = "The server could not complete the request."
-	DetailUnauthorized        = "A valid bearer token is required."
-	DetailForbidden           = "You are not permitted to perform this operation."
-	DetailXSRF                = "A valid X-XSRF-TOKEN header is required for this request."
-	DetailOriginRefused       = "Requests from this origin are not permitted."
-	DetailNotFound            = "The requested resource does not exist."
-	DetailRouteNotFound       = "No such endpoint."
-	DetailMethodNotAllowed    = "This method is not allowed on this endpoint."
-	DetailNotAcceptable       = "This endpoint only produces application/json."
-	DetailUnsupportedMedia    = "The request body must be application/json."
-	DetailBodyTooLarge        = "The request body exceeds 16 KiB."
-	DetailMalformedBody       = "The request body is not valid JSON for this endpoint."
-	DetailBadIdentifier       = "An identifier in the path is malformed."
-	DetailBadGrade            = "The grade must be one of A+ A A- B+ B B- C+ C C- D+ D D- F."
-	DetailBadAmount           = "The amount is malformed, not positive, too precise for the currency, or over the limit."
-	DetailBadParameter        = "A query parameter is malformed or out of range."
-	DetailBadIdempotencyKey   = "The Idempotency-Key header must be 1 to 255 characters."
-	DetailBadIfMatch          = "The If-Match header is malformed."
-	DetailGradeExists         = "A grade for this student and subject already exists."
-	DetailVersionMismatch     = "The resource has changed; If-Match does not match its current version."
-	DetailSameAccount         = "A transfer needs two different accounts."
-	DetailInsufficientFunds   = "The source account has insufficient funds."
-	DetailCurrencyMismatch    = "The accounts hold different currencies."
-	DetailIdempotencyReuse    = "This Idempotency-Key was already used for a different request."
-	DetailRateLimited         = "Too many requests; retry later."
-	DetailStoreUnavailable    = "The data store is temporarily unavailable; retry later."
-	DetailUpstreamBad         = "The build server returned an invalid response."
-	DetailUpstreamTimeout     = "The build server did not answer in time."
-	DetailUpstreamOpen        = "The build server is unavailable; retry later."
-	DetailBuildsNotConfigured = "Build results are not configured on this instance."
-	DetailUnknownCurrency     = "The currency is not a supported ISO 4217 code."
-	DetailBalanceLimit        = "The destination account cannot hold this balance."
+// The errors domain packages return. Add one here (and its line in the HTTP
+// table) rather than inventing an ad-hoc failure: the table's test fails for
+// a code it does not know.
+var (
+	ErrInternal = &Error{Code: "internal"} // anything unexpected
+
+	ErrBadIdentifier     = &Error{Code: "bad_identifier"}
+	ErrBadGrade          = &Error{Code: "bad_grade"}
+	ErrBadAmount         = &Error{Code: "bad_amount"}
+	ErrBadParameter      = &Error{Code: "bad_parameter"}
+	ErrBadIdempotencyKey = &Error{Code: "bad_idempotency_key"}
+	ErrBadIfMatch        = &Error{Code: "bad_if_match"}
+	ErrMalformedBody     = &Error{Code: "malformed_body"}
+	ErrUnknownCurrency   = &Error{Code: "unknown_currency"}
+
+	ErrForbidden = &Error{Code: "forbidden"}
+	ErrNotFound  = &Error{Code: "not_found"}
+
+	ErrGradeExists     = &Error{Code: "grade_exists"}
+	ErrVersionMismatch = &Error{Code: "version_mismatch"}
+
+	ErrSameAccount       = &Error{Code: "same_account"}
+	ErrInsufficientFunds = &Error{Code: "insufficient_funds"}
+	ErrCurrencyMismatch  = &Error{Code: "currency_mismatch"}
+	ErrIdempotencyReuse  = &Error{Code: "idempotency_reuse"}
+	ErrBalanceLimit      = &Error{Code: "balance_limit"}
+
+	ErrStoreUnavailable    = &Error{Code: "store_unavailable"}
+	ErrUpstreamBad         = &Error{Code: "upstream_bad"}
+	ErrUpstreamTimeout     = &Error{Code: "upstream_timeout"}
+	ErrUpstreamOpen        = &Error{Code: "upstream_open"}
+	ErrBuildsNotConfigured = &Error{Code: "builds_not_configured"}
+
+	// Refused query parameters of the build routes (Bamboo's result-list
+	// filters), each its own code so that a client learns which one.
+	ErrFilterLabel            = &Error{Code: "bad_filter_label"}
+	ErrFilterIssueKey         = &Error{Code: "bad_filter_issue_key"}
+	ErrFilterBuildState       = &Error{Code: "bad_filter_buildstate"}
+	ErrFilterIncludeAllStates = &Error{Code: "bad_filter_include_all_states"}
+	ErrFilterContinuable      = &Error{Code: "bad_filter_continuable"}
+	ErrFilterCloverEnabled    = &Error{Code: "bad_filter_clover_enabled"}
+	ErrFilterFavourite        = &Error{Code: "bad_filter_favourite"}
 )
+
+// Codes lists every code above, for the HTTP table's completeness test.
+func Codes() []Code {
+	all := []*Error{
+		ErrInternal, ErrBadIdentifier, ErrBadGrade, ErrBadAmount, ErrBadParameter,
+		ErrBadIdempotencyKey, ErrBadIfMatch, ErrMalformedBody, ErrUnknownCurrency,
+		ErrForbidden, ErrNotFound, ErrGradeExists, ErrVersionMismatch,
+		ErrSameAccount, ErrInsufficientFunds, ErrCurrencyMismatch, ErrIdempotencyReuse,
+		ErrBalanceLimit, ErrStoreUnavailable, ErrUpstreamBad, ErrUpstreamTimeout,
+		ErrUpstreamOpen, ErrBuildsNotConfigured,
+		ErrFilterLabel, ErrFilterIssueKey, ErrFilterBuildState, ErrFilterIncludeAllStates,
+		ErrFilterContinuable, ErrFilterCloverEnabled, ErrFilterFavourite,
+	}
+	codes := make([]Code, len(all))
+	for i, e := range all {
+		codes[i] = e.Code
+	}
+	return codes
+}

@@ -23,7 +23,7 @@ var amountPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$`)
 //     currency, and silently accepting it would hide that;
 //   - its value is above 0 and at most maxMajor major units.
 //
-// Any refusal is *facade.Error{EINVALID, DetailBadAmount}.
+// Any refusal is facade.ErrBadAmount.
 func ParseAmount(s string, cur Currency, maxMajor int64) (int64, error) {
 	whole, frac, ok := splitAmount(s)
 	if !ok || len(frac) > cur.Exponent || !withinMax(whole, frac, maxMajor) {

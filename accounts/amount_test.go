@@ -29,11 +29,11 @@ func TestParseAmountRefusesMalformedInAnyCurrency(t *testing.T) {
 	for _, s := range badAmounts {
 		for _, cur := range []Currency{eur, jpy, kwd} {
 			if minor, err := ParseAmount(s, cur, testMax); !isBadAmount(err) {
-				t.Errorf("ParseAmount(%q, %s) = %d, %v; want EINVALID bad amount", s, cur.Code, minor, err)
+				t.Errorf("ParseAmount(%q, %s) = %d, %v; want ErrBadAmount", s, cur.Code, minor, err)
 			}
 		}
 		if err := ValidateAmountSyntax(s, testMax); !isBadAmount(err) {
-			t.Errorf("ValidateAmountSyntax(%q) = %v; want EINVALID bad amount", s, err)
+			t.Errorf("ValidateAmountSyntax(%q) = %v; want ErrBadAmount", s, err)
 		}
 	}
 }
@@ -139,5 +139,5 @@ func canonical(s string) string {
 
 func isBadAmount(err error) bool {
 	var fe *facade.Error
-	return errors.As(err, &fe) && fe.Code == facade.EINVALID && fe.Detail == facade.DetailBadAmount
+	return errors.As(err, &fe) && errors.Is(err, facade.ErrBadAmount)
 }

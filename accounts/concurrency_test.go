@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -52,7 +53,7 @@ func TestConcurrentRandomTransfersKeepTheBooks(t *testing.T) {
 				switch {
 				case err == nil:
 					created.Add(1)
-				case facade.ErrorCode(err) == facade.EUNPROCESSABLE: // insufficient funds, same account
+				case errors.Is(err, facade.ErrInsufficientFunds), errors.Is(err, facade.ErrSameAccount):
 					refused.Add(1)
 				default:
 					t.Errorf("transfer: %v", err)

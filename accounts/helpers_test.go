@@ -58,11 +58,11 @@ func ledgerLen(t testing.TB, rdb redis.UniversalClient) int64 {
 	return n
 }
 
-// wantError fails unless err is a *facade.Error with code and detail.
-func wantError(t testing.TB, err error, code facade.Code, detail string) {
+// wantError fails unless err is a *facade.Error of want's code.
+func wantError(t testing.TB, err error, want *facade.Error) {
 	t.Helper()
 	var fe *facade.Error
-	if !errors.As(err, &fe) || fe.Code != code || fe.Detail != detail {
-		t.Fatalf("error = %v (%T); want code %d %q", err, err, code, detail)
+	if !errors.As(err, &fe) || !errors.Is(err, want) {
+		t.Fatalf("error = %v (%T); want code %q", err, err, want.Code)
 	}
 }

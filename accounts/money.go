@@ -144,4 +144,4 @@ func mulAdd(a, b, c int64) (int64, error) {
 }
 
 // badAmount is the one error every refused amount becomes (400).
-func badAmount() error { return facade.Errorf(facade.EINVALID, facade.DetailBadAmount) }
+func badAmount() error { return facade.ErrBadAmount }

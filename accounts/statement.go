@@ -46,14 +46,14 @@ func (e StatementEntry) SignedAmount() Amount {
 
 // Statement returns the newest limit transfers of account id, newest first
 // (an empty, non-nil slice when there are none). limit must be 1 to
-// MaxStatementLimit (else EINVALID DetailBadParameter); an unknown account
-// is ENOTFOUND.
+// MaxStatementLimit (else ErrBadParameter); an unknown account
+// is ErrNotFound.
 func (s *Store) Statement(ctx context.Context, id string, limit int) ([]StatementEntry, error) {
 	if !facade.ValidID(id) {
 		return nil, badIdentifier()
 	}
 	if limit < 1 || limit > MaxStatementLimit {
-		return nil, facade.Errorf(facade.EINVALID, facade.DetailBadParameter)
+		return nil, facade.ErrBadParameter
 	}
 	tids, err := s.statementIDs(ctx, id, limit)
 	if err != nil {
@@ -76,7 +76,7 @@ func (s *Store) statementIDs(ctx context.Context, id string, limit int) ([]strin
 		return nil, redisdb.Error(err)
 	}
 	if exists.Val() == 0 {
-		return nil, facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
+		return nil, facade.ErrNotFound
 	}
 	return ids.Val(), nil
 }

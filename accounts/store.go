@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/redisdb"
 )
 
@@ -17,16 +18,33 @@ import (
 // concurrent use; several instances may share one Redis. Build it with
 // NewStore; the zero value is not usable.
 type Store struct {
-	rdb redis.UniversalClient
-	log *slog.Logger
+	rdb     redis.UniversalClient
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	now     func() time.Time
 }
 
+// Option configures a Store.
+type Option func(*Store)
+
+// WithMetrics counts transfers in m (default: a private set).
+func WithMetrics(m *metrics.Metrics) Option { return func(s *Store) { s.metrics = m } }
+
+// WithClock stamps created accounts with now (default: time.Now).
+// Transfers are stamped by Redis's own clock, inside their script.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
 // NewStore returns a store on rdb. A nil logger means slog.Default().
-func NewStore(rdb redis.UniversalClient, logger *slog.Logger) *Store {
+func NewStore(rdb redis.UniversalClient, logger *slog.Logger, opts ...Option) *Store {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Store{rdb: rdb, log: logger}
+	s := &Store{rdb: rdb, log: logger, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	s.metrics = metrics.Or(s.metrics)
+	return s
 }
 
 // Account is one account record. Balance is in minor units of Currency.
@@ -41,9 +59,9 @@ type Account struct {
 // BalanceAmount returns the balance as an Amount, ready for JSON.
 func (a Account) BalanceAmount() Amount { return Amount{Minor: a.Balance, Currency: a.Currency} }
 
-func badIdentifier() error { return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier) }
+func badIdentifier() error { return facade.ErrBadIdentifier }
 
-// Get returns the account id, or ENOTFOUND.
+// Get returns the account id, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (Account, error) {
 	if !facade.ValidID(id) {
 		return Account{}, badIdentifier()
@@ -53,7 +71,7 @@ func (s *Store) Get(ctx context.Context, id string) (Account, error) {
 		return Account{}, redisdb.Error(err)
 	}
 	if vals[1] == nil {
-		return Account{}, facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
+		return Account{}, facade.ErrNotFound
 	}
 	return decodeAccount(id, vals)
 }
@@ -93,20 +111,20 @@ return 1
 
 // Create stores a new account and reports whether it did. An existing
 // account under the same id is left exactly as it is (created=false).
-// A zero CreatedAt means now. Invalid input is EINVALID: a malformed id
-// (DetailBadIdentifier), a currency not in the table (DetailUnknownCurrency),
-// a negative balance (DetailBadAmount).
+// A zero CreatedAt means now. Invalid input is refused: a malformed id
+// (ErrBadIdentifier), a currency not in the table (ErrUnknownCurrency),
+// a negative balance (ErrBadAmount).
 func (s *Store) Create(ctx context.Context, a Account) (created bool, err error) {
 	switch {
 	case !facade.ValidID(a.ID):
 		return false, badIdentifier()
 	case !a.Currency.known():
-		return false, facade.Errorf(facade.EINVALID, facade.DetailUnknownCurrency)
+		return false, facade.ErrUnknownCurrency
 	case a.Balance < 0:
 		return false, badAmount()
 	}
 	if a.CreatedAt.IsZero() {
-		a.CreatedAt = time.Now()
+		a.CreatedAt = s.now()
 	}
 	n, err := createScript.Run(ctx, s.rdb, []string{accountKey(a.ID)},
 		a.Owner, a.Currency.Code, a.Currency.Exponent,
@@ -135,7 +153,7 @@ func (sa SeedAccount) Account() (Account, error) {
 	case !facade.ValidID(sa.ID) || sa.Owner == "":
 		return Account{}, badIdentifier()
 	case !ok:
-		return Account{}, facade.Errorf(facade.EINVALID, facade.DetailUnknownCurrency)
+		return Account{}, facade.ErrUnknownCurrency
 	}
 	balance, err := ParseBalance(sa.Balance, cur)
 	if err != nil {
@@ -155,5 +173,5 @@ func (s *Store) Seed(ctx context.Context, sa SeedAccount) (created bool, err err
 
 // corrupt reports stored data this package did not write.
 func corrupt(what string) error {
-	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, errors.New("accounts: corrupt data: "+what))
+	return facade.Wrap(facade.ErrInternal, errors.New("accounts: corrupt data: "+what))
 }

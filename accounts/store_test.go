@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/testredis"
 )
 
 func TestCreateAndGet(t *testing.T) {
@@ -33,9 +34,9 @@ func TestCreateAndGet(t *testing.T) {
 func TestGetUnknownAccountIsNotFound(t *testing.T) {
 	s, _ := newTestStore(t)
 	_, err := s.Get(context.Background(), "nobody")
-	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	wantError(t, err, facade.ErrNotFound)
 	_, err = s.Get(context.Background(), "../etc")
-	wantError(t, err, facade.EINVALID, facade.DetailBadIdentifier)
+	wantError(t, err, facade.ErrBadIdentifier)
 }
 
 func TestSeedNeverOverwritesABalance(t *testing.T) {
@@ -60,20 +61,20 @@ func TestSeedRefusesBadEntries(t *testing.T) {
 	s, rdb := newTestStore(t)
 	ctx := context.Background()
 	cases := []struct {
-		entry  SeedAccount
-		detail string
+		entry SeedAccount
+		want  *facade.Error
 	}{
-		{SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "250.001"}, facade.DetailBadAmount},
-		{SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "-1"}, facade.DetailBadAmount},
-		{SeedAccount{ID: "1", Owner: "o", Currency: "JPY", Balance: "1.5"}, facade.DetailBadAmount},
-		{SeedAccount{ID: "1", Owner: "o", Currency: "XYZ", Balance: "1"}, facade.DetailUnknownCurrency},
-		{SeedAccount{ID: "a b", Owner: "o", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
-		{SeedAccount{ID: "", Owner: "o", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
-		{SeedAccount{ID: "1", Owner: "", Currency: "EUR", Balance: "1"}, facade.DetailBadIdentifier},
+		{SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "250.001"}, facade.ErrBadAmount},
+		{SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "-1"}, facade.ErrBadAmount},
+		{SeedAccount{ID: "1", Owner: "o", Currency: "JPY", Balance: "1.5"}, facade.ErrBadAmount},
+		{SeedAccount{ID: "1", Owner: "o", Currency: "XYZ", Balance: "1"}, facade.ErrUnknownCurrency},
+		{SeedAccount{ID: "a b", Owner: "o", Currency: "EUR", Balance: "1"}, facade.ErrBadIdentifier},
+		{SeedAccount{ID: "", Owner: "o", Currency: "EUR", Balance: "1"}, facade.ErrBadIdentifier},
+		{SeedAccount{ID: "1", Owner: "", Currency: "EUR", Balance: "1"}, facade.ErrBadIdentifier},
 	}
 	for _, c := range cases {
 		_, err := s.Seed(ctx, c.entry)
-		wantError(t, err, facade.EINVALID, c.detail)
+		wantError(t, err, c.want)
 	}
 	if _, err := s.Create(ctx, Account{ID: "x", Currency: Currency{Code: "EUR", Exponent: 3}}); err == nil {
 		t.Fatal("Create accepted EUR with a wrong exponent")
@@ -135,10 +136,10 @@ func TestStatementOfEmptyAndMissingAccounts(t *testing.T) {
 		t.Fatalf("empty statement = %#v, %v; want empty non-nil", got, err)
 	}
 	_, err = s.Statement(ctx, "nobody", 10)
-	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	wantError(t, err, facade.ErrNotFound)
 	for _, limit := range []int{0, -1, MaxStatementLimit + 1} {
 		_, err = s.Statement(ctx, "A", limit)
-		wantError(t, err, facade.EINVALID, facade.DetailBadParameter)
+		wantError(t, err, facade.ErrBadParameter)
 	}
 }
 
@@ -157,5 +158,19 @@ func TestTransferKeysShareOneHashSlot(t *testing.T) {
 		if brace < 0 || end < 0 || k[brace+1:brace+1+end] != "money" || !strings.HasPrefix(k, "facade:accounts:") {
 			t.Errorf("key %q does not hash on {money} under facade:accounts:", k)
 		}
+	}
+}
+
+// TestAccountsAreStampedByTheStoresClock: an account created without a
+// time gets the store's clock's, not the machine's.
+func TestAccountsAreStampedByTheStoresClock(t *testing.T) {
+	when := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	s := NewStore(testredis.Client(t), nil, WithClock(func() time.Time { return when }))
+	if _, err := s.Seed(context.Background(), SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Get(context.Background(), "1")
+	if err != nil || !a.CreatedAt.Equal(when) {
+		t.Fatalf("CreatedAt = %v, %v; want %v", a.CreatedAt, err, when)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/redisdb"
 )
 
@@ -66,7 +65,7 @@ func ValidateIdempotencyKey(k string) error {
 }
 
 func badIdempotencyKey() error {
-	return facade.Errorf(facade.EINVALID, facade.DetailBadIdempotencyKey)
+	return facade.ErrBadIdempotencyKey
 }
 
 // Transfer moves req.Amount from req.From to req.To in one atomic Redis
@@ -74,15 +73,15 @@ func badIdempotencyKey() error {
 // idempotency record all happen together or not at all.
 //
 // Errors, in the order they are checked:
-//   - EINVALID: malformed account id, amount (see ParseAmount; the
-//     currency's precision is checked once the source's currency is read,
-//     inside the script), or Idempotency-Key;
-//   - EUNPROCESSABLE DetailSameAccount: From == To;
-//   - ENOTFOUND: either account is missing;
-//   - EUNPROCESSABLE: DetailIdempotencyReuse, DetailCurrencyMismatch,
-//     DetailInsufficientFunds, DetailBalanceLimit (the credit would take
-//     the destination above 9.2e18 minor units, near the int64 limit);
-//   - EUNAVAILABLE (RetryAfter set) when Redis cannot be reached. The
+//   - ErrBadIdentifier, ErrBadAmount (see ParseAmount; the currency's
+//     precision is checked once the source's currency is read, inside the
+//     script) or ErrBadIdempotencyKey;
+//   - ErrSameAccount: From == To;
+//   - ErrNotFound: either account is missing;
+//   - ErrIdempotencyReuse, ErrCurrencyMismatch, ErrInsufficientFunds,
+//     ErrBalanceLimit (the credit would take the destination above 9.2e18
+//     minor units, near the int64 limit);
+//   - ErrStoreUnavailable when Redis cannot be reached. The
 //     transfer may or may not have happened: retry with the same
 //     Idempotency-Key to find out without moving money twice.
 //
@@ -120,7 +119,7 @@ func validateTransfer(req TransferRequest, maxMajor int64) error {
 		}
 	}
 	if req.From == req.To {
-		return facade.Errorf(facade.EUNPROCESSABLE, facade.DetailSameAccount)
+		return facade.ErrSameAccount
 	}
 	return nil
 }
@@ -186,13 +185,13 @@ func decodeTransfer(req TransferRequest, reply []any) (Transfer, bool, error) {
 
 // scriptRefusals maps the script's FACADE_* error codes to client errors.
 var scriptRefusals = map[string]*facade.Error{
-	"FACADE_NOT_FOUND":          facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound),
-	"FACADE_BAD_AMOUNT":         facade.Errorf(facade.EINVALID, facade.DetailBadAmount),
-	"FACADE_SAME_ACCOUNT":       facade.Errorf(facade.EUNPROCESSABLE, facade.DetailSameAccount),
-	"FACADE_CURRENCY_MISMATCH":  facade.Errorf(facade.EUNPROCESSABLE, facade.DetailCurrencyMismatch),
-	"FACADE_INSUFFICIENT_FUNDS": facade.Errorf(facade.EUNPROCESSABLE, facade.DetailInsufficientFunds),
-	"FACADE_IDEMPOTENCY_REUSE":  facade.Errorf(facade.EUNPROCESSABLE, facade.DetailIdempotencyReuse),
-	"FACADE_BALANCE_OVERFLOW":   facade.Errorf(facade.EUNPROCESSABLE, facade.DetailBalanceLimit),
+	"FACADE_NOT_FOUND":          facade.ErrNotFound,
+	"FACADE_BAD_AMOUNT":         facade.ErrBadAmount,
+	"FACADE_SAME_ACCOUNT":       facade.ErrSameAccount,
+	"FACADE_CURRENCY_MISMATCH":  facade.ErrCurrencyMismatch,
+	"FACADE_INSUFFICIENT_FUNDS": facade.ErrInsufficientFunds,
+	"FACADE_IDEMPOTENCY_REUSE":  facade.ErrIdempotencyReuse,
+	"FACADE_BALANCE_OVERFLOW":   facade.ErrBalanceLimit,
 }
 
 // scriptError turns a failed script call into a client error. The Redis
@@ -204,51 +203,29 @@ func scriptError(err error) error {
 		// Redis may prefix error_reply text with "ERR ".
 		code, _, _ := strings.Cut(strings.TrimPrefix(rerr.Error(), "ERR "), " ")
 		if refusal, ok := scriptRefusals[code]; ok {
-			return &facade.Error{Code: refusal.Code, Detail: refusal.Detail}
+			return refusal
 		}
 	}
 	return redisdb.Error(err)
 }
 
-// outcome names a transfer result for the metric and the audit line.
+// outcome names a transfer result for the metric and the audit line: the
+// error's code, never its sentence, so rewording a message keeps the metric.
 func outcome(replayed bool, err error) string {
-	var fe *facade.Error
 	switch {
 	case err == nil && replayed:
 		return "replayed"
 	case err == nil:
 		return "created"
-	case !errors.As(err, &fe):
-		return "error"
 	}
-	switch fe.Detail {
-	case facade.DetailBadAmount:
-		return "invalid_amount"
-	case facade.DetailBadIdentifier, facade.DetailBadIdempotencyKey:
-		return "invalid"
-	case facade.DetailNotFound:
-		return "not_found"
-	case facade.DetailSameAccount:
-		return "same_account"
-	case facade.DetailCurrencyMismatch:
-		return "currency_mismatch"
-	case facade.DetailInsufficientFunds:
-		return "insufficient_funds"
-	case facade.DetailIdempotencyReuse:
-		return "idempotency_reuse"
-	case facade.DetailBalanceLimit:
-		return "balance_limit"
-	case facade.DetailStoreUnavailable:
-		return "unavailable"
-	}
-	return "error"
+	return string(facade.CodeOf(err))
 }
 
 // audit records every attempt: the metric, and one log line with
 // audit=true naming who asked for what and what happened.
 func (s *Store) audit(ctx context.Context, req TransferRequest, t Transfer, replayed bool, err error) {
 	result := outcome(replayed, err)
-	metrics.Transfers.WithLabelValues(result).Inc()
+	s.metrics.Transfers.WithLabelValues(result).Inc()
 	attrs := []slog.Attr{
 		slog.Bool("audit", true),
 		slog.String("principal", req.Principal),
@@ -262,7 +239,7 @@ func (s *Store) audit(ctx context.Context, req TransferRequest, t Transfer, repl
 	if err == nil {
 		attrs = append(attrs, slog.String("transfer_id", t.ID),
 			slog.Int64("amount_minor", t.Amount), slog.String("currency", t.Currency.Code))
-	} else if code := facade.ErrorCode(err); code == facade.EINTERNAL || code == facade.EUNAVAILABLE {
+	} else if errors.Is(err, facade.ErrInternal) || errors.Is(err, facade.ErrStoreUnavailable) {
 		level = slog.LevelError
 		attrs = append(attrs, slog.Any("error", err))
 	}

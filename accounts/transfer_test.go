@@ -1,7 +1,6 @@
 package accounts
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -15,8 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
-	"github.com/facade-dev/facade/metrics"
 )
 
 func TestTransferMovesMoneyAndRecordsIt(t *testing.T) {
@@ -24,7 +23,7 @@ func TestTransferMovesMoneyAndRecordsIt(t *testing.T) {
 	ctx := context.Background()
 	open(t, s, "1001", "EUR", "250.00")
 	open(t, s, "2002", "EUR", "10.00")
-	createdBefore := transfersCounted("created")
+	createdBefore := transfersCounted(s, "created")
 
 	tr, replayed, err := s.Transfer(ctx, TransferRequest{From: "1001", To: "2002", Amount: "5.5", Principal: "alice"}, testMax)
 	if err != nil || replayed {
@@ -49,7 +48,7 @@ func TestTransferMovesMoneyAndRecordsIt(t *testing.T) {
 	if !mapsEqual(entries[0].Values, want) {
 		t.Fatalf("ledger entry = %v; want %v", entries[0].Values, want)
 	}
-	if got := transfersCounted("created"); got != createdBefore+1 {
+	if got := transfersCounted(s, "created"); got != createdBefore+1 {
 		t.Fatalf("created metric moved by %v; want 1", got-createdBefore)
 	}
 	body, _ := json.Marshal(map[string]any{"amount": tr.AmountValue(), "currency": tr.Currency})
@@ -82,26 +81,25 @@ func TestTransferRefusalsMoveNothing(t *testing.T) {
 	open(t, s, "B", "EUR", "0")
 	open(t, s, "U", "USD", "10.00")
 	cases := []struct {
-		name   string
-		req    TransferRequest
-		code   facade.Code
-		detail string
+		name string
+		req  TransferRequest
+		want *facade.Error
 	}{
-		{"same account", TransferRequest{From: "A", To: "A", Amount: "1"}, facade.EUNPROCESSABLE, facade.DetailSameAccount},
-		{"one cent too much", TransferRequest{From: "A", To: "B", Amount: "10.01"}, facade.EUNPROCESSABLE, facade.DetailInsufficientFunds},
-		{"empty source", TransferRequest{From: "B", To: "A", Amount: "0.01"}, facade.EUNPROCESSABLE, facade.DetailInsufficientFunds},
-		{"currency mismatch", TransferRequest{From: "A", To: "U", Amount: "1"}, facade.EUNPROCESSABLE, facade.DetailCurrencyMismatch},
-		{"missing from", TransferRequest{From: "ghost", To: "A", Amount: "1"}, facade.ENOTFOUND, facade.DetailNotFound},
-		{"missing to", TransferRequest{From: "A", To: "ghost", Amount: "1"}, facade.ENOTFOUND, facade.DetailNotFound},
-		{"malformed id", TransferRequest{From: "A/../B", To: "B", Amount: "1"}, facade.EINVALID, facade.DetailBadIdentifier},
-		{"key too long", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: strings.Repeat("k", 256)}, facade.EINVALID, facade.DetailBadIdempotencyKey},
-		{"key with space", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "a b"}, facade.EINVALID, facade.DetailBadIdempotencyKey},
-		{"key not ascii", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "clé"}, facade.EINVALID, facade.DetailBadIdempotencyKey},
+		{"same account", TransferRequest{From: "A", To: "A", Amount: "1"}, facade.ErrSameAccount},
+		{"one cent too much", TransferRequest{From: "A", To: "B", Amount: "10.01"}, facade.ErrInsufficientFunds},
+		{"empty source", TransferRequest{From: "B", To: "A", Amount: "0.01"}, facade.ErrInsufficientFunds},
+		{"currency mismatch", TransferRequest{From: "A", To: "U", Amount: "1"}, facade.ErrCurrencyMismatch},
+		{"missing from", TransferRequest{From: "ghost", To: "A", Amount: "1"}, facade.ErrNotFound},
+		{"missing to", TransferRequest{From: "A", To: "ghost", Amount: "1"}, facade.ErrNotFound},
+		{"malformed id", TransferRequest{From: "A/../B", To: "B", Amount: "1"}, facade.ErrBadIdentifier},
+		{"key too long", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: strings.Repeat("k", 256)}, facade.ErrBadIdempotencyKey},
+		{"key with space", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "a b"}, facade.ErrBadIdempotencyKey},
+		{"key not ascii", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "clé"}, facade.ErrBadIdempotencyKey},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := s.Transfer(ctx, c.req, testMax)
-			wantError(t, err, c.code, c.detail)
+			wantError(t, err, c.want)
 		})
 	}
 	if got := balances(t, s, "A", "B", "U"); !slices.Equal(got, []int64{1000, 0, 1000}) {
@@ -140,7 +138,7 @@ func TestTransferRefusesBadAmountsBeforeMovingMoney(t *testing.T) {
 	)
 	for _, a := range attempts {
 		_, _, err := s.Transfer(ctx, TransferRequest{From: a.from, To: a.to, Amount: a.amount, IdempotencyKey: "k"}, testMax)
-		wantError(t, err, facade.EINVALID, facade.DetailBadAmount)
+		wantError(t, err, facade.ErrBadAmount)
 	}
 	if got := balances(t, s, "E1", "E2", "J1", "J2", "K1", "K2"); !slices.Equal(got, []int64{500_000_000, 0, 5_000_000, 0, 1000, 0}) {
 		t.Fatalf("balances after refused amounts = %v", got)
@@ -212,7 +210,7 @@ func TestIdempotencyKeyReusedForAnotherRequest(t *testing.T) {
 		{From: "B", To: "A", Amount: "1", IdempotencyKey: "k1", Principal: "alice"},
 	} {
 		_, _, err := s.Transfer(ctx, other, testMax)
-		wantError(t, err, facade.EUNPROCESSABLE, facade.DetailIdempotencyReuse)
+		wantError(t, err, facade.ErrIdempotencyReuse)
 	}
 	// Keys are per principal: bob's "k1" is a new request.
 	if _, replayed, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "k1", Principal: "bob"}, testMax); err != nil || replayed {
@@ -220,7 +218,7 @@ func TestIdempotencyKeyReusedForAnotherRequest(t *testing.T) {
 	}
 	// A refused attempt does not use up its key.
 	_, _, err := s.Transfer(ctx, TransferRequest{From: "C", To: "A", Amount: "1", IdempotencyKey: "k2", Principal: "alice"}, testMax)
-	wantError(t, err, facade.EUNPROCESSABLE, facade.DetailInsufficientFunds)
+	wantError(t, err, facade.ErrInsufficientFunds)
 	if _, replayed, err := s.Transfer(ctx, TransferRequest{From: "A", To: "C", Amount: "1", IdempotencyKey: "k2", Principal: "alice"}, testMax); err != nil || replayed {
 		t.Fatalf("k2 after a refusal = %v, replayed=%v", err, replayed)
 	}
@@ -310,7 +308,7 @@ func TestCreditThatWouldOverflowIsRefused(t *testing.T) {
 	}
 	open(t, s, "A", "EUR", "1.00")
 	_, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "rich", Amount: "0.01"}, testMax)
-	wantError(t, err, facade.EUNPROCESSABLE, facade.DetailBalanceLimit)
+	wantError(t, err, facade.ErrBalanceLimit)
 	if got := balances(t, s, "A", "rich"); !slices.Equal(got, []int64{100, maxInt64}) {
 		t.Fatalf("balances = %v; nothing may move", got)
 	}
@@ -321,9 +319,8 @@ func TestCreditThatWouldOverflowIsRefused(t *testing.T) {
 
 func TestEveryTransferAttemptIsAudited(t *testing.T) {
 	rdb := testredis.Client(t)
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	s := NewStore(rdb, slog.New(slog.NewJSONHandler(&lockedWriter{w: &buf, mu: &mu}, nil)))
+	var buf testlog.Buffer
+	s := NewStore(rdb, slog.New(slog.NewJSONHandler(&buf, nil)))
 	ctx := context.Background()
 	open(t, s, "A", "EUR", "1.00")
 	open(t, s, "B", "EUR", "0")
@@ -339,7 +336,7 @@ func TestEveryTransferAttemptIsAudited(t *testing.T) {
 		lines = append(lines, m)
 	}
 	want := []struct{ principal, amount, outcome string }{
-		{"alice", "0.50", "created"}, {"alice", "9", "insufficient_funds"}, {"mallory", "1e3", "invalid_amount"},
+		{"alice", "0.50", "created"}, {"alice", "9", "insufficient_funds"}, {"mallory", "1e3", "bad_amount"},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d audit lines; want %d:\n%s", len(lines), len(want), buf.String())
@@ -356,17 +353,6 @@ func TestEveryTransferAttemptIsAudited(t *testing.T) {
 	}
 }
 
-type lockedWriter struct {
-	w  *bytes.Buffer
-	mu *sync.Mutex
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
 func mapsEqual(a, b map[string]any) bool {
 	if len(a) != len(b) {
 		return false
@@ -380,8 +366,8 @@ func mapsEqual(a, b map[string]any) bool {
 }
 
 // transfersCounted reads the transfers metric for one outcome.
-func transfersCounted(outcome string) float64 {
+func transfersCounted(s *Store, outcome string) float64 {
 	var m dto.Metric
-	_ = metrics.Transfers.WithLabelValues(outcome).Write(&m)
+	_ = s.metrics.Transfers.WithLabelValues(outcome).Write(&m)
 	return m.GetCounter().GetValue()
 }

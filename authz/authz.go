@@ -1,22 +1,22 @@
-// Package authz decides whether a principal may act on an identifier (SPEC
-// section 3), from the principal and the identifiers alone, before any data
-// is read.
+// Package authz decides whether a principal may act on an identifier, from
+// the principal and the identifiers alone, before any data is read.
 //
-// The rules live in two files that ops maintain: model.conf (a casbin v2
-// model) and policy.csv ("p, sub, obj, act" grants and "g, a, b" groupings).
-// Casbin loads them; policy lines are fed to it as links in two role graphs
-// (g: memberships and grants, g2: enrollments) whose role manager is the
-// indexed graph in graph.go, so a decision is a walk over the groups the
-// principal is in, never a scan of the grants. model.conf documents the
-// mapping line by line.
+// The rules live in two files that ops maintain: model.conf and policy.csv,
+// ordinary casbin v2 files. Every route asks casbin's question
+// Enforce(sub, obj, act) (README, "Policy", lists them), and the answer is
+// the one stock casbin gives on the same files. For the model families ops
+// use (role hierarchies, resource groups, deny rules, wildcard objects:
+// model.go) the answer comes from an index built at load (index.go) that
+// costs microseconds at 100,000 lines and keeps no per-caller state; any
+// other valid model is decided by casbin's own Enforce (engine.go).
 //
-// Grades carry built-in role rules: a student views only their own grade and
-// never writes; a professor acts on a student enrolled in a class on which
-// the professor (or one of their groups) holds view (GET) or update (writes).
+// Grades carry role rules of the service: a student views only their own
+// grade and never writes; a professor asks the policy about student:S.
 //
 // An Authorizer holds one immutable loaded policy behind an atomic pointer;
-// Reload and Watch build a new one and swap it in, and a broken file is
-// refused while the last good policy stays in force.
+// Reload and Watch build a new one and swap it in, and a broken file (or
+// one that shrank past the guard, reload.go) is refused while the last good
+// policy stays in force.
 package authz
 
 import (
@@ -38,6 +38,9 @@ import (
 type Authorizer struct {
 	modelPath, policyPath string
 	log                   *slog.Logger
+	allowShrink           atomic.Bool // see AllowShrink
+	metrics               *metrics.Metrics
+	counters              map[op]opCounters
 
 	cur    atomic.Pointer[state]
 	status atomic.Pointer[Status]
@@ -52,38 +55,71 @@ type Authorizer struct {
 
 // Status is the policy's health, for /readyz and logs.
 type Status struct {
-	Loaded       bool   // a policy is in force
-	LastReloadOK bool   // the last reload attempt succeeded (or found nothing new)
-	LastError    string // generic reason of the last refusal; empty when LastReloadOK
-	Version      uint64 // see Authorizer.Version
-	Rules        int    // policy lines in force
+	Loaded       bool      // a policy is in force
+	LastReloadOK bool      // the last reload attempt succeeded (or found nothing new)
+	LastError    string    // generic reason of the last refusal; empty when LastReloadOK
+	Version      uint64    // see Authorizer.Version
+	Rules        int       // policy lines in force
+	Hash         string    // content hash of the files in force (same files, same hash on every instance)
+	LoadedAt     time.Time // when the policy in force was loaded
+	Decider      string    // "index" (recognized model) or "casbin" (casbin's own Enforce)
 }
+
+// Option configures an Authorizer.
+type Option func(*Authorizer)
+
+// WithMetrics records decisions and reloads into m (default: a private set).
+func WithMetrics(m *metrics.Metrics) Option { return func(a *Authorizer) { a.metrics = m } }
 
 // New loads and validates modelPath and policyPath. The error names the
 // first problem as file:line (run Check for all of them).
-func New(modelPath, policyPath string, logger *slog.Logger) (*Authorizer, error) {
+func New(modelPath, policyPath string, logger *slog.Logger, opts ...Option) (*Authorizer, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	a := &Authorizer{modelPath: modelPath, policyPath: policyPath, log: logger}
+	for _, o := range opts {
+		o(a)
+	}
+	a.metrics = metrics.Or(a.metrics)
+	a.counters = resolveCounters(a.metrics)
 	started := time.Now()
 	f, err := readFiles(modelPath, policyPath)
 	if err != nil {
 		return nil, err
 	}
-	st, err := compile(f)
-	if err != nil {
-		return nil, err
+	st, problems := compile(f)
+	if st == nil {
+		return nil, firstError(problems)
 	}
-	st.version = 1
+	st.version, st.loadedAt = 1, time.Now()
 	a.cur.Store(st)
-	a.status.Store(&Status{Loaded: true, LastReloadOK: true, Version: 1, Rules: st.rules})
-	metrics.PolicyReloads.WithLabelValues("ok").Inc()
-	metrics.PolicyLastReloadOK.Set(1)
+	a.status.Store(st.status())
+	a.metrics.PolicyReloads.WithLabelValues("ok").Inc()
+	a.metrics.PolicyLastReloadOK.Set(1)
+	a.publish(st)
 	logger.Info("policy loaded", "model", modelPath, "policy", policyPath,
-		"rules", st.rules, "version", st.version, "took", time.Since(started).Round(time.Millisecond))
+		"rules", len(st.rules), "version", st.version, "hash", st.hash, "decider", st.decider.kind(),
+		"family", st.family, "took", time.Since(started).Round(time.Millisecond))
 	return a, nil
 }
+
+// status is the Status of st in force after a good load.
+func (st *state) status() *Status {
+	return &Status{Loaded: true, LastReloadOK: true, Version: st.version, Rules: len(st.rules),
+		Hash: st.hash, LoadedAt: st.loadedAt, Decider: st.decider.kind()}
+}
+
+// publish sets the policy metrics to st.
+func (a *Authorizer) publish(st *state) {
+	a.metrics.PolicyInfo.Reset()
+	a.metrics.PolicyInfo.WithLabelValues(st.hash, st.decider.kind()).Set(1)
+	a.metrics.PolicyLoadedTimestamp.Set(float64(st.loadedAt.UnixNano()) / 1e9)
+}
+
+// AllowShrink lifts the reload guard that refuses an empty policy or one
+// that removes more than half of the lines (FACADE_POLICY_ALLOW_SHRINK=1).
+func (a *Authorizer) AllowShrink(allow bool) { a.allowShrink.Store(allow) }
 
 // Version identifies the policy in force; it changes on every reload that
 // brings in a different policy (not when the files are unchanged). Callers
@@ -99,12 +135,7 @@ func (a *Authorizer) Status() Status {
 }
 
 // emptyState is what a zero Authorizer decides with: nothing is granted.
-var emptyState = func() *state {
-	st := &state{members: newGraph(), enrolls: newGraph()}
-	st.members.freeze()
-	st.enrolls.freeze()
-	return st
-}()
+var emptyState = &state{}
 
 func (a *Authorizer) state() *state {
 	if st := a.cur.Load(); st != nil {
@@ -113,12 +144,24 @@ func (a *Authorizer) state() *state {
 	return emptyState
 }
 
-// Decision counters, resolved once: a label lookup per decision would cost
-// more than the decision.
-type op struct{ allow, deny prometheus.Counter }
+// op names an authorization operation: the op label of the decision
+// metric.
+type op string
 
-func newOp(name string) op {
-	return op{metrics.Decisions.WithLabelValues(name, "allow"), metrics.Decisions.WithLabelValues(name, "deny")}
+func newOp(name string) op { ops = append(ops, op(name)); return op(name) }
+
+// ops lists every operation, so an Authorizer resolves the counters of
+// each once.
+var ops []op
+
+type opCounters struct{ allow, deny prometheus.Counter }
+
+func resolveCounters(m *metrics.Metrics) map[op]opCounters {
+	out := make(map[op]opCounters, len(ops))
+	for _, o := range ops {
+		out[o] = opCounters{m.Decisions.WithLabelValues(string(o), "allow"), m.Decisions.WithLabelValues(string(o), "deny")}
+	}
+	return out
 }
 
 var (
@@ -130,11 +173,16 @@ var (
 	opViewPlan    = newOp("view_plan")
 )
 
-func (o op) record(allow bool) bool {
+// record counts one decision of o and returns it.
+func (a *Authorizer) record(o op, allow bool) bool {
+	c, ok := a.counters[o]
+	if !ok { // a zero Authorizer, which counts nothing
+		return allow
+	}
 	if allow {
-		o.allow.Inc()
+		c.allow.Inc()
 	} else {
-		o.deny.Inc()
+		c.deny.Inc()
 	}
 	return allow
 }
@@ -146,49 +194,91 @@ func (o op) record(allow bool) bool {
 func (a *Authorizer) Refuse(ctx context.Context, p facade.Principal, op, target string) error {
 	a.log.LogAttrs(ctx, slog.LevelInfo, "authorization denied", slog.Bool("audit", true),
 		slog.String("principal", p.ID), slog.String("role", p.Role), slog.String("op", op), slog.String("target", target))
-	return facade.Errorf(facade.EFORBIDDEN, facade.DetailForbidden)
+	return facade.ErrForbidden
 }
 
-// CanViewGrade: GET a grade. A student sees their own; a professor sees a
-// student enrolled in a class they (or a group of theirs) hold view on.
+// The questions each route asks casbin (README, "Policy"). Objects are built
+// here from validated identifiers, so a caller never smuggles a prefix, a
+// separator or a wildcard into a question.
+
+// CanViewGrade: GET a grade. A student sees their own (built in, no policy
+// line); a professor asks (sub, student:S, view), which the shipped model
+// answers through the student's enrollment g(student:S, class:C) and a
+// grant on the class.
 func (a *Authorizer) CanViewGrade(p facade.Principal, studentID string) bool {
-	return opViewGrade.record(a.state().grade(p, studentID, actView))
+	return a.record(opViewGrade, a.state().grade(p, studentID, actView))
 }
 
-// CanWriteGrade: POST or PUT a grade. Only a professor holding update on a
-// class the student is enrolled in; a student never, whatever the policy.
+// CanWriteGrade: POST or PUT a grade: a professor asking (sub, student:S,
+// update); a student never, whatever the policy.
 func (a *Authorizer) CanWriteGrade(p facade.Principal, studentID string) bool {
-	return opWriteGrade.record(a.state().grade(p, studentID, actUpdate))
+	return a.record(opWriteGrade, a.state().grade(p, studentID, actUpdate))
 }
 
-// CanViewAccount: view_account on account:ID (balance, record, statement).
+// CanViewAccount: (sub, account:ID, view_account) (balance, record, statement).
 func (a *Authorizer) CanViewAccount(p facade.Principal, accountID string) bool {
-	return opViewAccount.record(facade.ValidID(accountID) &&
-		a.state().granted(p.ID, prefixAccount+accountID, actViewAccount))
+	return a.record(opViewAccount, facade.ValidID(accountID) &&
+		a.state().enforce(p.ID, prefixAccount+accountID, actViewAccount))
 }
 
-// CanTransfer: transfer on the from account and on the to account.
+// CanTransfer: (sub, account:FROM, transfer) and (sub, account:TO, transfer).
 func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
 	st := a.state()
-	return opTransfer.record(facade.ValidID(from) && facade.ValidID(to) &&
-		st.granted(p.ID, prefixAccount+from, actTransfer) &&
-		st.granted(p.ID, prefixAccount+to, actTransfer))
+	return a.record(opTransfer, facade.ValidID(from) && facade.ValidID(to) &&
+		st.enforce(p.ID, prefixAccount+from, actTransfer) &&
+		st.enforce(p.ID, prefixAccount+to, actTransfer))
 }
 
-// CanViewProject: view on project:K, i.e. on the whole project. (A project
-// listing also shows projects where only some plans are visible: ask
-// CanViewPlan for those.)
+// CanViewProject: (sub, project:K, view), i.e. the whole project. (A
+// project listing also shows projects where only some plans are visible:
+// see ListProject and ListPlan.)
 func (a *Authorizer) CanViewProject(p facade.Principal, projectKey string) bool {
-	return opViewProject.record(facade.ValidProjectKey(projectKey) &&
-		a.state().granted(p.ID, prefixProject+projectKey, actView))
+	return a.record(opViewProject, a.state().project(p.ID, projectKey))
 }
 
-// CanViewPlan: view on plan:K-P or on project:K (results and artifacts).
+// CanViewPlan: (sub, plan:K-P, view) or (sub, project:K, view) (results
+// and artifacts).
 func (a *Authorizer) CanViewPlan(p facade.Principal, projectKey, planKey string) bool {
-	return opViewPlan.record(a.state().planVisible(p.ID, projectKey, planKey))
+	return a.record(opViewPlan, a.state().plan(p.ID, projectKey, planKey))
 }
 
-// grade applies the built-in grade rules; act is view (GET) or update (writes).
+// ListProject is CanViewProject for filtering a list: leaving an entry out
+// of a list is not a refusal, so it is counted apart
+// (facade_authz_list_entries_total) and alerts on denials stay meaningful.
+func (a *Authorizer) ListProject(p facade.Principal, projectKey string) bool {
+	return a.recordListed(a.state().project(p.ID, projectKey))
+}
+
+// ListPlan is CanViewPlan for filtering a list (see ListProject).
+func (a *Authorizer) ListPlan(p facade.Principal, projectKey, planKey string) bool {
+	return a.recordListed(a.state().plan(p.ID, projectKey, planKey))
+}
+
+func (a *Authorizer) recordListed(shown bool) bool {
+	if a.metrics == nil { // a zero Authorizer, which counts nothing
+		return shown
+	}
+	if shown {
+		a.metrics.ListEntries.WithLabelValues("shown").Inc()
+	} else {
+		a.metrics.ListEntries.WithLabelValues("hidden").Inc()
+	}
+	return shown
+}
+
+func (st *state) project(sub, projectKey string) bool {
+	return facade.ValidProjectKey(projectKey) && st.enforce(sub, prefixProject+projectKey, actView)
+}
+
+func (st *state) plan(sub, projectKey, planKey string) bool {
+	if !facade.ValidProjectKey(projectKey) || !facade.ValidPlanKey(planKey) {
+		return false
+	}
+	return st.enforce(sub, prefixPlan+projectKey+"-"+planKey, actView) ||
+		st.enforce(sub, prefixProject+projectKey, actView)
+}
+
+// grade applies the role rules; act is view (GET) or update (writes).
 func (st *state) grade(p facade.Principal, studentID, act string) bool {
 	if p.ID == "" || !facade.ValidID(studentID) {
 		return false
@@ -197,43 +287,9 @@ func (st *state) grade(p facade.Principal, studentID, act string) bool {
 	case facade.RoleStudent:
 		return act == actView && p.ID == studentID
 	case facade.RoleProfessor:
-		_, ok := st.teachingClass(p.ID, studentID, act)
-		return ok
+		return st.enforce(p.ID, prefixStudent+studentID, act)
 	}
 	return false
-}
-
-// teachingClass returns the first class (in policy order) the student is
-// enrolled in on which sub holds act, in one walk of sub's groups.
-func (st *state) teachingClass(sub, studentID, act string) (string, bool) {
-	user := prefixUser + sub
-	if !st.members.has(user) {
-		return "", false // a principal the policy never names: deny before any work
-	}
-	classes := st.enrolls.direct(prefixStudent + studentID)
-	if len(classes) == 0 {
-		return "", false
-	}
-	targets := make([]string, len(classes))
-	for i, c := range classes {
-		targets[i] = permNode(c, act)
-	}
-	i, ok := st.members.reachAny(user, targets)
-	if !ok {
-		return "", false
-	}
-	return classes[i], true
-}
-
-func (st *state) planVisible(sub, projectKey, planKey string) bool {
-	if sub == "" || !facade.ValidProjectKey(projectKey) || !facade.ValidPlanKey(planKey) {
-		return false
-	}
-	_, ok := st.members.reachAny(prefixUser+sub, []string{
-		permNode(prefixPlan+projectKey+"-"+planKey, actView),
-		permNode(prefixProject+projectKey, actView),
-	})
-	return ok
 }
 
 // firstError formats the first refusing problem for an error message.

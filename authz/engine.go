@@ -4,75 +4,202 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
 	"github.com/casbin/casbin/v2/persist"
+	"github.com/casbin/casbin/v2/util"
 )
 
-// The model this package implements. model.conf must define exactly these
-// (whitespace aside): the service answers requests with indexed lookups in
-// the role graphs that casbin builds from the policy, which is only correct
-// if the file's matcher is this one. model.conf explains each line.
+// decider answers casbin's Enforce(sub, obj, act) for one loaded policy.
+type decider interface {
+	enforce(sub, obj, act string) bool
+	kind() string // "index" or "casbin": which path decides (policy check, /readyz, metric)
+}
+
+// Decider names.
 const (
-	wantRequest  = "sub, obj, act"
-	wantPolicy   = "sub, obj, act"
-	wantGrouping = "_, _"
-	wantEffect   = "some(where (p.eft == allow))"
-	wantMatcher  = `g("user:" + r.sub, r.obj + " " + r.act)`
+	deciderIndex  = "index"
+	deciderCasbin = "casbin"
 )
 
 // state is one loaded policy: immutable once built, swapped in whole.
 type state struct {
-	version uint64
-	digest  [32]byte
-	members *graph // g: principals and groups into groups, grants into permission nodes
-	enrolls *graph // g2: student:S into class:C
-	rules   int    // policy lines in force (duplicates not counted)
+	version  uint64
+	hash     string   // hex SHA-256 (first 8 bytes) of model.conf and policy.csv contents
+	digest   [32]byte // the whole SHA-256: "nothing changed" is one compare
+	loadedAt time.Time
+	decider  decider
+	family   string // the recognized family, or why casbin decides
+	model    model.Model
+	rules    []rule // as casbin loads them (duplicates skipped), file order
+	classes  classIndex
 }
 
-// checkModel loads the model text with casbin and verifies it is the model
-// above. Problems carry the line of the offending key when there is one.
+// compile checks the files and builds the decider: the index for a
+// recognized model, casbin's own enforcer for any other valid one.
+func compile(f files) (*state, []Problem) {
+	m, rules, problems := f.check()
+	if HasErrors(problems) {
+		return nil, problems
+	}
+	st := &state{hash: f.hash(), digest: f.digest, model: m, rules: rules}
+	if s, reason := recognize(m); s != nil {
+		st.decider, st.family = newIndex(s, rules), s.String()
+		return st, problems
+	} else {
+		st.family = reason
+	}
+	d, err := newCasbinDecider(m, rules)
+	if err != nil {
+		return nil, append(problems, Problem{File: f.policyPath, Msg: "casbin could not load the policy: " + err.Error()})
+	}
+	st.decider = d
+	return st, problems
+}
+
+func (st *state) digestOf() [32]byte { return st.digest }
+
+// enforce asks the policy in force; a nil decider (zero Authorizer) denies.
+func (st *state) enforce(sub, obj, act string) bool {
+	return st.decider != nil && st.decider.enforce(sub, obj, act)
+}
+
+// checkModel loads the model text with casbin.
 func checkModel(path, text string) (model.Model, []Problem) {
 	m, err := model.NewModelFromString(text)
 	if err != nil {
 		return nil, []Problem{{File: path, Msg: "not a valid casbin model: " + err.Error()}}
 	}
-	want, err := model.NewModelFromString(canonicalModel)
-	if err != nil {
-		panic("authz: canonical model does not load: " + err.Error())
+	return m, nil
+}
+
+// checkPatterns refuses wildcard objects casbin's function would fail on
+// (keyMatch2 compiles a regular expression, globMatch parses a glob): casbin
+// would answer those questions with an error, the service with a deny.
+func checkPatterns(path string, m model.Model, rules []rule) []Problem {
+	s, _ := recognize(m)
+	if s == nil || s.objMatch == "" || s.objMatch == "keyMatch" {
+		return nil
 	}
 	var problems []Problem
-	for _, k := range []struct{ sec, key, shows string }{
-		{"r", "r", wantRequest}, {"p", "p", wantPolicy}, {"g", "g", wantGrouping},
-		{"g", "g2", wantGrouping}, {"e", "e", wantEffect}, {"m", "m", wantMatcher},
-	} {
-		got, ok := m[k.sec][k.key]
-		switch {
-		case !ok:
-			problems = append(problems, Problem{File: path, Msg: fmt.Sprintf("missing %s = %s (in [%s])", k.key, k.shows, sectionName(k.sec))})
-		case squash(got.Value) != squash(want[k.sec][k.key].Value):
-			problems = append(problems, Problem{File: path, Line: lineOfKey(text, k.key),
-				Msg: fmt.Sprintf("%s must be %s: the service evaluates this model with indexed role-graph lookups (see the comments in the shipped model.conf)", k.key, k.shows)})
+	for _, r := range rules {
+		if r.ptype != "p" {
+			continue
+		}
+		if err := patternError(s.objMatch, r.fields[1]); err != "" {
+			problems = append(problems, Problem{File: path, Line: r.line, Msg: fmt.Sprintf("object %q is not a valid %s pattern: %s", r.fields[1], s.objMatch, err)})
 		}
 	}
-	for sec, keys := range m {
-		for key := range keys {
-			if _, known := want[sec][key]; !known {
-				problems = append(problems, Problem{File: path, Line: lineOfKey(text, key),
-					Msg: fmt.Sprintf("unexpected definition %s: policy.csv lines never load into it", key)})
-			}
+	return problems
+}
+
+func patternError(fn, pattern string) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = "casbin fails on it"
+		}
+	}()
+	switch fn {
+	case "keyMatch2":
+		util.KeyMatch2("", pattern)
+	case "globMatch":
+		if _, err := util.GlobMatch("", pattern); err != nil {
+			return "casbin fails on it"
 		}
 	}
-	return m, problems
+	return ""
+}
+
+// casbinDecider is the slow path: casbin's own Enforce, for models outside
+// the recognized families (ABAC conditions, domains, priorities...). Cost
+// grows with the number of p rows (see the README's policy section).
+type casbinDecider struct {
+	mu    sync.RWMutex // Enforce under RLock; forget under Lock
+	e     *casbin.Enforcer
+	roles []string
+	calls atomic.Uint64
+}
+
+// forgetEvery bounds the memo casbin keeps behind g(): it lives as long as
+// the compiled matcher, so callers asking many distinct questions would
+// grow the heap without limit. Re-setting the role managers drops it.
+const forgetEvery = 4096
+
+func newCasbinDecider(m model.Model, rules []rule) (*casbinDecider, error) {
+	e, err := casbin.NewEnforcer(m)
+	if err != nil {
+		return nil, err
+	}
+	e.EnableLog(false)
+	e.SetAdapter(&rulesAdapter{rules: rules})
+	if err := e.LoadPolicy(); err != nil {
+		return nil, err
+	}
+	d := &casbinDecider{e: e}
+	for k := range m["g"] {
+		d.roles = append(d.roles, k)
+	}
+	return d, nil
+}
+
+func (d *casbinDecider) enforce(sub, obj, act string) bool {
+	if d.calls.Add(1)%forgetEvery == 0 {
+		d.forget()
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	ok, err := d.e.Enforce(sub, obj, act) // errors (and casbin's recovered panics) deny
+	return err == nil && ok
+}
+
+func (d *casbinDecider) forget() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, g := range d.roles {
+		d.e.SetNamedRoleManager(g, d.e.GetNamedRoleManager(g))
+	}
+}
+
+func (d *casbinDecider) kind() string { return deciderCasbin }
+
+// explain is casbin's EnforceEx: the decision and the row it names.
+func (d *casbinDecider) explain(sub, obj, act string) (bool, []string, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.e.EnforceEx(sub, obj, act)
+}
+
+// rulesAdapter is a read-only casbin adapter over parsed policy.csv rules.
+type rulesAdapter struct{ rules []rule }
+
+var errReadOnly = errors.New("authz: policy.csv is edited by ops, not through casbin")
+
+var _ persist.Adapter = (*rulesAdapter)(nil)
+
+func (a *rulesAdapter) LoadPolicy(m model.Model) error {
+	for _, r := range a.rules {
+		if err := persist.LoadPolicyArray(append([]string{r.ptype}, r.fields...), m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *rulesAdapter) SavePolicy(model.Model) error                { return errReadOnly }
+func (a *rulesAdapter) AddPolicy(string, string, []string) error    { return errReadOnly }
+func (a *rulesAdapter) RemovePolicy(string, string, []string) error { return errReadOnly }
+func (a *rulesAdapter) RemoveFilteredPolicy(string, string, int, ...string) error {
+	return errReadOnly
 }
 
 func sectionName(sec string) string {
 	return map[string]string{"r": "request_definition", "p": "policy_definition",
 		"g": "role_definition", "e": "policy_effect", "m": "matchers"}[sec]
 }
-
-func squash(s string) string { return strings.Join(strings.Fields(s), "") }
 
 // lineOfKey returns the 1-based line where "key =" is defined, or 0.
 func lineOfKey(text, key string) int {
@@ -83,125 +210,4 @@ func lineOfKey(text, key string) int {
 		}
 	}
 	return 0
-}
-
-// build turns checked model text and valid policy lines into a state, with
-// casbin doing the loading: the entries go through an adapter into the model,
-// and casbin's BuildRoleLinks fills the two graphs (set as g's and g2's role
-// managers). The enforcer is then dropped: requests are answered from the
-// graphs alone, so no per-request state (such as the memo casbin keeps
-// behind g() for as long as the policy lives) can grow with callers.
-func build(m model.Model, entries []entry) (*state, error) {
-	e, err := casbin.NewEnforcer(m)
-	if err != nil {
-		return nil, err
-	}
-	st := &state{members: newGraph(), enrolls: newGraph(), rules: len(entries)}
-	e.SetNamedRoleManager("g", st.members)
-	e.SetNamedRoleManager("g2", st.enrolls)
-	e.SetAdapter(&entryAdapter{entries: entries})
-	if err := e.LoadPolicy(); err != nil {
-		return nil, err
-	}
-	st.members.freeze()
-	st.enrolls.freeze()
-	return st, nil
-}
-
-// entryAdapter is a read-only casbin adapter over parsed policy.csv lines.
-type entryAdapter struct{ entries []entry }
-
-var errReadOnly = errors.New("authz: policy.csv is edited by ops, not through casbin")
-
-var _ persist.Adapter = (*entryAdapter)(nil)
-
-// LoadPolicy adds every line to m as the g or g2 rule it stands for.
-func (a *entryAdapter) LoadPolicy(m model.Model) error {
-	for _, e := range a.entries {
-		ptype, rule := e.casbinRule()
-		if err := m.AddPolicy("g", ptype, rule); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (a *entryAdapter) SavePolicy(model.Model) error                { return errReadOnly }
-func (a *entryAdapter) AddPolicy(string, string, []string) error    { return errReadOnly }
-func (a *entryAdapter) RemovePolicy(string, string, []string) error { return errReadOnly }
-func (a *entryAdapter) RemoveFilteredPolicy(string, string, int, ...string) error {
-	return errReadOnly
-}
-
-// The self-test that runs at every load: casbin's own Enforce, with the
-// model's matcher, must agree with the indexed decision on a fixed table, and
-// both must give the expected answer. It proves the graphs casbin built are
-// the ones the matcher means, whatever policy is loaded next to them.
-var (
-	probePolicy = []string{
-		"p, probe-user, account:P1, view_account",
-		"g, probe-user, team:probe",
-		"g, team:probe, team:probe-outer",
-		"p, team:probe-outer, project:PROBE, view",
-	}
-	probeCases = []struct {
-		sub, obj, act string
-		allow         bool
-	}{
-		{"probe-user", "account:P1", actViewAccount, true},
-		{"probe-user", "project:PROBE", actView, true}, // through two groups
-		{"probe-user", "account:P1", actTransfer, false},
-		{"probe-user", "account:P2", actViewAccount, false},
-		{"probe-other", "account:P1", actViewAccount, false},
-		{"team:probe-outer", "project:PROBE", actView, false}, // a sub is never a group
-		{"", "account:P1", actViewAccount, false},
-	}
-)
-
-func selfTest(path, modelText string) []Problem {
-	fail := func(msg string) []Problem {
-		return []Problem{{File: path, Line: lineOfKey(modelText, "m"), Msg: "self-test: " + msg}}
-	}
-	var entries []entry
-	for i, line := range probePolicy {
-		e, msg := parseLine(line)
-		if msg != "" {
-			panic("authz: probe policy line invalid: " + msg)
-		}
-		e.line = i + 1
-		entries = append(entries, e)
-	}
-	m, _ := model.NewModelFromString(modelText)
-	e, err := casbin.NewEnforcer(m)
-	if err != nil {
-		return fail("casbin refused the model: " + err.Error())
-	}
-	st := &state{members: newGraph(), enrolls: newGraph()}
-	e.SetNamedRoleManager("g", st.members)
-	e.SetNamedRoleManager("g2", st.enrolls)
-	e.SetAdapter(&entryAdapter{entries: entries})
-	if err := e.LoadPolicy(); err != nil {
-		return fail("casbin could not load the probe policy: " + err.Error())
-	}
-	for _, c := range probeCases {
-		byCasbin, err := e.Enforce(c.sub, c.obj, c.act)
-		if err != nil {
-			return fail("casbin could not evaluate the matcher: " + err.Error())
-		}
-		byIndex := st.granted(c.sub, c.obj, c.act)
-		if byCasbin != c.allow || byIndex != c.allow {
-			return fail(fmt.Sprintf("(%q, %s, %s): matcher says %v, index says %v, want %v",
-				c.sub, c.obj, c.act, byCasbin, byIndex, c.allow))
-		}
-	}
-	return nil
-}
-
-// granted is the matcher g("user:" + sub, obj + " " + act) as one indexed
-// walk of the members graph.
-func (st *state) granted(sub, obj, act string) bool {
-	if sub == "" {
-		return false
-	}
-	return st.members.reaches(prefixUser+sub, permNode(obj, act))
 }

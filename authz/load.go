@@ -2,6 +2,7 @@ package authz
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 
@@ -32,48 +33,33 @@ func readFiles(modelPath, policyPath string) (files, error) {
 	return f, nil
 }
 
-// check validates both files: the model's shape, the self-test, every
-// policy line. It returns the casbin model and the valid lines.
-func (f files) check() (model.Model, []entry, []Problem) {
-	m, problems := checkModel(f.modelPath, string(f.model))
-	if m != nil && !HasErrors(problems) {
-		problems = append(problems, selfTest(f.modelPath, string(f.model))...)
-	}
-	entries, policyProblems := parsePolicy(f.policyPath, f.policy)
-	return m, entries, append(problems, policyProblems...)
-}
+// hash is the policy's content hash as /readyz and the metric show it: the
+// same files give the same hash on every instance.
+func (f files) hash() string { return hex.EncodeToString(f.digest[:8]) }
 
-// compile checks and builds; a file with any refusing problem is an error.
-func compile(f files) (*state, error) {
-	m, entries, problems := f.check()
-	if HasErrors(problems) {
-		return nil, firstError(problems)
+// check validates both files as casbin reads them, plus what ops would
+// want to hear (see lint). It returns the model and the rules casbin loads.
+func (f files) check() (model.Model, []rule, []Problem) {
+	m, problems := checkModel(f.modelPath, string(f.model))
+	if m == nil {
+		return nil, nil, problems
 	}
-	st, err := build(m, entries)
-	if err != nil {
-		return nil, fmt.Errorf("authz: casbin could not load %s: %w", f.policyPath, err)
-	}
-	st.digest = f.digest
-	return st, nil
+	rules, policyProblems := parsePolicy(f.policyPath, f.policy, m)
+	problems = append(problems, policyProblems...)
+	problems = append(problems, checkPatterns(f.policyPath, m, rules)...)
+	problems = append(problems, lint(f.policyPath, m, rules)...)
+	return m, rules, problems
 }
 
 // Check validates modelPath and policyPath as `facade policy check` does and
-// returns every problem (none means the files load). Warnings (duplicates)
-// do not refuse the files; see HasErrors.
+// returns every problem (none means the files load). Warnings do not refuse
+// the files; see HasErrors.
 func Check(modelPath, policyPath string) []Problem {
-	var problems []Problem
-	for _, p := range []string{modelPath, policyPath} {
-		if _, err := os.Stat(p); err != nil {
-			problems = append(problems, Problem{File: p, Msg: "cannot read: " + err.Error()})
-		}
-	}
-	if problems != nil {
-		return problems
-	}
 	f, err := readFiles(modelPath, policyPath)
 	if err != nil {
-		return []Problem{{File: policyPath, Msg: err.Error()}}
+		return []Problem{{File: policyPath, Msg: "cannot read: " + err.Error()}}
 	}
-	_, _, problems = f.check()
+	st, problems := compile(f)
+	_ = st
 	return problems
 }

@@ -2,11 +2,12 @@ package authz
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"strconv"
 	"strings"
 
-	facade "github.com/facade-dev/facade"
+	"github.com/casbin/casbin/v2/model"
 )
 
 // Problem is one finding in model.conf or policy.csv, written for the ops
@@ -15,8 +16,9 @@ type Problem struct {
 	File string
 	Line int // 1-based; 0 when the problem concerns the whole file
 	Msg  string
-	// Warning marks findings that do not stop the file from loading
-	// (a duplicate line). Everything else refuses the file.
+	// Warning marks findings that do not stop the files from loading
+	// (a duplicate, a line that can never matter, a group cycle).
+	// Everything else refuses the files.
 	Warning bool
 }
 
@@ -43,57 +45,29 @@ func HasErrors(problems []Problem) bool {
 	return false
 }
 
-// lineKind says what a valid policy line means.
-type lineKind int
-
-const (
-	kindGrant  lineKind = iota // p, SUB, OBJ, ACT
-	kindMember                 // g, MEMBER, GROUP   (principal or group into a group)
-	kindEnroll                 // g, student:S, class:C
-)
-
-// entry is one valid policy line.
-type entry struct {
+// rule is one policy line as casbin loads it: ptype (p, g, g2...) and its
+// fields, with where it was written (for explanations and findings).
+type rule struct {
+	ptype  string
+	fields []string
 	line   int
-	text   string   // as written, trimmed
-	kind   lineKind //
-	fields []string // after the ptype: [sub obj act] or [member group]
+	text   string
 }
 
-// casbinRule returns the casbin ptype (g or g2) and rule this line loads as.
-// Grants become links from the subject to a permission node "OBJ ACT" (see
-// model.conf for why they are not p rows).
-func (e entry) casbinRule() (ptype string, rule []string) {
-	switch e.kind {
-	case kindGrant:
-		return "g", []string{subjectNode(e.fields[0]), permNode(e.fields[1], e.fields[2])}
-	case kindMember:
-		return "g", []string{subjectNode(e.fields[0]), e.fields[1]}
-	default:
-		return "g2", []string{e.fields[0], e.fields[1]}
-	}
+// cite is "file:line: text", how tools quote a rule.
+func (r rule) cite(file string) string {
+	return fmt.Sprintf("%s:%d: %s", file, r.line, r.text)
 }
 
-// subjectNode maps a policy subject to its role-graph node: principals get
-// the user: namespace, groups keep their kind:name.
-func subjectNode(s string) string {
-	if strings.Contains(s, ":") {
-		return s
-	}
-	return prefixUser + s
-}
-
-// permNode names "act on obj" in the role graph. Neither part can contain a
-// space, so the pair is unambiguous.
-func permNode(obj, act string) string { return obj + " " + act }
-
-// parsePolicy reads policy.csv text: "p, sub, obj, act" and "g, a, b" lines,
-// "#" comment lines and blank lines. It returns the valid lines (without
-// duplicates, in file order) and every problem found.
-func parsePolicy(path string, data []byte) ([]entry, []Problem) {
+// parsePolicy reads policy.csv exactly as casbin's file adapter does (lines
+// trimmed; blank and # lines skipped; each line split by encoding/csv with
+// leading spaces trimmed; duplicates skipped, the first kept) and checks
+// each rule against model m. It returns the rules casbin would load, in
+// file order, and every problem.
+func parsePolicy(path string, data []byte, m model.Model) ([]rule, []Problem) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM from some editors
 	var (
-		entries  []entry
+		rules    []rule
 		problems []Problem
 		firstAt  = map[string]int{}
 	)
@@ -104,149 +78,61 @@ func parsePolicy(path string, data []byte) ([]entry, []Problem) {
 		if text == "" || text[0] == '#' {
 			continue
 		}
-		e, msg := parseLine(text)
+		r, msg := parseRule(text, m)
 		if msg != "" {
 			problems = append(problems, Problem{File: path, Line: n, Msg: msg})
 			continue
 		}
-		e.line = n
-		key := strings.Join(e.fields, "\x00") + "\x00" + strconv.Itoa(int(e.kind))
+		r.line = n
+		key := r.ptype + "\x00" + strings.Join(r.fields, "\x00")
 		if first, dup := firstAt[key]; dup {
 			problems = append(problems, Problem{File: path, Line: n, Warning: true,
-				Msg: fmt.Sprintf("duplicate of line %d; ignored", first)})
+				Msg: fmt.Sprintf("duplicate of line %d; casbin ignores it", first)})
 			continue
 		}
 		firstAt[key] = n
-		entries = append(entries, e)
+		rules = append(rules, r)
 	}
-	return entries, problems
+	return rules, problems
 }
 
-// parseLine validates one non-comment line; msg is empty when it is valid.
-func parseLine(text string) (e entry, msg string) {
-	if strings.ContainsAny(text, `"`) {
-		return e, "quoted fields are not supported"
+// parseRule splits one line as casbin.persist.LoadPolicyLine does and checks
+// its type and arity against the model.
+func parseRule(text string, m model.Model) (rule, string) {
+	rd := csv.NewReader(strings.NewReader(text))
+	rd.Comma, rd.Comment, rd.TrimLeadingSpace = ',', '#', true
+	tokens, err := rd.Read()
+	if err != nil {
+		return rule{}, "not a CSV line: " + strings.TrimPrefix(err.Error(), "record on line 1: ")
 	}
-	fields := strings.Split(text, ",")
-	for i := range fields {
-		if fields[i] = strings.TrimSpace(fields[i]); fields[i] == "" {
-			return e, fmt.Sprintf("field %d is empty", i+1)
-		}
-	}
-	e.text, e.fields = text, fields[1:]
-	switch fields[0] {
-	case "p":
-		if len(e.fields) != 3 {
-			return e, fmt.Sprintf(`a p line has 3 fields after "p" (subject, object, action); found %d`, len(e.fields))
-		}
-		e.kind = kindGrant
-		return e, checkGrant(e.fields[0], e.fields[1], e.fields[2])
-	case "g":
-		if len(e.fields) != 2 {
-			return e, fmt.Sprintf(`a g line has 2 fields after "g" (member, group); found %d`, len(e.fields))
-		}
-		e.kind, msg = checkGrouping(e.fields[0], e.fields[1])
-		return e, msg
-	}
-	return e, fmt.Sprintf("unknown line type %q: expected p or g", fields[0])
-}
-
-const subjectHelp = "expected a principal name (1-128 of A-Z a-z 0-9 . _ @ | + = / -) or a group kind:name such as team:platform"
-
-func checkGrant(sub, obj, act string) string {
-	if msg := checkSubject(sub); msg != "" {
-		return msg
-	}
-	if !isAction(act) {
-		return fmt.Sprintf("unknown action %q: expected view, update, view_account or transfer", act)
-	}
-	prefix, msg := checkObject(obj)
-	if msg != "" {
-		return msg
-	}
-	for _, a := range actionsFor[prefix] {
-		if a == act {
-			return ""
-		}
-	}
-	return fmt.Sprintf("action %q does not apply to %s objects (allowed: %s)",
-		act, prefix, strings.Join(actionsFor[prefix], ", "))
-}
-
-func checkSubject(sub string) string {
-	switch {
-	case strings.HasPrefix(sub, prefixStudent):
-		return fmt.Sprintf("subject %q: student: names only appear in enrollment lines (g, student:S, class:C); grant to the principal's own name", sub)
-	case strings.Contains(sub, "*"):
-		return fmt.Sprintf("subject %q: wildcards are not supported", sub)
-	case !validPrincipal(sub) && !validGroup(sub):
-		return fmt.Sprintf("subject %q: %s", sub, subjectHelp)
-	}
-	return ""
-}
-
-func isAction(act string) bool {
-	switch act {
-	case actView, actUpdate, actViewAccount, actTransfer:
-		return true
-	}
-	return false
-}
-
-// checkObject validates a p line's object and returns its prefix.
-func checkObject(obj string) (prefix, msg string) {
-	for _, p := range []string{prefixClass, prefixAccount, prefixProject, prefixPlan} {
-		if id, ok := strings.CutPrefix(obj, p); ok {
-			return p, checkObjectID(p, id, obj)
-		}
-	}
-	return "", fmt.Sprintf("unknown object %q: expected class:ID, account:ID, project:KEY or plan:KEY-PLAN", obj)
-}
-
-func checkObjectID(prefix, id, obj string) string {
-	switch prefix {
-	case prefixClass, prefixAccount:
-		if !facade.ValidID(id) {
-			return fmt.Sprintf("malformed id in %q: must match ^[A-Za-z0-9._@-]{1,64}$", obj)
-		}
-	case prefixProject:
-		if !facade.ValidProjectKey(id) {
-			return fmt.Sprintf("malformed project key in %q: must match ^[A-Z][A-Z0-9]{0,63}$", obj)
-		}
-	case prefixPlan:
-		if _, _, ok := splitPlan(id); !ok {
-			return fmt.Sprintf("malformed plan in %q: expected plan:KEY-PLAN, KEY ^[A-Z][A-Z0-9]{0,63}$ and PLAN ^[A-Z0-9]{1,64}$", obj)
-		}
-	}
-	return ""
-}
-
-// checkGrouping validates "g, member, group": an enrollment (student:S into
-// class:C) or a membership (principal or group into a group).
-func checkGrouping(member, group string) (lineKind, string) {
-	if sid, ok := strings.CutPrefix(member, prefixStudent); ok {
-		cid, isClass := strings.CutPrefix(group, prefixClass)
+	for i := range tokens {
 		switch {
-		case !facade.ValidID(sid):
-			return kindEnroll, fmt.Sprintf("malformed student id in %q: must match ^[A-Za-z0-9._@-]{1,64}$", member)
-		case !isClass:
-			return kindEnroll, fmt.Sprintf("%q: a student: line enrolls in a class (g, student:S, class:C)", group)
-		case !facade.ValidID(cid):
-			return kindEnroll, fmt.Sprintf("malformed class id in %q: must match ^[A-Za-z0-9._@-]{1,64}$", group)
+		case strings.TrimSpace(tokens[i]) == "":
+			return rule{}, fmt.Sprintf("field %d is empty", i+1)
+		case strings.TrimSpace(tokens[i]) != tokens[i]:
+			// casbin keeps trailing spaces as part of the value: "bob " is not bob
+			return rule{}, fmt.Sprintf("field %d has spaces after its value (casbin would keep them)", i+1)
 		}
-		return kindEnroll, ""
 	}
-	if strings.HasPrefix(group, prefixClass) {
-		return kindMember, fmt.Sprintf("only students join a class: write g, student:%s, %s (professors get a p line)", member, group)
+	r := rule{ptype: tokens[0], fields: tokens[1:], text: text}
+	sec := r.ptype[:1]
+	ast, ok := m[sec][r.ptype]
+	if !ok || (sec != "p" && sec != "g") {
+		return r, fmt.Sprintf("unknown line type %q: the model defines %s", r.ptype, definedTypes(m))
 	}
-	if msg := checkSubject(member); msg != "" {
-		return kindMember, msg
+	if len(r.fields) != len(ast.Tokens) {
+		return r, fmt.Sprintf("a %s line has %d fields after %q (%s); found %d",
+			r.ptype, len(ast.Tokens), r.ptype, strings.TrimSpace(ast.Value), len(r.fields))
 	}
-	if !validGroup(group) {
-		return kindMember, fmt.Sprintf("group %q: expected kind:name such as team:platform (kinds class, account, project, plan, student and user are reserved)", group)
+	return r, ""
+}
+
+func definedTypes(m model.Model) string {
+	var names []string
+	for _, sec := range []string{"p", "g"} {
+		for k := range m[sec] {
+			names = append(names, k)
+		}
 	}
-	if member == group {
-		return kindMember, fmt.Sprintf("%q is made a member of itself", group)
-	}
-	return kindMember, ""
+	return strings.Join(sortedStrings(names), ", ")
 }

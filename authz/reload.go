@@ -2,7 +2,6 @@ package authz
 
 import (
 	"context"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/facade-dev/facade/metrics"
 )
 
 const (
@@ -23,6 +21,7 @@ const (
 const (
 	reasonUnreadable = "policy files could not be read; the previous policy stays in force"
 	reasonInvalid    = "policy files are invalid; the previous policy stays in force"
+	reasonShrunk     = "the new policy is empty or removes more than half of the lines; the previous policy stays in force"
 )
 
 // Reload re-reads both files. A new policy is built completely and then
@@ -45,33 +44,54 @@ func (a *Authorizer) reload() (changed bool, err error) {
 		return false, a.refuse("read:"+err.Error(), reasonUnreadable, err)
 	}
 	cur := a.state()
-	if f.digest == cur.digest {
+	if f.digest == cur.digestOf() {
 		a.accept(cur, started, false)
 		return false, nil
 	}
-	st, err := compile(f)
-	if err != nil {
-		return false, a.refuse(hex.EncodeToString(f.digest[:]), reasonInvalid, err)
+	st, problems := compile(f)
+	if st == nil {
+		return false, a.refuse(f.hash(), reasonInvalid, firstError(problems))
 	}
-	st.version = cur.version + 1
+	if msg := a.shrunk(cur, st); msg != "" {
+		return false, a.refuse(f.hash(), reasonShrunk, fmt.Errorf("authz: %s: %s; set FACADE_POLICY_ALLOW_SHRINK=1 to accept it", a.policyPath, msg))
+	}
+	st.version, st.loadedAt, st.digest = cur.version+1, time.Now(), f.digest
 	a.cur.Store(st)
 	a.accept(st, started, true)
 	return true, nil
+}
+
+// shrunk says why next must not replace cur: an empty policy, or one that
+// removes more than half of the lines in force, is far more often a
+// truncated copy or a bad merge than an intent.
+func (a *Authorizer) shrunk(cur, next *state) string {
+	if a.allowShrink.Load() || cur == emptyState {
+		return ""
+	}
+	before, after := len(cur.rules), len(next.rules)
+	switch {
+	case after == 0 && before > 0:
+		return "the new policy has no lines"
+	case after*2 < before:
+		return fmt.Sprintf("the new policy removes %d of %d lines (more than half)", before-after, before)
+	}
+	return ""
 }
 
 // accept records that st is in force; fresh means it was just swapped in.
 func (a *Authorizer) accept(st *state, started time.Time, fresh bool) {
 	wasRefusing := !a.Status().LastReloadOK
 	a.refusedKey = ""
-	a.status.Store(&Status{Loaded: true, LastReloadOK: true, Version: st.version, Rules: st.rules})
-	metrics.PolicyLastReloadOK.Set(1)
+	a.status.Store(st.status())
+	a.metrics.PolicyLastReloadOK.Set(1)
 	switch {
 	case fresh:
-		metrics.PolicyReloads.WithLabelValues("ok").Inc()
-		a.log.Info("policy reloaded", "rules", st.rules, "version", st.version,
-			"took", time.Since(started).Round(time.Millisecond))
+		a.publish(st)
+		a.metrics.PolicyReloads.WithLabelValues("ok").Inc()
+		a.log.Info("policy reloaded", "rules", len(st.rules), "version", st.version, "hash", st.hash,
+			"decider", st.decider.kind(), "took", time.Since(started).Round(time.Millisecond))
 	case wasRefusing:
-		metrics.PolicyReloads.WithLabelValues("ok").Inc()
+		a.metrics.PolicyReloads.WithLabelValues("ok").Inc()
 		a.log.Info("policy files are back to the policy in force", "version", st.version)
 	}
 }
@@ -79,14 +99,19 @@ func (a *Authorizer) accept(st *state, started time.Time, fresh bool) {
 // refuse keeps the policy in force and reports why, once per distinct
 // failure (key), so a file that stays broken is not re-logged on every poll.
 func (a *Authorizer) refuse(key, reason string, err error) error {
-	metrics.PolicyLastReloadOK.Set(0)
+	a.metrics.PolicyLastReloadOK.Set(0)
 	if key == a.refusedKey {
 		return err
 	}
 	a.refusedKey = key
 	cur := a.state()
-	a.status.Store(&Status{Loaded: cur != emptyState, LastError: reason, Version: cur.version, Rules: cur.rules})
-	metrics.PolicyReloads.WithLabelValues("error").Inc()
+	refused := Status{LastError: reason}
+	if cur != emptyState {
+		refused = *cur.status()
+		refused.LastReloadOK, refused.LastError = false, reason
+	}
+	a.status.Store(&refused)
+	a.metrics.PolicyReloads.WithLabelValues("error").Inc()
 	a.log.Error("policy reload refused; previous policy stays in force",
 		"err", err, "version", cur.version)
 	return err
@@ -193,7 +218,7 @@ func touches(ev fsnotify.Event, paths map[string]bool) bool {
 // they also poll their files.
 func (a *Authorizer) announce(ctx context.Context, rdb redis.UniversalClient) {
 	st := a.state()
-	msg := fmt.Sprintf("version=%d digest=%s", st.version, hex.EncodeToString(st.digest[:8]))
+	msg := fmt.Sprintf("version=%d hash=%s", st.version, st.hash)
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second) // a down Redis must not stall the watch loop
 	defer cancel()
 	if err := rdb.Publish(ctx, reloadChannel, msg).Err(); err != nil {

@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/singleflight"
 
@@ -69,6 +70,12 @@ type Config struct {
 	// deadline (the upstream client has its own, shorter, timeout). Zero or
 	// negative means DefaultFetchTimeout.
 	FetchTimeout time.Duration
+	// Now is the clock freshness and staleness are judged by (and stored
+	// documents stamped with); nil means time.Now. Redis-side expiries
+	// (the fill lock) run on Redis's own clock.
+	Now func() time.Time
+	// Metrics counts lookups (hit, miss, stale); nil: a private set.
+	Metrics *metrics.Metrics
 }
 
 func (cfg Config) withDefaults() Config {
@@ -88,6 +95,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.FetchTimeout <= 0 {
 		cfg.FetchTimeout = DefaultFetchTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	return cfg
 }
@@ -127,6 +137,7 @@ type Cache struct {
 	bypassUntil atomic.Int64
 	bypassFor   time.Duration // bypassFor, shortened by tests
 	waitHook    func()        // tests only: called when a fill starts waiting for another instance
+	lookups     map[Status]prometheus.Counter
 }
 
 // New returns a cache on rdb. A nil logger means slog.Default(). It does not
@@ -135,7 +146,12 @@ func New(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) *Cache {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Cache{rdb: rdb, cfg: cfg.withDefaults(), log: logger, bypassFor: bypassFor}
+	c := &Cache{rdb: rdb, cfg: cfg.withDefaults(), log: logger, bypassFor: bypassFor}
+	m := metrics.Or(cfg.Metrics)
+	c.lookups = map[Status]prometheus.Counter{
+		Hit: m.Cache.WithLabelValues("hit"), Miss: m.Cache.WithLabelValues("miss"), Stale: m.Cache.WithLabelValues("stale"),
+	}
+	return c
 }
 
 // Get returns the document cached under key, calling fetch when there is no
@@ -144,7 +160,7 @@ func New(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) *Cache {
 // key share the first caller's fetch.
 //
 // The only errors are fetch's own error, unchanged (when nothing stale may
-// be served), and, when ctx ends first, a *facade.Error with code ETIMEOUT
+// be served), and, when ctx ends first, a *facade.Error of code ErrUpstreamTimeout
 // that wraps ctx's cause (errors.Is(err, context.Canceled) tells a client
 // that left). A fetch in progress is not cancelled by its first caller
 // leaving: it completes and is stored for the others.
@@ -155,7 +171,7 @@ func (c *Cache) Get(ctx context.Context, key string, fetch func(ctx context.Cont
 		return c.finish(ctx, prev)
 	}
 	if prev.ok && c.fresh(prev) {
-		record(Hit)
+		c.record(Hit)
 		return prev.entry(Hit), nil
 	}
 	ch := c.flights.DoChan(dk, func() (any, error) {
@@ -169,11 +185,11 @@ func (c *Cache) Get(ctx context.Context, key string, fetch func(ctx context.Cont
 	select {
 	case r := <-ch:
 		if r.Err != nil {
-			record(Miss)
+			c.record(Miss)
 			return Entry{}, r.Err
 		}
 		e := r.Val.(Entry)
-		record(e.Status)
+		c.record(e.Status)
 		return e, nil
 	case <-ctx.Done():
 		return c.finish(ctx, prev)
@@ -204,11 +220,11 @@ func (c *Cache) lookup(ctx context.Context, dk string) (prev stored, redisUp boo
 // else with a timeout that wraps the cause.
 func (c *Cache) finish(ctx context.Context, prev stored) (Entry, error) {
 	if c.servableStale(prev) {
-		record(Stale)
+		c.record(Stale)
 		return prev.entry(Stale), nil
 	}
-	record(Miss)
-	return Entry{}, facade.Wrap(facade.ETIMEOUT, facade.DetailUpstreamTimeout, context.Cause(ctx))
+	c.record(Miss)
+	return Entry{}, facade.Wrap(facade.ErrUpstreamTimeout, context.Cause(ctx))
 }
 
 // Invalidate drops the document cached under key, so the next Get fetches.
@@ -239,11 +255,11 @@ func (c *Cache) read(ctx context.Context, dk string) (stored, error) {
 	return decode(raw), nil
 }
 
-func (c *Cache) fresh(s stored) bool { return s.age(time.Now()) < c.cfg.TTL }
+func (c *Cache) fresh(s stored) bool { return s.age(c.cfg.Now()) < c.cfg.TTL }
 
 // servableStale reports whether s may stand in for a failed fetch.
 func (c *Cache) servableStale(s stored) bool {
-	return s.ok && s.age(time.Now()) < c.cfg.TTL+c.cfg.Stale
+	return s.ok && s.age(c.cfg.Now()) < c.cfg.TTL+c.cfg.Stale
 }
 
 // bypassFor is how long Get leaves Redis alone after finding it
@@ -296,19 +312,13 @@ func (c *Cache) warnRedis(err error) {
 	c.log.Warn("response cache: Redis failed; serving upstream documents uncached", "err", err)
 }
 
-var (
-	hits   = metrics.Cache.WithLabelValues("hit")
-	misses = metrics.Cache.WithLabelValues("miss")
-	stales = metrics.Cache.WithLabelValues("stale")
-)
-
-func record(s Status) {
-	switch s {
-	case Hit:
-		hits.Inc()
-	case Stale:
-		stales.Inc()
-	default:
-		misses.Inc()
+// record counts one lookup answered with s.
+func (c *Cache) record(s Status) {
+	if n := c.lookups[s]; n != nil {
+		n.Inc()
 	}
 }
+
+// CountHit counts a hit served from a copy the caller keeps in process
+// (proxy's in-memory layer), so the metric covers every lookup.
+func (c *Cache) CountHit() { c.record(Hit) }

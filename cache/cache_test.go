@@ -53,10 +53,32 @@ func failing(err error) func(context.Context) ([]byte, error) {
 	return func(context.Context) ([]byte, error) { return nil, err }
 }
 
-var errUpstream = facade.Wrap(facade.EBADGATEWAY, facade.DetailUpstreamBad, errors.New("HTTP 500 from bamboo"))
+var errUpstream = facade.Wrap(facade.ErrUpstreamBad, errors.New("HTTP 500 from bamboo"))
 
-// sleepPast waits until t has passed on this machine's clock.
-func sleepPast(t time.Time) { time.Sleep(time.Until(t) + 20*time.Millisecond) }
+// fakeClock is the cache's clock in tests: they move it past a TTL
+// instead of sleeping.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// advancePast moves the clock just past t.
+func (f *fakeClock) advancePast(t time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t.After(f.now) {
+		f.now = t
+	}
+	f.now = f.now.Add(time.Millisecond)
+}
 
 func mustGet(t *testing.T, c *Cache, key string, fetch func(context.Context) ([]byte, error)) Entry {
 	t.Helper()
@@ -152,10 +174,11 @@ func TestTwoInstancesShareOneFetch(t *testing.T) {
 
 func TestStaleServedWhenUpstreamFailsAfterTTL(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TTL: 200 * time.Millisecond, Stale: time.Minute}
+	clock := newFakeClock()
+	cfg := Config{TTL: time.Minute, Stale: time.Minute, Now: clock.Now}
 	c := New(testredis.Client(t), cfg, nil)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
-	sleepPast(old.StoredAt.Add(cfg.TTL))
+	clock.advancePast(old.StoredAt.Add(cfg.TTL))
 
 	var calls atomic.Int32
 	e, err := c.Get(context.Background(), "k", func(context.Context) ([]byte, error) {
@@ -177,10 +200,11 @@ func TestStaleServedWhenUpstreamFailsAfterTTL(t *testing.T) {
 
 func TestPastStaleWindowTheErrorIsReturned(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TTL: 100 * time.Millisecond, Stale: 200 * time.Millisecond}
+	clock := newFakeClock()
+	cfg := Config{TTL: time.Minute, Stale: 10 * time.Minute, Now: clock.Now}
 	c := New(testredis.Client(t), cfg, nil)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
-	sleepPast(old.StoredAt.Add(cfg.TTL + cfg.Stale))
+	clock.advancePast(old.StoredAt.Add(cfg.TTL + cfg.Stale))
 
 	e, err := c.Get(context.Background(), "k", failing(errUpstream))
 	if err != errUpstream || e.Body != nil {
@@ -190,10 +214,11 @@ func TestPastStaleWindowTheErrorIsReturned(t *testing.T) {
 
 func TestDisabledStaleServesNothingOld(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TTL: 100 * time.Millisecond, Stale: -1}
+	clock := newFakeClock()
+	cfg := Config{TTL: time.Minute, Stale: -1, Now: clock.Now}
 	c := New(testredis.Client(t), cfg, nil)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
-	sleepPast(old.StoredAt.Add(cfg.TTL))
+	clock.advancePast(old.StoredAt.Add(cfg.TTL))
 	if _, err := c.Get(context.Background(), "k", failing(errUpstream)); err != errUpstream {
 		t.Fatalf("with Stale < 0 got %v, want the upstream error", err)
 	}
@@ -202,7 +227,7 @@ func TestDisabledStaleServesNothingOld(t *testing.T) {
 func TestColdFailureReturnsErrorUnchangedAndCachesNothing(t *testing.T) {
 	rdb := testredis.Client(t)
 	c := New(rdb, Config{}, nil)
-	notFound := facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
+	notFound := facade.ErrNotFound
 
 	for _, want := range []error{errUpstream, notFound} {
 		e, err := c.Get(context.Background(), "results:X-Y", failing(want))
@@ -236,8 +261,8 @@ func TestCancelledCallerReturnsWhileSharedFetchCompletes(t *testing.T) {
 
 	select {
 	case err := <-leaving:
-		if !errors.Is(err, context.Canceled) || facade.ErrorCode(err) != facade.ETIMEOUT {
-			t.Fatalf("cancelled caller got %v; want an ETIMEOUT wrapping context.Canceled", err)
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, facade.ErrUpstreamTimeout) {
+			t.Fatalf("cancelled caller got %v; want ErrUpstreamTimeout wrapping context.Canceled", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a cancelled caller waited for the upstream fetch")
@@ -255,10 +280,11 @@ func TestCancelledCallerReturnsWhileSharedFetchCompletes(t *testing.T) {
 
 func TestCallerDeadlineServesStaleWhileUpstreamHangs(t *testing.T) {
 	t.Parallel()
-	cfg := Config{TTL: 100 * time.Millisecond}
+	clock := newFakeClock()
+	cfg := Config{TTL: time.Minute, Now: clock.Now}
 	c := New(testredis.Client(t), cfg, nil)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
-	sleepPast(old.StoredAt.Add(cfg.TTL))
+	clock.advancePast(old.StoredAt.Add(cfg.TTL))
 
 	hung := newUpstream("never")
 	hung.gate = make(chan struct{})
@@ -274,10 +300,11 @@ func TestCallerDeadlineServesStaleWhileUpstreamHangs(t *testing.T) {
 func TestOversizedDocumentIsReturnedNotStored(t *testing.T) {
 	t.Parallel()
 	rdb := testredis.Client(t)
-	cfg := Config{TTL: 100 * time.Millisecond, MaxBytes: 1024}
+	clock := newFakeClock()
+	cfg := Config{TTL: time.Minute, MaxBytes: 1024, Now: clock.Now}
 	c := New(rdb, cfg, nil)
 	small := mustGet(t, c, "k", newUpstream("small").fetch)
-	sleepPast(small.StoredAt.Add(cfg.TTL))
+	clock.advancePast(small.StoredAt.Add(cfg.TTL))
 
 	big := newUpstream(string(bytes.Repeat([]byte("x"), 2048)))
 	for i := range 2 {
@@ -375,11 +402,12 @@ func TestSlowButLiveHolderKeepsOtherInstancesWaiting(t *testing.T) {
 func TestFailingFillServesStaleOnEveryInstanceWithOneCall(t *testing.T) {
 	t.Parallel()
 	rdb := testredis.Client(t)
-	cfg := Config{TTL: 100 * time.Millisecond}
+	clock := newFakeClock()
+	cfg := Config{TTL: time.Minute, Now: clock.Now}
 	holder := New(rdb, cfg, nil)
 	waiter, waiting := waitingInstance(t, rdb, cfg)
 	old := mustGet(t, holder, "k", newUpstream("old").fetch)
-	sleepPast(old.StoredAt.Add(cfg.TTL))
+	clock.advancePast(old.StoredAt.Add(cfg.TTL))
 
 	down := newUpstream("")
 	down.err = errUpstream
@@ -418,8 +446,8 @@ func TestRedisDownPassesThroughAndCachingResumesAfterwards(t *testing.T) {
 	if _, err := c.Get(context.Background(), "k", failing(errUpstream)); err != errUpstream {
 		t.Fatalf("got %v, want the upstream error unchanged", err)
 	}
-	if err := c.Invalidate(context.Background(), "k"); facade.ErrorCode(err) != facade.EUNAVAILABLE {
-		t.Fatalf("Invalidate with Redis down = %v, want EUNAVAILABLE", err)
+	if err := c.Invalidate(context.Background(), "k"); !errors.Is(err, facade.ErrStoreUnavailable) {
+		t.Fatalf("Invalidate with Redis down = %v, want ErrStoreUnavailable", err)
 	}
 
 	if err := srv.Restart(); err != nil {
@@ -450,8 +478,8 @@ func TestInvalidateForcesAFetch(t *testing.T) {
 func TestPanickingFetchIsAnError(t *testing.T) {
 	c := New(testredis.Client(t), Config{}, nil)
 	_, err := c.Get(context.Background(), "k", func(context.Context) ([]byte, error) { panic("bug") })
-	if facade.ErrorCode(err) != facade.EINTERNAL {
-		t.Fatalf("got %v, want EINTERNAL", err)
+	if !errors.Is(err, facade.ErrInternal) {
+		t.Fatalf("got %v, want ErrInternal", err)
 	}
 }
 

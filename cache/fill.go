@@ -103,7 +103,7 @@ func (c *Cache) fillLocked(ctx context.Context, dk, lk, token string, fetch fetc
 		}
 		return Entry{}, err
 	}
-	e := Entry{Body: body, Status: Miss, StoredAt: storedNow(), Version: versionOf(body)}
+	e := Entry{Body: body, Status: Miss, StoredAt: c.storedNow(), Version: versionOf(body)}
 	c.store(ctx, dk, e)
 	return e, nil
 }
@@ -113,7 +113,7 @@ func (c *Cache) fillTimedOut(ctx context.Context, s stored) (Entry, error) {
 	if c.servableStale(s) {
 		return s.entry(Stale), nil
 	}
-	return Entry{}, facade.Wrap(facade.ETIMEOUT, facade.DetailUpstreamTimeout, context.Cause(ctx))
+	return Entry{}, facade.Wrap(facade.ErrUpstreamTimeout, context.Cause(ctx))
 }
 
 // passThrough fetches without Redis.
@@ -122,7 +122,7 @@ func (c *Cache) passThrough(ctx context.Context, fetch fetchFunc) (Entry, error)
 	if err != nil {
 		return Entry{}, err
 	}
-	return Entry{Body: body, Status: Miss, StoredAt: storedNow(), Version: versionOf(body)}, nil
+	return Entry{Body: body, Status: Miss, StoredAt: c.storedNow(), Version: versionOf(body)}, nil
 }
 
 // store writes e, or, when it is too large, removes the older copy: an
@@ -222,7 +222,7 @@ func (c *Cache) awaitOther(ctx context.Context, dk, lk string) (s stored, releas
 func safeFetch(ctx context.Context, fetch fetchFunc) (body []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = facade.Wrap(facade.EINTERNAL, facade.DetailInternal,
+			err = facade.Wrap(facade.ErrInternal,
 				fmt.Errorf("cache fetch panicked: %v\n%s", r, debug.Stack()))
 		}
 	}()
@@ -231,7 +231,7 @@ func safeFetch(ctx context.Context, fetch fetchFunc) (body []byte, err error) {
 
 // storedNow is the current time at the precision stored in Redis, so a MISS
 // and the HITs that follow report the same StoredAt.
-func storedNow() time.Time { return time.Now().Truncate(time.Millisecond) }
+func (c *Cache) storedNow() time.Time { return c.cfg.Now().Truncate(time.Millisecond) }
 
 func newToken() string {
 	var b [16]byte

@@ -26,7 +26,7 @@ func ETag(version int64) string {
 //     weaken ETags on the way to the client.
 //   - Surrounding spaces and tabs are ignored (HTTP optional whitespace).
 //
-// Anything else is EINVALID with DetailBadIfMatch: a tag that is not a version
+// Anything else is ErrBadIfMatch: a tag that is not a version
 // we could have issued (`"abc"`, `"03"`, `"-1"`), a missing quote, or a list
 // of several tags (the API only ever issues one tag per record).
 func ParseIfMatch(h string) (*int64, error) {
@@ -34,7 +34,7 @@ func ParseIfMatch(h string) (*int64, error) {
 	if h == "" || h == "*" {
 		return nil, nil
 	}
-	bad := facade.Errorf(facade.EINVALID, facade.DetailBadIfMatch)
+	bad := facade.ErrBadIfMatch
 	if len(h) > maxIfMatchLen {
 		return nil, bad
 	}

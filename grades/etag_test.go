@@ -55,7 +55,7 @@ func TestParseIfMatch(t *testing.T) {
 		if got != nil {
 			t.Errorf("ParseIfMatch(%q) returned %d alongside its error", h, *got)
 		}
-		wantError(t, err, facade.EINVALID, facade.DetailBadIfMatch)
+		wantError(t, err, facade.ErrBadIfMatch)
 	}
 }
 
@@ -66,7 +66,7 @@ func FuzzParseIfMatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, h string) {
 		v, err := ParseIfMatch(h)
 		if err != nil {
-			wantError(t, err, facade.EINVALID, facade.DetailBadIfMatch)
+			wantError(t, err, facade.ErrBadIfMatch)
 			return
 		}
 		bare := strings.Trim(h, " \t")

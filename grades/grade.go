@@ -27,5 +27,5 @@ func ParseGrade(s string) (string, error) {
 	case "A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F":
 		return s, nil
 	}
-	return "", facade.Errorf(facade.EINVALID, facade.DetailBadGrade)
+	return "", facade.ErrBadGrade
 }

@@ -54,7 +54,7 @@ func NewStore(rdb redis.UniversalClient, logger *slog.Logger) *Store {
 	return &Store{rdb: rdb, log: logger, clock: time.Now}
 }
 
-// Get returns the current grade, or ENOTFOUND.
+// Get returns the current grade, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, studentID, subject string) (Record, error) {
 	if err := checkIDs(studentID, subject); err != nil {
 		return Record{}, err
@@ -64,23 +64,56 @@ func (s *Store) Get(ctx context.Context, studentID, subject string) (Record, err
 		return Record{}, redisdb.Error(err)
 	}
 	if len(fields) == 0 {
-		return Record{}, facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
+		return Record{}, facade.ErrNotFound
 	}
 	return parseRecord(studentID, subject, fields)
 }
 
-// Create stores a new grade at version 1. It is ECONFLICT when the student
+// GetMany returns the current grades of several students in one round trip,
+// keyed by student id; a student without a grade is absent from the map.
+func (s *Store) GetMany(ctx context.Context, studentIDs []string, subject string) (map[string]Record, error) {
+	for _, id := range studentIDs {
+		if err := checkIDs(id, subject); err != nil {
+			return nil, err
+		}
+	}
+	cmds := make([]*redis.MapStringStringCmd, len(studentIDs))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range studentIDs {
+			cmds[i] = p.HGetAll(ctx, recordKey(id, subject))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, redisdb.Error(err)
+	}
+	out := make(map[string]Record, len(studentIDs))
+	for i, id := range studentIDs {
+		fields := cmds[i].Val()
+		if len(fields) == 0 {
+			continue
+		}
+		rec, err := parseRecord(id, subject, fields)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = rec
+	}
+	return out, nil
+}
+
+// Create stores a new grade at version 1. It is ErrGradeExists when the student
 // already has a grade in subject, whatever its value.
 func (s *Store) Create(ctx context.Context, studentID, subject, grade, by string) (Record, error) {
 	rec, status, err := s.apply(ctx, opCreate, studentID, subject, grade, by, nil)
 	if err == nil && status == "exists" {
-		err = facade.Errorf(facade.ECONFLICT, facade.DetailGradeExists)
+		err = facade.ErrGradeExists
 	}
 	return rec, err
 }
 
 // Update replaces an existing grade and increments its version. It is
-// ENOTFOUND when there is none, and EPRECONDITION when ifMatch is not nil and
+// ErrNotFound when there is none, and ErrVersionMismatch when ifMatch is not nil and
 // differs from the current version (then nothing is written). Every Update is
 // a recorded change, even one that sets the grade it already had.
 func (s *Store) Update(ctx context.Context, studentID, subject, grade, by string, ifMatch *int64) (Record, error) {
@@ -88,9 +121,9 @@ func (s *Store) Update(ctx context.Context, studentID, subject, grade, by string
 	switch {
 	case err != nil:
 	case status == "absent":
-		err = facade.Errorf(facade.ENOTFOUND, facade.DetailNotFound)
+		err = facade.ErrNotFound
 	case status == "stale":
-		err = facade.Errorf(facade.EPRECONDITION, facade.DetailVersionMismatch)
+		err = facade.ErrVersionMismatch
 	}
 	return rec, err
 }
@@ -138,7 +171,7 @@ func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by str
 		return Record{}, "", err
 	}
 	if by == "" { // the caller lost the principal: refuse an anonymous change
-		return Record{}, "", facade.Wrap(facade.EINTERNAL, facade.DetailInternal, errors.New("grades: change without an actor"))
+		return Record{}, "", facade.Wrap(facade.ErrInternal, errors.New("grades: change without an actor"))
 	}
 	required := ""
 	if ifMatch != nil {
@@ -169,13 +202,13 @@ func CheckIDs(studentID, subject string) error { return checkIDs(studentID, subj
 
 func checkIDs(studentID, subject string) error {
 	if !facade.ValidID(studentID) || !subjectPattern.MatchString(subject) {
-		return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
+		return facade.ErrBadIdentifier
 	}
 	return nil
 }
 
 func corrupt(format string, args ...any) error {
-	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, fmt.Errorf("grades: "+format, args...))
+	return facade.Wrap(facade.ErrInternal, fmt.Errorf("grades: "+format, args...))
 }
 
 func parseScriptResult(res []any) (status string, version int64, old string, err error) {

@@ -94,7 +94,7 @@ func TestRecordJSON(t *testing.T) {
 func TestGetAbsentIsNotFound(t *testing.T) {
 	s, _ := newStore(t, &t0)
 	_, err := s.Get(t.Context(), "alice", SubjectEnglish)
-	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	wantError(t, err, facade.ErrNotFound)
 }
 
 func TestCreateTwiceConflictsAndKeepsTheFirst(t *testing.T) {
@@ -105,7 +105,7 @@ func TestCreateTwiceConflictsAndKeepsTheFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Create(ctx, "alice", SubjectEnglish, "A", "carol")
-	wantError(t, err, facade.ECONFLICT, facade.DetailGradeExists)
+	wantError(t, err, facade.ErrGradeExists)
 	if got, _ := s.Get(ctx, "alice", SubjectEnglish); got != first {
 		t.Fatalf("after a refused Create the record is %+v, want %+v", got, first)
 	}
@@ -118,9 +118,9 @@ func TestUpdateAbsentIsNotFoundAndCreatesNothing(t *testing.T) {
 	ctx := t.Context()
 	s, rdb := newStore(t, &t0)
 	_, err := s.Update(ctx, "alice", SubjectEnglish, "A", "bob", nil)
-	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	wantError(t, err, facade.ErrNotFound)
 	_, err = s.Update(ctx, "alice", SubjectEnglish, "A", "bob", int64p(1))
-	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	wantError(t, err, facade.ErrNotFound)
 	if n := rdb.DBSize(ctx).Val(); n != 0 {
 		t.Fatalf("refused Update left %d keys", n)
 	}
@@ -138,7 +138,7 @@ func TestStaleIfMatchChangesNothing(t *testing.T) {
 	}
 	for _, stale := range []int64{1, 0, 3, 99} {
 		_, err = s.Update(ctx, "alice", SubjectEnglish, "F", "mallory", int64p(stale))
-		wantError(t, err, facade.EPRECONDITION, facade.DetailVersionMismatch)
+		wantError(t, err, facade.ErrVersionMismatch)
 	}
 	if got, _ := s.Get(ctx, "alice", SubjectEnglish); got != current {
 		t.Fatalf("after stale updates the record is %+v, want %+v", got, current)
@@ -261,22 +261,22 @@ func TestMalformedInputIsRefusedAndStoresNothing(t *testing.T) {
 	s, rdb := newStore(t, &t0)
 	for _, g := range []string{"a+", "E", "", "A "} {
 		_, err := s.Create(ctx, "alice", SubjectEnglish, g, "bob")
-		wantError(t, err, facade.EINVALID, facade.DetailBadGrade)
+		wantError(t, err, facade.ErrBadGrade)
 		_, err = s.Seed(ctx, "alice", SubjectEnglish, g)
-		wantError(t, err, facade.EINVALID, facade.DetailBadGrade)
+		wantError(t, err, facade.ErrBadGrade)
 	}
 	for _, id := range []string{"", "a:b", "{alice}", "al ice", "alice/..", "élise", string(make([]byte, 65))} {
 		_, err := s.Create(ctx, id, SubjectEnglish, "A", "bob")
-		wantError(t, err, facade.EINVALID, facade.DetailBadIdentifier)
+		wantError(t, err, facade.ErrBadIdentifier)
 		_, err = s.Get(ctx, id, SubjectEnglish)
-		wantError(t, err, facade.EINVALID, facade.DetailBadIdentifier)
+		wantError(t, err, facade.ErrBadIdentifier)
 	}
 	for _, subject := range []string{"", "English", "english:audit", "a}b"} {
 		_, err := s.Create(ctx, "alice", subject, "A", "bob")
-		wantError(t, err, facade.EINVALID, facade.DetailBadIdentifier)
+		wantError(t, err, facade.ErrBadIdentifier)
 	}
 	_, err := s.Create(ctx, "alice", SubjectEnglish, "A", "")
-	wantError(t, err, facade.EINTERNAL, facade.DetailInternal)
+	wantError(t, err, facade.ErrInternal)
 	if n := rdb.DBSize(ctx).Val(); n != 0 {
 		t.Fatalf("refused input left %d keys", n)
 	}
@@ -315,7 +315,7 @@ func TestConcurrentUpdatesWithOneIfMatchHaveOneWinner(t *testing.T) {
 			won = append(won, winners[i])
 			continue
 		}
-		wantError(t, err, facade.EPRECONDITION, facade.DetailVersionMismatch)
+		wantError(t, err, facade.ErrVersionMismatch)
 	}
 	if len(won) != 1 {
 		t.Fatalf("%d updates succeeded with the same If-Match, want exactly 1", len(won))
@@ -342,7 +342,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 			won = append(won, winners[i])
 			continue
 		}
-		wantError(t, err, facade.ECONFLICT, facade.DetailGradeExists)
+		wantError(t, err, facade.ErrGradeExists)
 	}
 	if len(won) != 1 {
 		t.Fatalf("%d creates succeeded, want exactly 1", len(won))
@@ -381,9 +381,8 @@ func TestRedisDownIsUnavailableThenRecovers(t *testing.T) {
 			err := call()
 			t.Logf("%s with Redis down answered in %v", name, time.Since(began).Round(time.Millisecond))
 			var fe *facade.Error
-			if !errors.As(err, &fe) || fe.Code != facade.EUNAVAILABLE || fe.Detail != facade.DetailStoreUnavailable ||
-				fe.RetryAfter <= 0 || fe.Err == nil {
-				t.Errorf("%s with Redis down: %#v; want EUNAVAILABLE, DetailStoreUnavailable, RetryAfter > 0, cause kept", name, err)
+			if !errors.As(err, &fe) || fe.Code != facade.ErrStoreUnavailable.Code || fe.Err == nil {
+				t.Errorf("%s with Redis down: %#v; want ErrStoreUnavailable, cause kept", name, err)
 			}
 		})
 	}

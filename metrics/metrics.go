@@ -1,6 +1,9 @@
 // Package metrics defines every Prometheus collector the service exposes on
-// /metrics (SPEC section 7), in one registry, so a reader sees the whole list
-// here and packages record into them without owning any.
+// /metrics (README, "Operations"), in one struct, so a reader sees the whole
+// list here. There is no global registry: the binary creates one set with
+// New, registers it on its own registry, and hands it to each part; a part
+// given nil records into a private set nobody reads (tests that do not look
+// at metrics), so tests never share counters and can run in parallel.
 package metrics
 
 import (
@@ -8,70 +11,107 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// Registry holds the collectors below plus the Go and process collectors.
-var Registry = prometheus.NewRegistry()
-
-var (
+// Metrics are the service's collectors.
+type Metrics struct {
 	// Requests counts HTTP requests by route template, method and status.
-	Requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "facade_http_requests_total", Help: "HTTP requests by route, method and status.",
-	}, []string{"route", "method", "status"})
-
+	Requests *prometheus.CounterVec
 	// Latency is the request duration by route template.
-	Latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "facade_http_request_duration_seconds", Help: "HTTP request latency by route.",
-		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
-	}, []string{"route"})
-
+	Latency *prometheus.HistogramVec
 	// Decisions counts authorization outcomes ("allow" or "deny") by operation.
-	Decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "facade_authz_decisions_total", Help: "Authorization decisions by operation and outcome.",
-	}, []string{"op", "outcome"})
-
+	Decisions *prometheus.CounterVec
 	// PolicyReloads counts policy reload attempts by result ("ok" or "error").
-	PolicyReloads = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "facade_policy_reloads_total", Help: "Policy reloads by result.",
-	}, []string{"result"})
-
+	PolicyReloads *prometheus.CounterVec
 	// PolicyLastReloadOK is 1 when the last reload attempt succeeded, 0 when
 	// a broken file was refused and the previous policy is still in force.
-	PolicyLastReloadOK = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "facade_policy_last_reload_ok", Help: "1 if the last policy reload succeeded.",
-	})
-
-	// Transfers counts transfer attempts by outcome (created, replayed,
-	// insufficient_funds, ...).
-	Transfers = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "facade_transfers_total", Help: "Transfers by outcome.",
-	}, []string{"outcome"})
-
+	PolicyLastReloadOK prometheus.Gauge
+	// PolicyInfo is 1 for the policy in force, labelled with its content
+	// hash (the same files give the same hash on every instance) and the
+	// decider ("index" for a recognized model, "casbin" otherwise).
+	PolicyInfo *prometheus.GaugeVec
+	// PolicyLoadedTimestamp is when the policy in force was loaded (Unix seconds).
+	PolicyLoadedTimestamp prometheus.Gauge
+	// ListEntries counts list entries (projects, plans) shown or hidden by
+	// the policy: filtering a list is not a refusal, so it is kept apart
+	// from Decisions and an alert on denials means something.
+	ListEntries *prometheus.CounterVec
+	// Transfers counts transfer attempts by outcome: "created", "replayed",
+	// or the refusal's error code ("insufficient_funds", ...).
+	Transfers *prometheus.CounterVec
 	// UpstreamCalls counts calls to Bamboo by operation and result
 	// ("ok", "not_found", "error", "timeout", "canceled", "open").
-	UpstreamCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "facade_upstream_calls_total", Help: "Upstream Bamboo calls by operation and result.",
-	}, []string{"op", "result"})
-
+	UpstreamCalls *prometheus.CounterVec
 	// UpstreamLatency is the duration of upstream calls.
-	UpstreamLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "facade_upstream_request_duration_seconds", Help: "Upstream call latency.",
-	}, []string{"op"})
-
+	UpstreamLatency *prometheus.HistogramVec
 	// BreakerState is 0 closed, 1 half-open, 2 open.
-	BreakerState = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "facade_upstream_breaker_state", Help: "Upstream circuit breaker: 0 closed, 1 half-open, 2 open.",
-	})
-
+	BreakerState prometheus.Gauge
 	// Cache counts response-cache lookups by result ("hit", "miss", "stale").
-	Cache = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "facade_cache_lookups_total", Help: "Response cache lookups by result.",
-	}, []string{"result"})
-)
+	Cache *prometheus.CounterVec
+}
 
-func init() {
-	Registry.MustRegister(
+// New returns a fresh, unregistered set of collectors.
+func New() *Metrics {
+	return &Metrics{
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_http_requests_total", Help: "HTTP requests by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "facade_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"route"}),
+		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_authz_decisions_total", Help: "Authorization decisions by operation and outcome.",
+		}, []string{"op", "outcome"}),
+		PolicyReloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_policy_reloads_total", Help: "Policy reloads by result.",
+		}, []string{"result"}),
+		PolicyLastReloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "facade_policy_last_reload_ok", Help: "1 if the last policy reload succeeded.",
+		}),
+		PolicyInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "facade_policy_info", Help: "The policy in force: content hash and decider.",
+		}, []string{"hash", "decider"}),
+		PolicyLoadedTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "facade_policy_loaded_timestamp_seconds", Help: "When the policy in force was loaded.",
+		}),
+		ListEntries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_authz_list_entries_total", Help: "List entries shown or hidden by the policy.",
+		}, []string{"result"}),
+		Transfers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_transfers_total", Help: "Transfers by outcome.",
+		}, []string{"outcome"}),
+		UpstreamCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_upstream_calls_total", Help: "Upstream Bamboo calls by operation and result.",
+		}, []string{"op", "result"}),
+		UpstreamLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "facade_upstream_request_duration_seconds", Help: "Upstream call latency.",
+		}, []string{"op"}),
+		BreakerState: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "facade_upstream_breaker_state", Help: "Upstream circuit breaker: 0 closed, 1 half-open, 2 open.",
+		}),
+		Cache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_cache_lookups_total", Help: "Response cache lookups by result.",
+		}, []string{"result"}),
+	}
+}
+
+// Or returns m, or a private set when m is nil.
+func Or(m *Metrics) *Metrics {
+	if m == nil {
+		return New()
+	}
+	return m
+}
+
+// Registry returns a new registry holding m's collectors and the Go and
+// process collectors: what /metrics serves.
+func (m *Metrics) Registry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		Requests, Latency, Decisions, PolicyReloads, PolicyLastReloadOK,
-		Transfers, UpstreamCalls, UpstreamLatency, BreakerState, Cache,
+		m.Requests, m.Latency, m.Decisions, m.PolicyReloads, m.PolicyLastReloadOK,
+		m.PolicyInfo, m.PolicyLoadedTimestamp, m.ListEntries,
+		m.Transfers, m.UpstreamCalls, m.UpstreamLatency, m.BreakerState, m.Cache,
 	)
+	return reg
 }

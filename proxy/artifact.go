@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/upstream"
 )
 
 // Artifact serves GET /browse/{result}/artifact/... and GET /download/...:
@@ -29,15 +31,23 @@ func (h *Handler) Artifact(c echo.Context) error {
 	if err := h.authorizePlan(c, "download_artifact", facade.PrincipalFrom(ctx), target.plan); err != nil {
 		return err
 	}
+	// Every redirect hop must lead to an artifact path this route itself
+	// would accept, of the plan just authorized (never another plan's
+	// file, a login page or another host).
+	ctx = upstream.WithRedirectCheck(ctx, func(path string) bool {
+		hop, err := parseArtifactPath(escapeSegments(path))
+		return err == nil && hop.plan == target.plan
+	})
 	stream, err := h.up.Artifact(ctx, target.path)
 	if err != nil {
 		return asFacadeError(err)
 	}
 	defer stream.Body.Close()
-	if isDirectoryListing(target.path, stream.ContentType) {
-		// Bamboo answers a directory link with an HTML page full of links
-		// to its own host: that page must not reach a client.
-		return facade.Errorf(facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	if isDirectoryListing(stream.Path, stream.ContentType) || stream.Redirected && isHTML(stream.ContentType) {
+		// Bamboo answers a directory link (with its slash, or redirected
+		// to it) with an HTML page full of links to its own host and its
+		// version: that page must not reach a client.
+		return facade.Wrap(facade.ErrUpstreamBad, errHTMLAnswer)
 	}
 
 	buf := copyBuffers.Get().(*[]byte)
@@ -84,7 +94,10 @@ func readSome(r io.Reader, buf []byte) (int, error) {
 	}
 }
 
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// copyBuffers hold 256 KiB: bench/run.sh measured a 1 GiB download at 967
+// us of CPU per MiB with 32 KiB buffers and 703 with 256 KiB (fewer read
+// and write system calls), at a bounded 256 KiB per download in flight.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 type writerOnly struct{ w io.Writer }
 
@@ -102,12 +115,27 @@ var activeTypes = map[string]bool{
 	"application/pdf": true, "text/vtt": true, "application/wasm": true,
 }
 
+var errHTMLAnswer = errors.New("upstream answered an artifact link with an HTML page")
+
+// escapeSegments escapes each segment of an unescaped path.
+func escapeSegments(path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+func isHTML(contentType string) bool {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}
+
 // isDirectoryListing reports an HTML answer to a directory-form link (one
 // ending in "/"). An HTML file asked for by name (a test report) is served,
 // as an attachment like every artifact.
 func isDirectoryListing(path, contentType string) bool {
-	mt, _, _ := mime.ParseMediaType(contentType)
-	return strings.HasSuffix(path, "/") && (mt == "text/html" || mt == "application/xhtml+xml")
+	return strings.HasSuffix(path, "/") && isHTML(contentType)
 }
 
 // safeContentType keeps upstream's media type (and only its charset

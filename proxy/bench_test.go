@@ -125,3 +125,34 @@ func BenchmarkRawBlobBaseline(b *testing.B) {
 	})
 	serveLoop(b, e, benchRequest("/raw?expand=projects.project.plans&max-results=100"), nil)
 }
+
+// benchLatest is the latest results of the 300 bench projects' plans
+// (1,200 plans with one result each, besides the demo's), filtered for
+// carol: the collected list the /result route serves.
+func benchLatest(b *testing.B) (*fixture, string) {
+	f, _ := benchFixture(b)
+	for i := 1; i <= 300; i++ {
+		for _, plan := range []string{"BUILD", "TEST", "DEPLOY", "NIGHTLY"} {
+			f.bamboo.AddResult(fmt.Sprintf("B%03d-%s", i, plan), 1, "Successful")
+		}
+	}
+	return f, api + "/result?max-results=100"
+}
+
+// BenchmarkWarmLatestResults: /result, warm (document and carol's view in
+// process). Compare with BenchmarkRawBlobBaseline.
+func BenchmarkWarmLatestResults(b *testing.B) {
+	f, target := benchLatest(b)
+	serveLoop(b, f.e, benchRequest(target), nil)
+}
+
+// BenchmarkWarmLatestResultsColdView: the same with carol's view rebuilt
+// every time (decode, rewrite, a policy decision per item, encode): what
+// the first request of each principal after a new document or a policy
+// reload pays.
+func BenchmarkWarmLatestResultsColdView(b *testing.B) {
+	f, target := benchLatest(b)
+	serveLoop(b, f.e, benchRequest(target), func() {
+		f.h.views = newLRU[viewKey, []byte](DefaultViewCacheEntries, DefaultViewCacheBytes)
+	})
+}

@@ -1,17 +1,13 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,14 +17,16 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/server/problem"
 	"github.com/facade-dev/facade/upstream"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
 func TestMain(m *testing.M) { testredis.Main(m) }
 
-// testModel is the shipped model (authz checks a model file against it).
+// testModel is the shipped model.conf without its comments.
 const testModel = `[request_definition]
 r = sub, obj, act
 
@@ -37,13 +35,12 @@ p = sub, obj, act
 
 [role_definition]
 g = _, _
-g2 = _, _
 
 [policy_effect]
 e = some(where (p.eft == allow))
 
 [matchers]
-m = g("user:" + r.sub, r.obj + " " + r.act)
+m = !regexMatch(r.sub, ":") && g(r.sub, p.sub) && (g(r.obj, p.obj) || keyMatch(r.obj, p.obj)) && r.act == p.act
 `
 
 // testPolicy gives each kind of principal of the filtering table:
@@ -77,6 +74,9 @@ type options struct {
 	publicURL       string
 	viewEntries     int
 	redis           *redis.Client // nil: a fresh DB of the shared test server
+	// upstreamHandler, when set, is the upstream instead of the test
+	// Bamboo (fixture.bamboo is then nil).
+	upstreamHandler http.Handler
 }
 
 type fixture struct {
@@ -88,31 +88,22 @@ type fixture struct {
 	az         *authz.Authorizer
 	policyPath string
 	cache      *cache.Cache
-	logs       *lockedBuffer
-}
-
-// lockedBuffer collects log output from concurrent handlers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	logs       *testlog.Buffer
 }
 
 func newFixture(t testing.TB, o options) *fixture {
 	t.Helper()
-	bamboo, ts := bambootest.NewTestServer(t)
-	bambootest.DemoData(bamboo)
+	var (
+		bamboo *bambootest.Server
+		ts     *httptest.Server
+	)
+	if o.upstreamHandler != nil {
+		ts = httptest.NewServer(o.upstreamHandler)
+		t.Cleanup(ts.Close)
+	} else {
+		bamboo, ts = bambootest.NewTestServer(t)
+		bambootest.DemoData(bamboo)
+	}
 
 	dir := t.TempDir()
 	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
@@ -121,14 +112,17 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	writeFile(t, modelPath, testModel)
 	writeFile(t, policyPath, o.policy)
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	az, err := authz.New(modelPath, policyPath, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	uc := o.upstream
-	uc.BaseURL, uc.Token = ts.URL, bambootest.DefaultToken
+	uc.BaseURL = ts.URL
+	if uc.Token == "" {
+		uc.Token = bambootest.DefaultToken
+	}
 	if uc.Retries == 0 {
 		uc.Retries = -1
 	}
@@ -144,7 +138,9 @@ func newFixture(t testing.TB, o options) *fixture {
 	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, CacheTTL: o.cacheTTL}, up, c, az, log)
 	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs}
 	f.e = newTestEcho(h)
-	bamboo.ResetCalls()
+	if bamboo != nil {
+		bamboo.ResetCalls()
+	}
 	return f
 }
 
@@ -157,11 +153,11 @@ func writeFile(t testing.TB, path, text string) {
 
 // newTestEcho mounts the handlers as the server package does, with a
 // stand-in for authentication (the principal comes from X-Test-Sub and
-// X-Test-Role) and a minimal problem writer.
+// X-Test-Role) and the server's own error writer.
 func newTestEcho(h *Handler) *echo.Echo {
 	e := echo.New()
 	e.HideBanner = true
-	e.HTTPErrorHandler = writeTestProblem
+	e.HTTPErrorHandler = problem.Handler(slog.New(slog.DiscardHandler))
 	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
@@ -170,37 +166,23 @@ func newTestEcho(h *Handler) *echo.Echo {
 			return next(c)
 		}
 	})
-	e.GET("/rest/api/latest/project", h.Projects)
-	e.GET("/rest/api/latest/project.json", h.Projects)
-	e.GET("/rest/api/latest/result/:key", h.Results)
+	// The same paths as server/routes.go.
+	const rest = "/rest/api/latest"
+	for path, routes := range map[string][]Route{
+		"/project": {ProjectList}, "/project.json": {ProjectList}, "/project/:key": {Project},
+		"/plan": {PlanList}, "/plan.json": {PlanList}, "/plan/:key": {Plan},
+		"/plan/:key/branch": {PlanBranches}, "/plan/:key/branch.json": {PlanBranches},
+		"/result": {LatestResults}, "/result.json": {LatestResults},
+		"/result/:key":         {ProjectResults, PlanResults, Result, JobResult},
+		"/result/:key/:number": {Result},
+		"/result/:key/label":   {ResultLabels}, "/result/:key/label.json": {ResultLabels},
+		"/result/:key/comment": {ResultComments}, "/result/:key/comment.json": {ResultComments},
+	} {
+		e.GET(rest+path, h.Serve(routes...))
+	}
 	e.GET("/browse/:resultKey/artifact/*", h.Artifact)
 	e.GET("/download/*", h.Artifact)
 	return e
-}
-
-var testStatus = map[facade.Code]int{
-	facade.EINTERNAL: 500, facade.EINVALID: 400, facade.EFORBIDDEN: 403, facade.ENOTFOUND: 404,
-	facade.EBADGATEWAY: 502, facade.EUNAVAILABLE: 503, facade.ETIMEOUT: 504,
-}
-
-func writeTestProblem(err error, c echo.Context) {
-	if c.Response().Committed {
-		return
-	}
-	status, detail := 500, facade.DetailInternal
-	var fe *facade.Error
-	var he *echo.HTTPError
-	switch {
-	case errors.As(err, &fe):
-		status, detail = testStatus[fe.Code], fe.Detail
-		if fe.RetryAfter > 0 {
-			c.Response().Header().Set("Retry-After", strconv.Itoa(int(fe.RetryAfter.Seconds())))
-		}
-	case errors.As(err, &he):
-		status, detail = he.Code, "echo"
-	}
-	c.Response().Header().Set("Content-Type", "application/problem+json")
-	_ = c.JSON(status, map[string]any{"status": status, "detail": detail})
 }
 
 // get performs a GET as principal sub (empty: anonymous) and returns the

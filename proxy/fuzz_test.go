@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 // FuzzParseListParams: whatever the caller's query, parsing never panics
@@ -16,10 +17,11 @@ func FuzzParseListParams(f *testing.F) {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		for _, supported := range [][]expandRule{projectExpands, resultExpands} {
-			p, err := parseListParams(q, supported)
+		for _, rt := range []*Route{&ProjectList, &PlanResults} {
+			rq, err := parseRouteQuery(q, rt)
+			p := rq.listParams
 			if err != nil {
-				if facade.ErrorCode(err) != facade.EINVALID {
+				if problem.Status(err) != 400 {
 					t.Fatalf("%q: error %v is not a 400", q, err)
 				}
 				continue
@@ -55,4 +57,69 @@ func FuzzParseArtifactPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzBuildRouteRequest: whatever the caller's key and query, a build
+// route either refuses with a 400 or yields a key whose upstream path
+// segments are plain keys, and an upstream query holding only values the
+// facade writes (supported expand values, validated filters, paging).
+func FuzzBuildRouteRequest(f *testing.F) {
+	for _, s := range [][3]string{
+		{"PROJ-CORE", "", "label=release&buildstate=failed&expand=results.result.artifacts"},
+		{"PROJ-CORE-6.json", "", "expand=stages.stage.results,labels&favourite"},
+		{"PROJ-CORE", "latest.json", "issueKey=CORE-1,WEB-2"},
+		{"PROJ-CORE-JOB1-6", "", "expand=logEntries&includeAllStates=TRUE"},
+		{"PROJ%2FCORE", "", "label=a%2Cb"}, {"PROJ", "", "cloverEnabled=true&continuable=false"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	routes := []Route{ProjectResults, PlanResults, Result, JobResult, Plan, PlanBranches, LatestResults, Project}
+	f.Fuzz(func(t *testing.T, key, number, query string) {
+		for i := range routes {
+			rt := &routes[i]
+			k, ok := parseKey(rt.Key, key, number)
+			if !ok {
+				continue
+			}
+			for _, seg := range upstreamPath(rt, k) {
+				if seg == "" || strings.IndexFunc(seg, func(r rune) bool {
+					return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
+				}) >= 0 {
+					t.Fatalf("%q %q: upstream segment %q", key, number, seg)
+				}
+			}
+			q, err := parseRouteQuery(query, rt)
+			if err != nil {
+				if problem.Status(err) != 400 {
+					t.Fatalf("%q: error %v is not a 400", query, err)
+				}
+				continue
+			}
+			for name, values := range q.upstreamValues(true) {
+				if name == "expand" {
+					for _, v := range strings.Split(values[0], ",") {
+						if !slicesContains(rt.Expand, v) {
+							t.Fatalf("%q: unsupported expand %q forwarded", query, v)
+						}
+					}
+					continue
+				}
+				if name != "max-results" && name != "start-index" && !slicesContains(rt.Filters, name) {
+					t.Fatalf("%q: parameter %q forwarded on %s", query, name, rt.Name)
+				}
+				if strings.ContainsAny(values[0], "&=?#% \x00") {
+					t.Fatalf("%q: raw value %q forwarded", query, values[0])
+				}
+			}
+		}
+	})
+}
+
+func slicesContains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }

@@ -142,4 +142,4 @@ func artifactSegment(raw string, last bool) (string, bool) {
 	return s, true
 }
 
-func badIdentifier() error { return facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier) }
+func badIdentifier() error { return facade.ErrBadIdentifier }

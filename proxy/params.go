@@ -16,53 +16,31 @@ const (
 	maxStartIndex = 999_999_999
 )
 
-// expandSet is the set of supported expansions a request asked for, as
-// bits; its zero value is "no expansion".
+// expandSet records, in a view key, which expansions a view holds; its
+// zero value is "no expansion".
 type expandSet uint8
 
-const (
-	expandPlans     expandSet = 1 << iota // projects.project.plans
-	expandResult                          // results.result
-	expandArtifacts                       // results.result.artifacts (implies expandResult)
-)
+// expandPlans: the project list's projects.project.plans.
+const expandPlans expandSet = 1
 
-// expandRule maps an expand path to the expansion it selects.
-type expandRule struct {
-	path string
-	set  expandSet
-}
-
-// Expand paths understood per endpoint, most specific first. As in Bamboo,
-// a deeper path expands everything above it: "projects.project.plans.plan"
-// or "...plans.plan.stages" expand the plans, "results.result.labels" the
-// results. What lies below a supported path is ignored, never forwarded.
-var (
-	projectExpands = []expandRule{
-		{"projects.project.plans", expandPlans},
-	}
-	resultExpands = []expandRule{
-		{"results.result.artifacts", expandArtifacts},
-		{"results.result", expandResult},
-	}
-)
-
-// listParams is what a list request may ask for. The zero value is not
-// the default page; parseListParams fills defaults.
+// listParams is the paging of a list request (and, for the project list,
+// whether plans are expanded). The zero value is not the default page;
+// parseListParams fills defaults.
 type listParams struct {
 	expand     expandSet
 	maxResults int // 1..maxPage
 	startIndex int // 0..maxStartIndex
 }
 
-// parseListParams reads expand, max-results (or Bamboo's alternative
-// spelling max-result) and start-index from a raw query string. Every
-// other parameter (showEmpty, os_authType, ...) is ignored: the upstream
-// query is always built from listParams, never from the caller's text.
+// parseListParams reads max-results (or Bamboo's alternative spelling
+// max-result) and start-index from a raw query string. Every other
+// parameter is left to parseRouteQuery or ignored: the upstream query is
+// always built from parsed values, never from the caller's text.
 //
 // A paging parameter that is not 1-9 plain digits, is out of range, or is
 // given twice with different values is a 400; so is a badly escaped value
 // of a parameter we read.
-func parseListParams(rawQuery string, supported []expandRule) (listParams, error) {
+func parseListParams(rawQuery string) (listParams, error) {
 	p := listParams{maxResults: defaultPage}
 	var maxSeen, startSeen string
 	for rawQuery != "" {
@@ -74,7 +52,7 @@ func parseListParams(rawQuery string, supported []expandRule) (listParams, error
 			continue // a garbled name is no parameter of ours
 		}
 		switch key {
-		case "expand", "max-results", "max-result", "start-index":
+		case "max-results", "max-result", "start-index":
 		default:
 			continue
 		}
@@ -84,8 +62,6 @@ func parseListParams(rawQuery string, supported []expandRule) (listParams, error
 		}
 		var err error
 		switch key {
-		case "expand":
-			p.expand |= parseExpand(value, supported)
 		case "start-index":
 			p.startIndex, startSeen, err = pagingValue(value, startSeen, 0, maxStartIndex)
 		default:
@@ -94,9 +70,6 @@ func parseListParams(rawQuery string, supported []expandRule) (listParams, error
 		if err != nil {
 			return p, err
 		}
-	}
-	if p.expand&expandArtifacts != 0 {
-		p.expand &^= expandResult // implied; one cache key for both spellings
 	}
 	return p, nil
 }
@@ -118,24 +91,6 @@ func needsUnescape(s string) bool {
 		}
 	}
 	return false
-}
-
-// parseExpand accepts a comma-joined list (Bamboo's form) and keeps the
-// supported values.
-func parseExpand(value string, supported []expandRule) expandSet {
-	var set expandSet
-	for value != "" {
-		var item string
-		item, value, _ = strings.Cut(value, ",")
-		item = strings.TrimSpace(item)
-		for _, rule := range supported {
-			if rest, ok := strings.CutPrefix(item, rule.path); ok && (rest == "" || rest[0] == '.') {
-				set |= rule.set
-				break
-			}
-		}
-	}
-	return set
 }
 
 // pagingValue parses one occurrence of a paging parameter. seen is the
@@ -162,4 +117,4 @@ func pagingValue(value, seen string, lo, hi int) (int, string, error) {
 	return n, value, nil
 }
 
-func badParameter() error { return facade.Errorf(facade.EINVALID, facade.DetailBadParameter) }
+func badParameter() error { return facade.ErrBadParameter }

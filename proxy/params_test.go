@@ -1,45 +1,51 @@
 package proxy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
-func TestParseListParams(t *testing.T) {
+func TestParseRouteQuery(t *testing.T) {
 	cases := []struct {
-		query    string
-		supports []expandRule
-		want     listParams
-		bad      bool
+		query  string
+		route  *Route
+		paging listParams
+		expand string
+		bad    bool
 	}{
-		{"", resultExpands, listParams{maxResults: 25}, false},
-		{"expand=results.result.artifacts", resultExpands, listParams{expand: expandArtifacts, maxResults: 25}, false},
-		{"expand=results.result&expand=results.result.artifacts.artifact", resultExpands, listParams{expand: expandArtifacts, maxResults: 25}, false},
-		{"expand=results.result,%20nonsense", resultExpands, listParams{expand: expandResult, maxResults: 25}, false},
-		{"expand=projects.project.plans", resultExpands, listParams{maxResults: 25}, false},
-		{"expand=projects.project.plans", projectExpands, listParams{expand: expandPlans, maxResults: 25}, false},
-		{"expand=projects.project.plans.plan.stages", projectExpands, listParams{expand: expandPlans, maxResults: 25}, false},
-		{"expand=projects.project.plansX,projects.project", projectExpands, listParams{maxResults: 25}, false},
-		{"expand=results.result.labels", resultExpands, listParams{expand: expandResult, maxResults: 25}, false},
-		{"expand=results.resultX", resultExpands, listParams{maxResults: 25}, false},
-		{"max-result=100&start-index=999999999", projectExpands, listParams{maxResults: 100, startIndex: 999999999}, false},
-		{"max-results=7&max-result=7", projectExpands, listParams{maxResults: 7}, false},
-		{"showEmpty&os_authType=basic&max-results=3&%zz=1", projectExpands, listParams{maxResults: 3}, false},
-		{"max-results=101", projectExpands, listParams{}, true},
-		{"max-results=", projectExpands, listParams{}, true},
-		{"max-results=+5", projectExpands, listParams{}, true},
-		{"max-results=%zz", projectExpands, listParams{}, true},
-		{"start-index=1000000000", projectExpands, listParams{}, true},
-		{"start-index=0x10", projectExpands, listParams{}, true},
-		{"start-index=1&start-index=2", projectExpands, listParams{}, true},
+		{"", &PlanResults, listParams{maxResults: 25}, "", false},
+		{"expand=results.result.artifacts", &PlanResults, listParams{maxResults: 25}, "results.result.artifacts", false},
+		{"expand=results.result&expand=results.result.artifacts.artifact", &PlanResults, listParams{maxResults: 25}, "results.result,results.result.artifacts", false},
+		{"expand=results.result,%20nonsense", &PlanResults, listParams{maxResults: 25}, "results.result", false},
+		{"expand=projects.project.plans", &PlanResults, listParams{maxResults: 25}, "", false},
+		{"expand=projects.project.plans", &ProjectList, listParams{expand: expandPlans, maxResults: 25}, "projects.project.plans", false},
+		{"expand=projects.project.plans.plan.stages", &ProjectList, listParams{expand: expandPlans, maxResults: 25}, "projects.project.plans", false},
+		{"expand=projects.project.plansX,projects.project", &ProjectList, listParams{maxResults: 25}, "", false},
+		{"expand=results.result.labels.label", &PlanResults, listParams{maxResults: 25}, "results.result.labels", false},
+		{"expand=results.resultX", &PlanResults, listParams{maxResults: 25}, "", false},
+		{"expand=stages.stage.results.result,logEntries", &Result, listParams{maxResults: 25}, "stages.stage.results", false},
+		{"max-result=100&start-index=999999999", &ProjectList, listParams{maxResults: 100, startIndex: 999999999}, "", false},
+		{"max-results=7&max-result=7", &ProjectList, listParams{maxResults: 7}, "", false},
+		{"showEmpty&os_authType=basic&max-results=3&%zz=1", &ProjectList, listParams{maxResults: 3}, "", false},
+		{"max-results=101", &ProjectList, listParams{}, "", true},
+		{"max-results=", &ProjectList, listParams{}, "", true},
+		{"max-results=+5", &ProjectList, listParams{}, "", true},
+		{"max-results=%zz", &ProjectList, listParams{}, "", true},
+		{"expand=%zz", &ProjectList, listParams{}, "", true},
+		{"start-index=1000000000", &ProjectList, listParams{}, "", true},
+		{"start-index=0x10", &ProjectList, listParams{}, "", true},
+		{"start-index=1&start-index=2", &ProjectList, listParams{}, "", true},
 	}
 	for _, tc := range cases {
-		got, err := parseListParams(tc.query, tc.supports)
+		got, err := parseRouteQuery(tc.query, tc.route)
 		if tc.bad {
 			if err == nil {
 				t.Errorf("%q: accepted, want 400", tc.query)
 			}
 			continue
 		}
-		if err != nil || got != tc.want {
-			t.Errorf("%q: %+v %v, want %+v", tc.query, got, err, tc.want)
+		if err != nil || got.listParams != tc.paging || strings.Join(got.expand, ",") != tc.expand {
+			t.Errorf("%q on %s: %+v %v %v, want %+v %q", tc.query, tc.route.Name, got.listParams, got.expand, err, tc.paging, tc.expand)
 		}
 	}
 }

@@ -25,14 +25,10 @@ const (
 	maxProjects = 10000
 )
 
-// Projects serves GET /rest/api/latest/project (and /project.json): the
-// projects the principal may see, with only their visible plans, sizes
-// recounted, paged after filtering.
-func (h *Handler) Projects(c echo.Context) error {
-	params, err := parseListParams(c.Request().URL.RawQuery, projectExpands)
-	if err != nil {
-		return err
-	}
+// projects serves the project list (route ProjectList): the projects the
+// principal may see, with only their visible plans, sizes recounted, paged
+// after filtering.
+func (h *Handler) projects(c echo.Context, params listParams) error {
 	ctx := c.Request().Context()
 	p := facade.PrincipalFrom(ctx)
 	entry, err := h.document(ctx, projectsDocKey, h.fetchProjects)
@@ -118,13 +114,13 @@ func (h *Handler) visibility(idx *projectsIndex, policy uint64, p facade.Princip
 	var out []visibleProject
 	for i := range idx.projects {
 		proj := &idx.projects[i]
-		if h.az.CanViewProject(p, proj.key) {
+		if h.az.ListProject(p, proj.key) {
 			out = append(out, visibleProject{project: i})
 			continue
 		}
 		var plans []int32
 		for j, plan := range proj.plans {
-			if h.az.CanViewPlan(p, proj.key, plan.key) {
+			if h.az.ListPlan(p, proj.key, plan.key) {
 				plans = append(plans, int32(j))
 			}
 		}

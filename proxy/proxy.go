@@ -1,9 +1,10 @@
-// Package proxy holds the build-result handlers (SPEC section 6): the
-// project list, a plan's result list, and artifact downloads, answered from
-// the upstream Bamboo server through the shared response cache and
-// filtered for the calling principal.
+// Package proxy holds the build routes (the README's "Build routes"):
+// Bamboo's read API (projects, plans, branches, results, job results) and
+// artifact downloads, answered from the upstream Bamboo server through the
+// shared response cache and filtered for the calling principal. Each route
+// is one entry of routes.go, served by Handler.Serve.
 //
-// The order of work in every handler is the SPEC's: parse and validate
+// The order of work in every handler is the README's: parse and validate
 // (400), authorize from the identifiers alone (403, identical whether the
 // plan exists or not), and only then touch the cache or the upstream.
 //
@@ -39,7 +40,6 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
-	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/upstream"
 )
 
@@ -89,7 +89,8 @@ type Handler struct {
 	views  *lru[viewKey, []byte]
 	vis    *lru[visibilityKey, []visibleProject]
 	index  *lru[string, *projectsIndex]
-	builds singleflight.Group // parsing and view building, one per key
+	lists  *lru[string, *listIndex] // collected lists taken apart, by document version
+	builds singleflight.Group       // parsing and view building, one per key
 
 	fetchProjects func(context.Context) ([]byte, error) // h.fetchAllProjects, bound once
 	lastBase      atomic.Pointer[derivedBase]           // the last base derived from a request
@@ -124,6 +125,7 @@ func New(cfg Config, up *upstream.Client, c *cache.Cache, az *authz.Authorizer, 
 		// Two: the current list and, briefly, the one before it, so that
 		// requests straddling a refresh do not parse in turn.
 		index: newLRU[string, *projectsIndex](2, 1<<62),
+		lists: newLRU[string, *listIndex](64, cfg.ViewCacheBytes),
 	}
 	h.fetchProjects = h.fetchAllProjects
 	return h
@@ -144,10 +146,10 @@ type viewKey struct {
 
 const (
 	kindProjects byte = iota + 1
-	kindResults
+	kindResults       // a document with links rewritten, the same for everyone allowed
+	kindPruned        // a document with hidden items removed, per principal
+	kindList          // a page of a collected list, per principal
 )
-
-var l1Hits = metrics.Cache.WithLabelValues("hit")
 
 // l1Entry is an in-process copy of a fresh cache entry.
 type l1Entry struct {
@@ -161,7 +163,7 @@ type l1Entry struct {
 func (h *Handler) document(ctx context.Context, key string, fetch func(context.Context) ([]byte, error)) (cache.Entry, error) {
 	now := time.Now()
 	if c, ok := h.l1.get(key); ok && now.Before(c.until) {
-		l1Hits.Inc()
+		h.cache.CountHit()
 		c.entry.Status = cache.Hit
 		return c.entry, nil
 	}
@@ -193,13 +195,13 @@ func asFacadeError(err error) error {
 	if errors.As(err, &fe) {
 		return fe
 	}
-	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
+	return facade.Wrap(facade.ErrInternal, err)
 }
 
 // upstreamBad is the error for a document that came back but is not what
 // Bamboo sends; nothing of it reaches the client.
 func upstreamBad(cause error) error {
-	return facade.Wrap(facade.EBADGATEWAY, facade.DetailUpstreamBad, cause)
+	return facade.Wrap(facade.ErrUpstreamBad, cause)
 }
 
 // publicBase is the URL prefix rewritten links start with.

@@ -74,9 +74,9 @@ func Error(err error) error {
 	case err == nil:
 		return nil
 	case IsUnavailable(err):
-		return &facade.Error{Code: facade.EUNAVAILABLE, Detail: facade.DetailStoreUnavailable, RetryAfter: time.Second, Err: err}
+		return facade.Wrap(facade.ErrStoreUnavailable, err)
 	}
-	return facade.Wrap(facade.EINTERNAL, facade.DetailInternal, err)
+	return facade.Wrap(facade.ErrInternal, err)
 }
 
 // IsUnavailable reports whether err means Redis could not be reached (as

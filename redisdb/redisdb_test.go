@@ -56,10 +56,10 @@ func TestUnavailableIsToldApart(t *testing.T) {
 		if c.err == nil {
 			continue
 		}
-		// What a client is told: 503 with Retry-After, or a plain 500.
+		// What a client is told: 503 (the HTTP table adds Retry-After), or a plain 500.
 		var fe *facade.Error
-		if !errors.As(Error(c.err), &fe) || (fe.Code == facade.EUNAVAILABLE) != c.want ||
-			(c.want && fe.RetryAfter <= 0) || (!c.want && fe.Code != facade.EINTERNAL) {
+		if !errors.As(Error(c.err), &fe) || errors.Is(fe, facade.ErrStoreUnavailable) != c.want ||
+			(!c.want && !errors.Is(fe, facade.ErrInternal)) {
 			t.Errorf("%s: Error() = %+v", name, fe)
 		}
 	}

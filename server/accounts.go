@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -111,14 +110,7 @@ func (s *Server) getStatement(c echo.Context) error {
 }
 
 func statementLimit(q string) (int, error) {
-	if q == "" {
-		return defaultStatementLimit, nil
-	}
-	n, err := strconv.Atoi(q)
-	if err != nil || n < 1 || n > accounts.MaxStatementLimit || strconv.Itoa(n) != q {
-		return 0, facade.Errorf(facade.EINVALID, facade.DetailBadParameter)
-	}
-	return n, nil
+	return pageLimit(q, defaultStatementLimit, accounts.MaxStatementLimit)
 }
 
 // transfer validates ids, amount and Idempotency-Key (400), checks
@@ -167,7 +159,7 @@ func idempotencyKey(h http.Header) (string, error) {
 		return "", nil
 	}
 	if len(vals) > 1 {
-		return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdempotencyKey)
+		return "", facade.ErrBadIdempotencyKey
 	}
 	if err := accounts.ValidateIdempotencyKey(vals[0]); err != nil {
 		return "", err

@@ -2,16 +2,18 @@ package server
 
 import (
 	"context"
+	"crypto"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 // AuthConfig selects one of the two token modes of SPEC section 2. Exactly
@@ -23,47 +25,73 @@ type AuthConfig struct {
 	Issuer    string
 	Audience  string
 	RoleClaim string // default "role"
+	// MaxLifetime refuses tokens valid for longer (exp minus iat, or minus
+	// now without iat); zero means DefaultMaxLifetime.
+	MaxLifetime time.Duration
+	// Now is the clock tokens are checked against; nil means time.Now.
+	Now func() time.Time
 }
+
+// DefaultMaxLifetime is FACADE_JWT_MAX_LIFETIME's default: a stolen token
+// must not work for years.
+const DefaultMaxLifetime = 24 * time.Hour
 
 // tokenLeeway absorbs clock skew between the token issuer and this service.
 const tokenLeeway = 10 * time.Second
 
 // Authenticator turns a bearer token into a Principal.
 type Authenticator struct {
-	cache     *tokenCache
-	parser    *jwt.Parser
-	keyfunc   func(ctx context.Context) jwt.Keyfunc
-	roleClaim string
+	cache       *tokenCache
+	parser      *jwt.Parser
+	keyfunc     func(ctx context.Context) jwt.Keyfunc
+	roleClaim   string
+	maxLifetime time.Duration
+	now         func() time.Time
 }
 
 // NewAuthenticator validates cfg and, in JWKS mode, starts the key set's
 // background refresh, which stops when ctx ends.
 func NewAuthenticator(ctx context.Context, cfg AuthConfig) (*Authenticator, error) {
-	role := cfg.RoleClaim
-	if role == "" {
-		role = "role"
+	if cfg.RoleClaim == "" {
+		cfg.RoleClaim = "role"
+	}
+	if cfg.MaxLifetime <= 0 {
+		cfg.MaxLifetime = DefaultMaxLifetime
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	switch {
 	case cfg.JWKSURL != "" && len(cfg.Secret) > 0:
 		return nil, configError("set only one of FACADE_JWT_SECRET and FACADE_JWKS_URL")
 	case cfg.JWKSURL != "":
-		return newJWKSAuthenticator(ctx, cfg, role)
+		return newJWKSAuthenticator(ctx, cfg)
 	case len(cfg.Secret) >= 32:
 		secret := cfg.Secret
-		return &Authenticator{
-			cache: newTokenCache(),
-			parser: jwt.NewParser(jwt.WithValidMethods([]string{"HS256"}),
-				jwt.WithExpirationRequired(), jwt.WithLeeway(tokenLeeway)),
-			keyfunc:   func(context.Context) jwt.Keyfunc { return func(*jwt.Token) (any, error) { return secret, nil } },
-			roleClaim: role,
-		}, nil
+		a := newAuthenticator(cfg, jwt.WithValidMethods([]string{"HS256"}))
+		a.keyfunc = func(context.Context) jwt.Keyfunc { return func(*jwt.Token) (any, error) { return secret, nil } }
+		return a, nil
 	case len(cfg.Secret) > 0:
 		return nil, configError("FACADE_JWT_SECRET must be at least 32 bytes")
 	}
 	return nil, configError("FACADE_JWT_SECRET (or FACADE_JWKS_URL) is required")
 }
 
-func newJWKSAuthenticator(ctx context.Context, cfg AuthConfig, role string) (*Authenticator, error) {
+// newAuthenticator holds the rules both modes share: exp required, iat not
+// in the future, the clock leeway, the lifetime limit.
+func newAuthenticator(cfg AuthConfig, opts ...jwt.ParserOption) *Authenticator {
+	opts = append(opts, jwt.WithExpirationRequired(), jwt.WithIssuedAt(),
+		jwt.WithLeeway(tokenLeeway), jwt.WithTimeFunc(cfg.Now))
+	return &Authenticator{
+		cache:       newTokenCache(cfg.Now),
+		parser:      jwt.NewParser(opts...),
+		roleClaim:   cfg.RoleClaim,
+		maxLifetime: cfg.MaxLifetime,
+		now:         cfg.Now,
+	}
+}
+
+func newJWKSAuthenticator(ctx context.Context, cfg AuthConfig) (*Authenticator, error) {
 	if cfg.Issuer == "" {
 		return nil, configError("FACADE_JWT_ISSUER is required with FACADE_JWKS_URL")
 	}
@@ -80,17 +108,64 @@ func newJWKSAuthenticator(ctx context.Context, cfg AuthConfig, role string) (*Au
 	if err != nil {
 		return nil, configError("FACADE_JWKS_URL is not a usable JWKS URL")
 	}
-	return &Authenticator{
-		cache: newTokenCache(),
-		parser: jwt.NewParser(jwt.WithValidMethods([]string{"RS256", "ES256"}),
-			jwt.WithExpirationRequired(), jwt.WithLeeway(tokenLeeway),
-			jwt.WithIssuer(cfg.Issuer), jwt.WithAudience(cfg.Audience)),
-		keyfunc:   kf.KeyfuncCtx,
-		roleClaim: role,
-	}, nil
+	a := newAuthenticator(cfg, jwt.WithValidMethods([]string{"RS256", "ES256"}),
+		jwt.WithIssuer(cfg.Issuer), jwt.WithAudience(cfg.Audience))
+	a.keyfunc = signingKeys(kf.Storage())
+	return a, nil
 }
 
-var errBadToken = errors.New("bad token")
+// signingKeys finds the keys of the set that may verify token: the one its
+// kid names (or, without a kid, every one), and only those meant for
+// signatures ("use" absent or "sig") whose "alg", when given, is the
+// token's. keyfunc's own lookup checks neither "use" by default nor
+// anything at all for a token without a kid.
+func signingKeys(store jwkset.Storage) func(ctx context.Context) jwt.Keyfunc {
+	return func(ctx context.Context) jwt.Keyfunc {
+		return func(token *jwt.Token) (any, error) {
+			var candidates []jwkset.JWK
+			if raw, ok := token.Header["kid"]; ok {
+				kid, ok := raw.(string)
+				if !ok {
+					return nil, errBadToken
+				}
+				jwk, err := store.KeyRead(ctx, kid)
+				if err != nil {
+					return nil, err
+				}
+				candidates = append(candidates, jwk)
+			} else {
+				all, err := store.KeyReadAll(ctx)
+				if err != nil {
+					return nil, err
+				}
+				candidates = all
+			}
+			var set jwt.VerificationKeySet
+			for _, jwk := range candidates {
+				m := jwk.Marshal()
+				if (m.USE != "" && m.USE != jwkset.UseSig) || (m.ALG != "" && m.ALG.String() != token.Method.Alg()) {
+					continue
+				}
+				key := jwk.Key()
+				if pk, ok := key.(interface{ Public() crypto.PublicKey }); ok {
+					key = pk.Public()
+				}
+				set.Keys = append(set.Keys, key)
+			}
+			if len(set.Keys) == 0 {
+				return nil, errNoSigningKey
+			}
+			return set, nil
+		}
+	}
+}
+
+var (
+	errBadToken     = errors.New("bad token")
+	errNoSigningKey = errors.New("no signing key for the token")
+	errCrit         = errors.New("token names critical extensions")
+	errLifetime     = errors.New("token lifetime exceeds FACADE_JWT_MAX_LIFETIME")
+)
 
 // Principal verifies a raw token and returns who it speaks for.
 func (a *Authenticator) Principal(ctx context.Context, raw string) (facade.Principal, error) {
@@ -98,8 +173,15 @@ func (a *Authenticator) Principal(ctx context.Context, raw string) (facade.Princ
 		return p, nil
 	}
 	claims := jwt.MapClaims{}
-	if _, err := a.parser.ParseWithClaims(raw, claims, a.keyfunc(ctx)); err != nil {
+	token, err := a.parser.ParseWithClaims(raw, claims, a.keyfunc(ctx))
+	if err != nil {
 		return facade.Principal{}, err
+	}
+	if _, ok := token.Header["crit"]; ok {
+		// RFC 7515 4.1.11: an extension marked critical that the recipient
+		// does not understand makes the token invalid. This service
+		// understands none.
+		return facade.Principal{}, errCrit
 	}
 	sub, _ := claims["sub"].(string)
 	if sub == "" || len(sub) > 256 || hasControl(sub) {
@@ -111,6 +193,9 @@ func (a *Authenticator) Principal(ctx context.Context, raw string) (facade.Princ
 	if err != nil || exp == nil {
 		return facade.Principal{}, errBadToken
 	}
+	if err := a.checkLifetime(claims, exp.Time); err != nil {
+		return facade.Principal{}, err
+	}
 	// A role claim that is absent or not a string means "no role", not an
 	// error (SPEC section 3).
 	role, _ := claims[a.roleClaim].(string)
@@ -119,21 +204,42 @@ func (a *Authenticator) Principal(ctx context.Context, raw string) (facade.Princ
 	return p, nil
 }
 
+// checkLifetime refuses a token valid for longer than maxLifetime, counted
+// from iat (already known not to be in the future) or, without iat, from
+// now.
+func (a *Authenticator) checkLifetime(claims jwt.MapClaims, exp time.Time) error {
+	start := a.now()
+	if iat, err := claims.GetIssuedAt(); err == nil && iat != nil {
+		start = iat.Time
+	}
+	if exp.Sub(start) > a.maxLifetime {
+		return errLifetime
+	}
+	return nil
+}
+
 // authenticate requires a valid bearer token and stores the principal in
 // the request context. Every failure gets the same 401.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if isPublicPath(c.Request().URL.Path) {
+		if isPublicPath(c.Request().URL.Path) || isPageRoute(c.Path()) {
 			return next(c)
 		}
 		raw, ok := bearerToken(c.Request().Header.Get("Authorization"))
 		if !ok {
-			return refuse(c, http.StatusUnauthorized, facade.DetailUnauthorized)
+			return problem.Unauthorized
 		}
-		p, err := s.auth.Principal(c.Request().Context(), raw)
-		if err != nil {
-			s.log.Info("authentication failed", "request_id", requestID(c), "reason", err.Error())
-			return refuse(c, http.StatusUnauthorized, facade.DetailUnauthorized)
+		p, ok := s.auth.cache.get(raw)
+		if !ok {
+			if retry, throttled := s.authThrottled(c); throttled {
+				return errAuthThrottled(retry)
+			}
+			var err error
+			if p, err = s.auth.Principal(c.Request().Context(), raw); err != nil {
+				s.countAuthFailure(c)
+				s.log.Info("authentication failed", "request_id", requestID(c), "reason", err.Error())
+				return problem.Unauthorized
+			}
 		}
 		r := c.Request()
 		c.SetRequest(r.WithContext(facade.WithPrincipal(r.Context(), p)))
@@ -168,6 +274,11 @@ func Mint(secret []byte, sub, role, roleClaim string, ttl time.Duration) (string
 func isPublicPath(p string) bool {
 	return p == "/healthz" || p == "/readyz" || p == "/metrics"
 }
+
+// isPageRoute reports whether the matched route serves the browser page's
+// own files, which need no token. It asks the router's match, not the raw
+// path, so no spelling of a path can reach an API route without a token.
+func isPageRoute(route string) bool { return route == "/ui" || route == "/ui/*" }
 
 func hasControl(s string) bool {
 	for _, r := range s {

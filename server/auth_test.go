@@ -119,16 +119,29 @@ func TestRoleClaimIsConfigurable(t *testing.T) {
 	}
 }
 
-// jwksServer serves an RSA and an EC public key as a JWKS.
+// jwksServer serves an RSA and an EC public key as a JWKS, plus
+// jwksEncKey under kid "enc1" with "use": "enc" (for encryption, never for
+// signatures) and jwksPlainKey under kid "plain1" with no "use".
 func jwksServer(t *testing.T) (*httptest.Server, *rsa.PrivateKey, *ecdsa.PrivateKey) {
 	t.Helper()
 	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
 	ek, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 	pad := func(i *big.Int) []byte { b := make([]byte, 32); return i.FillBytes(b) }
+	rsaJWK := func(k *rsa.PrivateKey, kid, use string) map[string]string {
+		m := map[string]string{"kty": "RSA", "kid": kid, "n": b64(k.N.Bytes()), "e": b64(big.NewInt(int64(k.E)).Bytes())}
+		if use != "" {
+			m["use"] = use
+		}
+		return m
+	}
+	signing := rsaJWK(rk, "rsa1", "sig")
+	signing["alg"] = "RS256"
 	set := map[string]any{"keys": []map[string]string{
-		{"kty": "RSA", "kid": "rsa1", "use": "sig", "alg": "RS256", "n": b64(rk.N.Bytes()), "e": b64(big.NewInt(int64(rk.E)).Bytes())},
+		signing,
 		{"kty": "EC", "kid": "ec1", "use": "sig", "alg": "ES256", "crv": "P-256", "x": b64(pad(ek.X)), "y": b64(pad(ek.Y))},
+		rsaJWK(jwksEncKey, "enc1", "enc"),
+		rsaJWK(jwksPlainKey, "plain1", ""),
 	}}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -137,6 +150,11 @@ func jwksServer(t *testing.T) (*httptest.Server, *rsa.PrivateKey, *ecdsa.Private
 	t.Cleanup(ts.Close)
 	return ts, rk, ek
 }
+
+var (
+	jwksEncKey, _   = rsa.GenerateKey(rand.Reader, 2048)
+	jwksPlainKey, _ = rsa.GenerateKey(rand.Reader, 2048)
+)
 
 func TestJWKSAuthentication(t *testing.T) {
 	ts, rk, ek := jwksServer(t)
@@ -147,24 +165,29 @@ func TestJWKSAuthentication(t *testing.T) {
 	}
 	otherRSA, _ := rsa.GenerateKey(rand.Reader, 2048)
 	for name, tok := range map[string]string{
-		"RS256": sign(t, jwt.SigningMethodRS256, rk, "rsa1", good()),
-		"ES256": sign(t, jwt.SigningMethodES256, ek, "ec1", good()),
+		"RS256":                      sign(t, jwt.SigningMethodRS256, rk, "rsa1", good()),
+		"ES256":                      sign(t, jwt.SigningMethodES256, ek, "ec1", good()),
+		"key without use":            sign(t, jwt.SigningMethodRS256, jwksPlainKey, "plain1", good()),
+		"no kid, signing key in set": sign(t, jwt.SigningMethodRS256, rk, "", good()),
 	} {
 		if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: tok}); r.status != 200 {
 			t.Errorf("%s: %d %s", name, r.status, r.body)
 		}
 	}
 	bad := map[string]string{
-		"HS256 in JWKS mode":  sign(t, jwt.SigningMethodHS256, testSecret, "rsa1", good()),
-		"HS256 keyed with n":  sign(t, jwt.SigningMethodHS256, rk.N.Bytes(), "rsa1", good()),
-		"alg none":            unsigned(good()),
-		"wrong issuer":        sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("iss", "https://evil.example")),
-		"wrong audience":      sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("aud", "other")),
-		"no issuer":           sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", time.Hour, "aud", "facade")),
-		"expired":             sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", -time.Hour, "iss", "https://idp.example", "aud", "facade")),
-		"unknown signing key": sign(t, jwt.SigningMethodRS256, otherRSA, "rsa1", good()),
-		"unknown kid":         sign(t, jwt.SigningMethodRS256, otherRSA, "nope", good()),
-		"RS256 with EC kid":   sign(t, jwt.SigningMethodRS256, rk, "ec1", good()),
+		"HS256 in JWKS mode":     sign(t, jwt.SigningMethodHS256, testSecret, "rsa1", good()),
+		"HS256 keyed with n":     sign(t, jwt.SigningMethodHS256, rk.N.Bytes(), "rsa1", good()),
+		"alg none":               unsigned(good()),
+		"wrong issuer":           sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("iss", "https://evil.example")),
+		"wrong audience":         sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("aud", "other")),
+		"no issuer":              sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", time.Hour, "aud", "facade")),
+		"expired":                sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", -time.Hour, "iss", "https://idp.example", "aud", "facade")),
+		"unknown signing key":    sign(t, jwt.SigningMethodRS256, otherRSA, "rsa1", good()),
+		"unknown kid":            sign(t, jwt.SigningMethodRS256, otherRSA, "nope", good()),
+		"RS256 with EC kid":      sign(t, jwt.SigningMethodRS256, rk, "ec1", good()),
+		"encryption key":         sign(t, jwt.SigningMethodRS256, jwksEncKey, "enc1", good()),
+		"encryption key, no kid": sign(t, jwt.SigningMethodRS256, jwksEncKey, "", good()),
+		"unknown crit":           withCrit(t, jwt.SigningMethodRS256, rk, "rsa1", good()),
 	}
 	for _, name := range sortedKeys(bad) {
 		assert401(t, e, name, bad[name])
@@ -183,5 +206,77 @@ func TestAuthenticatorConfiguration(t *testing.T) {
 		if _, err := server.NewAuthenticator(t.Context(), c); err == nil || !strings.Contains(err.Error(), "FACADE_") {
 			t.Errorf("%s: err %v, want one naming the setting", name, err)
 		}
+	}
+}
+
+// withCrit signs claims with a "crit" header naming an extension.
+func withCrit(t testing.TB, method jwt.SigningMethod, key any, kid string, c jwt.MapClaims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(method, c)
+	tok.Header["crit"] = []string{"exp-ext"}
+	tok.Header["exp-ext"] = true
+	if kid != "" {
+		tok.Header["kid"] = kid
+	}
+	s, err := tok.SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestTokenTimeAndExtensionRules: iat in the future past the leeway,
+// lifetimes over FACADE_JWT_MAX_LIFETIME and critical extensions are
+// refused; what is within the rules passes.
+func TestTokenTimeAndExtensionRules(t *testing.T) {
+	e := newEnv(t, withAuth(server.AuthConfig{Secret: testSecret, MaxLifetime: 2 * time.Hour}))
+	seedGrades(t, e)
+	now := time.Now()
+	hs := func(extra ...any) string { return sign(t, hs256, testSecret, "", claims("alice", time.Hour, extra...)) }
+	for name, tok := range map[string]string{
+		"iat a minute ahead":         hs("iat", now.Add(time.Minute).Unix()),
+		"iat a year ahead":           hs("iat", now.AddDate(1, 0, 0).Unix()),
+		"valid for 50 years":         sign(t, hs256, testSecret, "", claims("alice", 50*365*24*time.Hour, "iat", now.Unix())),
+		"3h without iat":             sign(t, hs256, testSecret, "", claims("alice", 3*time.Hour)),
+		"3h lifetime, issued 2h ago": sign(t, hs256, testSecret, "", claims("alice", time.Hour, "iat", now.Add(-2*time.Hour).Unix())),
+		"crit extension":             withCrit(t, hs256, testSecret, "", claims("alice", time.Hour)),
+		"empty crit":                 withCritValue(t, []string{}),
+	} {
+		assert401(t, e, name, tok)
+	}
+	for name, tok := range map[string]string{
+		"iat within the leeway": hs("iat", now.Add(5*time.Second).Unix()),
+		"2h lifetime":           sign(t, hs256, testSecret, "", claims("alice", 2*time.Hour-time.Minute, "iat", now.Unix())),
+		"no iat, 1h left":       hs(),
+	} {
+		if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: tok}); r.status != 200 {
+			t.Errorf("%s: %d", name, r.status)
+		}
+	}
+	// The default limit is a day.
+	d := newEnv(t)
+	seedGrades(t, d)
+	assert401(t, d, "25h by default", sign(t, hs256, testSecret, "", claims("alice", 25*time.Hour, "iat", now.Unix())))
+	if r := d.do(req{method: "GET", path: "/student/alice/english/grade", token: sign(t, hs256, testSecret, "", claims("alice", 23*time.Hour, "iat", now.Unix()))}); r.status != 200 {
+		t.Errorf("23h token by default: %d", r.status)
+	}
+}
+
+func withCritValue(t testing.TB, crit any) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(hs256, claims("alice", time.Hour))
+	tok.Header["crit"] = crit
+	s, err := tok.SignedString(testSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSubWithControlCharactersIsRefused(t *testing.T) {
+	e := newEnv(t)
+	tok := sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"sub": "alice\x00x", "role": "student", "exp": time.Now().Add(time.Hour).Unix()})
+	if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: tok}); r.status != 401 {
+		t.Fatalf("sub with NUL: %d", r.status)
 	}
 }

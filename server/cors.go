@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 // Origins holds the two CORS lists of SPEC section 2: read origins may use
@@ -90,7 +90,7 @@ func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if !isSafeMethod(r.Method) && !s.cfg.Origins.canWrite(origin) {
-			return refuse(c, http.StatusForbidden, facade.DetailOriginRefused)
+			return problem.OriginRefused
 		}
 		if s.cfg.Origins.allows(origin, r.Method) {
 			h.Set("Access-Control-Allow-Origin", s.cfg.Origins.allowOriginValue(origin, r.Method))
@@ -103,7 +103,7 @@ func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) preflight(c echo.Context, origin string) error {
 	method := c.Request().Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" || !s.cfg.Origins.allows(origin, method) {
-		return refuse(c, http.StatusForbidden, facade.DetailOriginRefused)
+		return problem.OriginRefused
 	}
 	h := c.Response().Header()
 	h.Set("Access-Control-Allow-Origin", s.cfg.Origins.allowOriginValue(origin, method))

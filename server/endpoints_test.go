@@ -148,3 +148,32 @@ func checkFuzzResponse(t *testing.T, r *http.Request, w *httptest.ResponseRecord
 		}
 	}
 }
+
+func TestHeadOnReadRoutes(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	alice := token(t, "alice", "student")
+	r := e.do(req{method: "HEAD", path: "/student/alice/english/grade", token: alice})
+	if r.status != 200 || r.body != "" || r.header.Get("ETag") != `"1"` {
+		t.Fatalf("HEAD grade: %d %q %v", r.status, r.body, r.header)
+	}
+	if r := e.do(req{method: "DELETE", path: "/student/alice/english/grade", token: alice, header: map[string]string{"X-XSRF-TOKEN": "x"}}); !strings.Contains(r.header.Get("Allow"), "HEAD") {
+		t.Fatalf("Allow without HEAD: %q", r.header.Get("Allow"))
+	}
+}
+
+// TestEncodedIdentifiers: what encodeURIComponent writes for an allowed
+// character works; an encoded '/', '.', '?', '#' or '%' never does.
+func TestEncodedIdentifiers(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	alice := token(t, "alice", "student")
+	if r := e.do(req{method: "GET", path: "/student/%61lice/english/grade", token: alice}); r.status != 200 {
+		t.Errorf("%%61lice: %d", r.status)
+	}
+	for _, id := range []string{"%2E%2E", "a%2fb", "a%3Fb", "a%23b", "%252E", "a%25zz"} {
+		if r := e.do(req{method: "GET", path: "/student/" + id + "/english/grade", token: alice}); r.status != 400 {
+			t.Errorf("%s: %d, want 400", id, r.status)
+		}
+	}
+}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
@@ -82,6 +81,7 @@ func newMoneyEnv(t *testing.T, rdb redis.UniversalClient, ids []string, opening 
 	}
 	ts := httptest.NewUnstartedServer(srv)
 	ts.Config = server.HTTPServer("", srv)
+	ts.Listener = server.Listener(ts.Listener)
 	ts.Start()
 	t.Cleanup(ts.Close)
 	tok, err := server.Mint(moneySecret, moneyPrincipal, "customer", "role", time.Hour)
@@ -241,7 +241,7 @@ func moneyProblemError(a moneyAnswer, status int, detail string) error {
 
 // moneyInsufficientFunds checks a 422 is the insufficient-funds refusal.
 func moneyInsufficientFunds(a moneyAnswer) error {
-	return moneyProblemError(a, http.StatusUnprocessableEntity, facade.DetailInsufficientFunds)
+	return moneyProblemError(a, http.StatusUnprocessableEntity, "The source account has insufficient funds.")
 }
 
 // moneyAmount returns an amount of 0.01 to maxCents/100 EUR as URL text.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -82,7 +83,7 @@ func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
 		return "", "", err
 	}
 	if body.Grade == nil {
-		return "", "", facade.Errorf(facade.EINVALID, facade.DetailBadGrade)
+		return "", "", facade.ErrBadGrade
 	}
 	if grade, err = grades.ParseGrade(*body.Grade); err != nil {
 		return "", "", err
@@ -102,4 +103,57 @@ func principal(c echo.Context) facade.Principal {
 // deny audit-logs a refusal and returns the one 403 every refusal shares.
 func (s *Server) deny(c echo.Context, op, target string) error {
 	return s.authz.Refuse(c.Request().Context(), principal(c), op, target)
+}
+
+// defaultHistoryLimit is how many versions a history page holds when the
+// caller does not say.
+const defaultHistoryLimit = 20
+
+// historyVersion is one change to a grade, shaped like the grade record
+// it produced plus the grade it replaced (null for the first version).
+type historyVersion struct {
+	Version       int64     `json:"version"`
+	Grade         string    `json:"grade"`
+	PreviousGrade *string   `json:"previous_grade"`
+	UpdatedBy     string    `json:"updated_by"`
+	UpdatedAt     time.Time `json:"updated_at"`
+}
+
+type historyView struct {
+	StudentID string           `json:"student_id"`
+	Subject   string           `json:"subject"`
+	Versions  []historyVersion `json:"versions"`
+}
+
+// getGradeHistory answers the grade's audit trail, newest first, under the
+// rule for reading the grade. A grade that never existed is 404, as GET
+// on the grade is.
+func (s *Server) getGradeHistory(c echo.Context) error {
+	limit, err := pageLimit(c.QueryParam("limit"), defaultHistoryLimit, maxPageLimit)
+	if err != nil {
+		return err
+	}
+	student, err := pathID(c, "student_id", facade.ValidID)
+	if err != nil {
+		return err
+	}
+	if err := s.authorizeGrade(c, student, false); err != nil {
+		return err
+	}
+	trail, err := s.grades.Audit(c.Request().Context(), student, grades.SubjectEnglish, limit)
+	if err != nil {
+		return err
+	}
+	if len(trail) == 0 {
+		return facade.ErrNotFound
+	}
+	view := historyView{StudentID: student, Subject: grades.SubjectEnglish, Versions: make([]historyVersion, len(trail))}
+	for i, a := range trail {
+		v := historyVersion{Version: a.Version, Grade: a.New, UpdatedBy: a.By, UpdatedAt: a.At}
+		if a.Old != "" {
+			v.PreviousGrade = &a.Old
+		}
+		view.Versions[i] = v
+	}
+	return c.JSON(http.StatusOK, view)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,7 +22,9 @@ import (
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream"
@@ -66,7 +69,7 @@ type env struct {
 	url  string
 	rdb  *redis.Client
 	srv  *server.Server
-	logs *syncBuffer
+	logs *testlog.Buffer
 	// bamboo is the upstream when the env was built withBuilds.
 	bamboo    *bambootest.Server
 	bambooURL string
@@ -80,6 +83,13 @@ type envConfig struct {
 	server server.Config
 	auth   server.AuthConfig
 	builds bool // wire the build endpoints to a Bamboo-compatible upstream
+	// upstreamTimeout bounds upstream calls (default 2s).
+	upstreamTimeout time.Duration
+	// rdb replaces the shared test Redis (to stop it mid-test).
+	rdb *redis.Client
+	// pageWrites, when not nil, makes the write origins these plus the
+	// server's own origin (as FACADE_PUBLIC_URL does), so /ui/ may write.
+	pageWrites []string
 }
 
 type envOption func(*envConfig)
@@ -96,31 +106,57 @@ func withRateLimit(n int) envOption { return func(c *envConfig) { c.server.RateL
 
 func withAuth(a server.AuthConfig) envOption { return func(c *envConfig) { c.auth = a } }
 
+func withUpstreamTimeout(d time.Duration) envOption {
+	return func(c *envConfig) { c.upstreamTimeout = d }
+}
+
+func withAuthFailureLimit(n int, trusted ...*net.IPNet) envOption {
+	return func(c *envConfig) { c.server.AuthFailureLimit, c.server.TrustedProxies = n, trusted }
+}
+
+func withWriteTimeout(d time.Duration) envOption {
+	return func(c *envConfig) { c.server.WriteTimeout = d }
+}
+
+// withRedis runs the server on rdb, for tests that stop their Redis.
+func withRedis(rdb *redis.Client) envOption { return func(c *envConfig) { c.rdb = rdb } }
+
+// withPageOrigin lets the server's own origin (the page at /ui/) and the
+// given others write; reads stay open to any origin.
+func withPageOrigin(others ...string) envOption {
+	return func(c *envConfig) { c.pageWrites = append([]string{}, others...) }
+}
+
 // withBuilds starts the Bamboo-compatible test upstream with the demo
 // projects (PROJ, WEB, MOBILE, INFRA) and wires the build endpoints to it.
 func withBuilds() envOption { return func(c *envConfig) { c.builds = true } }
 
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	rdb := testredis.Client(t)
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "policy.csv")
 	if err := os.WriteFile(policy, []byte(testPolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testlog.Buffer{}
 	log := slog.New(server.LogHandler(slog.NewJSONHandler(logs, nil)))
-	az, err := authz.New(modelFile, policy, log)
+	m := metrics.New() // this server's own set: tests never share counters
+	az, err := authz.New(modelFile, policy, log, authz.WithMetrics(m))
 	if err != nil {
 		t.Fatalf("authz: %v", err)
 	}
 	origins, _ := server.NewOrigins([]string{"*"}, []string{"https://app.example"})
 	cfg := envConfig{
-		server: server.Config{Origins: origins, RateLimit: 0, MaxTransfer: 1_000_000, OpsOnAPI: true},
-		auth:   server.AuthConfig{Secret: testSecret},
+		server:          server.Config{Origins: origins, RateLimit: 0, MaxTransfer: 1_000_000, OpsOnAPI: true},
+		auth:            server.AuthConfig{Secret: testSecret},
+		upstreamTimeout: 2 * time.Second,
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	rdb := cfg.rdb
+	if rdb == nil {
+		rdb = testredis.Client(t)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -130,25 +166,30 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	deps := server.Deps{
 		Logger: log, Redis: rdb, Auth: auth, Authz: az,
-		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log),
+		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log, accounts.WithMetrics(m)),
+		Metrics: m,
 	}
 	e := &env{t: t, rdb: rdb, logs: logs}
 	if cfg.builds {
 		e.bamboo, e.bambooURL = startBamboo(t)
-		up, err := upstream.New(upstream.Config{BaseURL: e.bambooURL, Token: bambooToken, Timeout: 2 * time.Second}, log)
+		up, err := upstream.New(upstream.Config{BaseURL: e.bambooURL, Token: bambooToken, Timeout: cfg.upstreamTimeout, Metrics: m}, log)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute}, log)
+		c := cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute, Metrics: m}, log)
 		deps.Builds = proxy.New(proxy.Config{}, up, c, az, log)
 		deps.UpstreamState = func() string { return up.BreakerState().String() }
+	}
+	ts := httptest.NewUnstartedServer(nil) // its address is the page's origin
+	if cfg.pageWrites != nil {
+		cfg.server.Origins, _ = server.NewOrigins([]string{"*"}, append(cfg.pageWrites, "http://"+ts.Listener.Addr().String()))
 	}
 	srv, err := server.New(cfg.server, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(srv)
 	ts.Config = server.HTTPServer("", srv)
+	ts.Listener = server.Listener(ts.Listener)
 	ts.Start()
 	t.Cleanup(ts.Close)
 	e.url, e.srv = ts.URL, srv
@@ -265,21 +306,4 @@ func (e *env) scanBodies() {
 			e.t.Errorf("error body leaks %q: %s", m, b)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -16,11 +16,12 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 // errBadIdentifier is the 400 for an identifier outside SPEC section 3's
 // formats (facade.ValidID and friends), given before any look-up.
-var errBadIdentifier = facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
+var errBadIdentifier = facade.ErrBadIdentifier
 
 // pathID returns the named path parameter, percent-decoded, when valid
 // says it is well-formed. Echo hands over the raw segment: an encoded '/',
@@ -53,15 +54,15 @@ var forbiddenEscapes = regexp.MustCompile(`(?i)%(2f|2e|3f|23|25)`)
 func decodeJSON(c echo.Context, dst any) error {
 	mt, _, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
 	if err != nil || mt != echo.MIMEApplicationJSON {
-		return &echo.HTTPError{Code: http.StatusUnsupportedMediaType}
+		return problem.UnsupportedMedia
 	}
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return &echo.HTTPError{Code: http.StatusRequestEntityTooLarge}
+			return problem.BodyTooLarge
 		}
-		return facade.Wrap(facade.EINVALID, facade.DetailMalformedBody, err)
+		return facade.Wrap(facade.ErrMalformedBody, err)
 	}
 	if err := checkObjectKeys(body, dst); err != nil {
 		return err
@@ -69,10 +70,10 @@ func decodeJSON(c echo.Context, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return facade.Wrap(facade.EINVALID, facade.DetailMalformedBody, err)
+		return facade.Wrap(facade.ErrMalformedBody, err)
 	}
 	if dec.More() || dec.InputOffset() != int64(len(bytes.TrimRight(body, " \t\r\n"))) {
-		return facade.Errorf(facade.EINVALID, facade.DetailMalformedBody)
+		return facade.ErrMalformedBody
 	}
 	return nil
 }
@@ -83,7 +84,7 @@ func decodeJSON(c echo.Context, dst any) error {
 func checkObjectKeys(body []byte, dst any) error {
 	allowed := jsonFieldNames(dst)
 	dec := json.NewDecoder(bytes.NewReader(body))
-	bad := facade.Errorf(facade.EINVALID, facade.DetailMalformedBody)
+	bad := facade.ErrMalformedBody
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return bad
 	}

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"mime"
 	"net/http"
 	"regexp"
@@ -16,7 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/metrics"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 const (
@@ -50,16 +52,21 @@ func baseHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		c.Set(ctxRequestID, id)
 		r := c.Request()
-		c.SetRequest(r.WithContext(facade.WithRequestID(r.Context(), id)))
-		h := c.Response().Header()
-		h.Set("X-Request-ID", id)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "no-store")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", apiCSP)
+		c.SetRequest(r.WithContext(withRequestAudit(facade.WithRequestID(r.Context(), id))))
+		setBaseHeaders(c.Response().Header(), id)
 		return next(c)
 	}
+}
+
+// setBaseHeaders sets what every response carries, including the answers
+// written below the router (answers.go).
+func setBaseHeaders(h http.Header, id string) {
+	h.Set("X-Request-ID", id)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", apiCSP)
 }
 
 // recoverPanics turns a panic into a generic 500; the stack goes to the log
@@ -72,7 +79,7 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 					panic(r)
 				}
 				s.log.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				err = facade.Errorf(facade.EINTERNAL, facade.DetailInternal)
+				err = facade.ErrInternal
 			}
 		}()
 		return next(c)
@@ -94,13 +101,39 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		status := c.Response().Status
 		elapsed := time.Since(start)
-		metrics.Requests.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(status)).Inc()
-		metrics.Latency.WithLabelValues(route).Observe(elapsed.Seconds())
-		s.log.Info("request", "request_id", requestID(c), "method", c.Request().Method,
-			"route", route, "status", status, "duration_ms", float64(elapsed.Microseconds())/1000,
-			"principal", facade.PrincipalFrom(c.Request().Context()).ID)
+		s.metrics.Requests.WithLabelValues(route, methodLabel(c.Request().Method), strconv.Itoa(status)).Inc()
+		s.metrics.Latency.WithLabelValues(route).Observe(elapsed.Seconds())
+		s.accessLine(c, route, status, elapsed)
 		return nil
 	}
+}
+
+// accessLine writes the request's one log line, with the audit record of
+// the request (a denial, a grade change, a transfer) when there is one.
+// Attributes are built as slog.Attr values (no key/value boxing) in a
+// fixed-size array, and logged without the request's context: the request
+// id is on the line already.
+func (s *Server) accessLine(c echo.Context, route string, status int, elapsed time.Duration) {
+	level := slog.LevelInfo
+	if !s.log.Enabled(context.Background(), level) {
+		return
+	}
+	ctx := c.Request().Context()
+	var buf [16]slog.Attr
+	attrs := append(buf[:0],
+		slog.String("request_id", requestID(c)),
+		slog.String("method", c.Request().Method),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
+		slog.String("principal", facade.PrincipalFrom(ctx).ID))
+	if a := requestAuditFrom(ctx); a != nil {
+		if event, more := a.take(); event != "" {
+			attrs = append(attrs, slog.Bool("audit", true), slog.String("event", event))
+			attrs = append(attrs, more...)
+		}
+	}
+	s.log.LogAttrs(context.Background(), level, "request", attrs...)
 }
 
 // methodLabel bounds the method label: callers choose the method, and an
@@ -122,11 +155,11 @@ func requireXSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		token := c.Request().Header.Get("X-XSRF-TOKEN")
 		if !visibleASCII(token, 256) {
-			return refuse(c, http.StatusForbidden, facade.DetailXSRF)
+			return problem.XSRF
 		}
 		if cookie, err := c.Request().Cookie("XSRF-TOKEN"); err == nil {
 			if subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(token)) != 1 {
-				return refuse(c, http.StatusForbidden, facade.DetailXSRF)
+				return problem.XSRF
 			}
 		}
 		return next(c)
@@ -153,7 +186,7 @@ func visibleASCII(s string, max int) bool {
 func requireJSONAccept(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !acceptsJSON(c.Request().Header.Values("Accept")) {
-			return refuse(c, http.StatusNotAcceptable, facade.DetailNotAcceptable)
+			return problem.NotAcceptable
 		}
 		return next(c)
 	}
@@ -223,7 +256,7 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if r.ContentLength > maxBody {
-			return refuse(c, http.StatusRequestEntityTooLarge, facade.DetailBodyTooLarge)
+			return problem.BodyTooLarge
 		}
 		r.Body = http.MaxBytesReader(c.Response(), r.Body, maxBody)
 		return next(c)

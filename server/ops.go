@@ -3,12 +3,12 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/facade-dev/facade/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 func (s *Server) healthz(c echo.Context) error {
@@ -24,18 +24,22 @@ func (s *Server) readyz(c echo.Context) error {
 	redisOK := s.rdb.Ping(ctx).Err() == nil
 	st := s.authz.Status()
 	body := map[string]any{
-		"redis":  okString(redisOK),
-		"policy": map[string]any{"loaded": st.Loaded, "last_reload_ok": st.LastReloadOK, "version": st.Version},
+		"redis": okString(redisOK),
+		"policy": map[string]any{"loaded": st.Loaded, "last_reload_ok": st.LastReloadOK, "version": st.Version,
+			"hash": st.Hash, "loaded_at": st.LoadedAt.UTC().Format(time.RFC3339), "decider": st.Decider},
 	}
 	if s.upstream != nil {
 		body["upstream_breaker"] = s.upstream()
 	}
 	status := http.StatusOK
-	if !redisOK || !st.Loaded {
+	if !redisOK || !st.Loaded || s.draining.Load() {
 		status = http.StatusServiceUnavailable
 		c.Response().Header().Set("Retry-After", "1")
 	}
 	body["status"] = okString(status == http.StatusOK)
+	if s.draining.Load() {
+		body["status"] = "draining"
+	}
 	return c.JSON(status, body)
 }
 
@@ -46,9 +50,14 @@ func okString(ok bool) string {
 	return "unavailable"
 }
 
-var metricsHandler = promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{})
-
-func (s *Server) metrics(c echo.Context) error {
-	metricsHandler.ServeHTTP(c.Response(), c.Request())
-	return nil
+// withoutVersions drops the metric families that name a version (go_info
+// carries the Go release): the API listener shows none, the ops listener
+// may.
+func withoutVersions(g prometheus.Gatherer) prometheus.Gatherer {
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		families, err := g.Gather()
+		return slices.DeleteFunc(families, func(f *dto.MetricFamily) bool {
+			return f.GetName() == "go_info"
+		}), err
+	})
 }

@@ -1,6 +1,9 @@
 package server_test
 
 import (
+	"fmt"
+	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -18,7 +21,8 @@ func TestOpsEndpoints(t *testing.T) {
 	}
 	r := e.do(req{method: "GET", path: "/readyz"})
 	if r.status != 200 || !strings.Contains(r.body, `"redis":"ok"`) || !strings.Contains(r.body, `"loaded":true`) ||
-		!strings.Contains(r.body, `"upstream_breaker":"closed"`) {
+		!strings.Contains(r.body, `"upstream_breaker":"closed"`) || !strings.Contains(r.body, `"decider":"index"`) ||
+		!regexp.MustCompile(`"hash":"[0-9a-f]{16}"`).MatchString(r.body) || !strings.Contains(r.body, `"loaded_at":"20`) {
 		t.Fatalf("readyz: %d %s", r.status, r.body)
 	}
 	r = e.do(req{method: "GET", path: "/metrics"})
@@ -31,6 +35,9 @@ func TestOpsEndpoints(t *testing.T) {
 		`facade_upstream_calls_total{`,
 		`facade_cache_lookups_total{result="miss"}`,
 		"facade_upstream_breaker_state",
+		`facade_policy_info{decider="index",hash="`,
+		"facade_policy_loaded_timestamp_seconds ",
+		`facade_authz_list_entries_total{result="hidden"}`, // alice's project list is filtered, not refused
 	} {
 		if !strings.Contains(r.body, m) {
 			t.Errorf("metrics lack %s", m)
@@ -38,12 +45,43 @@ func TestOpsEndpoints(t *testing.T) {
 	}
 	denial := ""
 	for _, line := range strings.Split(e.logs.String(), "\n") {
-		if strings.Contains(line, `"msg":"authorization denied","audit":true`) {
+		if strings.Contains(line, `"audit":true,"event":"authorization denied"`) {
 			denial = line
 		}
 	}
 	if !strings.Contains(denial, `"principal":"alice"`) || !strings.Contains(denial, `"target":"student:dave"`) ||
 		!strings.Contains(denial, `"request_id":"`) {
 		t.Errorf("denial audit line %q lacks principal, target or request id", denial)
+	}
+}
+
+// TestMetricsOnTheAPIListenerNameNoVersion: the API listener's /metrics
+// carries no version (go_info names the Go release); the ops listener's
+// may.
+func TestMetricsOnTheAPIListenerNameNoVersion(t *testing.T) {
+	e := newEnv(t)
+	api := e.do(req{method: "GET", path: "/metrics"})
+	if api.status != 200 || !strings.Contains(api.body, "go_goroutines") {
+		t.Fatalf("API /metrics: %d %.200s", api.status, api.body)
+	}
+	if strings.Contains(api.body, "go_info") || regexp.MustCompile(`version="`).MatchString(api.body) ||
+		regexp.MustCompile(`go1\.\d+`).MatchString(api.body) {
+		t.Errorf("API /metrics names a version")
+	}
+	ops := httptest.NewRecorder()
+	e.srv.Ops().ServeHTTP(ops, httptest.NewRequest("GET", "/metrics", nil))
+	if !strings.Contains(ops.Body.String(), "go_info{version=") {
+		t.Errorf("ops /metrics lost go_info: %.300s", ops.Body.String())
+	}
+}
+
+// TestCallerChosenMethodsDoNotGrowMetrics: the method label is bounded.
+func TestCallerChosenMethodsDoNotGrowMetrics(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < 5; i++ {
+		e.do(req{method: fmt.Sprintf("XMETHOD%d", i), path: "/rs/account/1001"})
+	}
+	if m := e.do(req{method: "GET", path: "/metrics"}); strings.Contains(m.body, "XMETHOD") || !strings.Contains(m.body, `method="OTHER"`) {
+		t.Fatal("caller-chosen methods appear as metric labels")
 	}
 }

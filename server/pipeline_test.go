@@ -261,3 +261,51 @@ func TestOversizedHeaders(t *testing.T) {
 		t.Fatalf("40 KiB header: %d", res.StatusCode)
 	}
 }
+
+// TestHostHeaderDoesNotWhitelistAnOrigin: a refused origin stays refused
+// when the request also claims that origin's host (DNS rebinding).
+func TestHostHeaderDoesNotWhitelistAnOrigin(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	hr, _ := http.NewRequest("PUT", e.url+"/student/alice/english/grade", strings.NewReader(`{"grade":"F"}`))
+	hr.Host = "evil.example"
+	hr.Header.Set("Origin", "http://evil.example")
+	hr.Header.Set("Authorization", "Bearer "+token(t, "bob", "professor"))
+	hr.Header.Set("X-XSRF-TOKEN", "x")
+	hr.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 403 {
+		t.Fatalf("write from refused origin with matching Host: %d", res.StatusCode)
+	}
+}
+
+func TestJSONKeysAreExact(t *testing.T) {
+	e := newEnv(t)
+	bob := token(t, "bob", "professor")
+	for _, body := range []string{`{"GRADE":"A"}`, `{"Grade":"A"}`, `{"grade":"E","grade":"A"}`, `{"grade":"A","grade":"A"}`} {
+		if r := e.do(req{method: "POST", path: "/student/ghost/english/grade", token: bob, body: body}); r.status != 400 {
+			t.Errorf("%s: %d, want 400", body, r.status)
+		}
+	}
+}
+
+func TestAcceptPrecedence(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	alice := token(t, "alice", "student")
+	for accept, want := range map[string]int{
+		" ":                             200, // empty value: no preference
+		"application/json;q=0, */*":     406,
+		"*/*;q=0.1, application/json":   200,
+		"application/*;q=0, */*":        406,
+		"application/json;q=0.001, */*": 200,
+	} {
+		if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: alice, header: map[string]string{"Accept": accept}}); r.status != want {
+			t.Errorf("Accept %q: %d, want %d", accept, r.status, want)
+		}
+	}
+}

@@ -1,48 +1,55 @@
 package server
 
 import (
-	"net/http"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/ratelimit"
+	"github.com/facade-dev/facade/server/problem"
 )
 
-// rateLimitKey is this package's only Redis key: redis_rate prefixes it with
-// "rate:", so the stored key is "rate:facade:rl:{principal}". GCRA state in
-// Redis is what makes the limit shared by every instance.
-func rateLimitKey(principal string) string { return "facade:rl:" + principal }
+// rateLimitPrefix is this package's only Redis key space: the limiter
+// stores one bucket per principal at "facade:rl:{principal}", shared by
+// every instance (package ratelimit says how, and how far N instances
+// can overshoot within one settlement interval).
+const rateLimitPrefix = "facade:rl:"
 
-// rateLimit allows FACADE_RATE_LIMIT requests per second per principal with
-// a burst of twice that, and answers 429 with Retry-After beyond it.
+// newRateLimiter allows FACADE_RATE_LIMIT requests per second per
+// principal with a burst of twice that; nil when the limit is off.
+func (s *Server) newRateLimiter() (*ratelimit.Limiter, error) {
+	if s.cfg.RateLimit <= 0 {
+		return nil, nil
+	}
+	return ratelimit.New(s.rdb, rateLimitPrefix, ratelimit.PerSecond(s.cfg.RateLimit, 2*s.cfg.RateLimit),
+		ratelimit.Options{Logger: s.log})
+}
+
+// rateLimit answers 429 with Retry-After beyond the principal's limit.
 //
 // When Redis cannot be reached the request is let through (logged): the
 // stores behind the handlers answer 503 themselves, and the build endpoints
 // can still serve cached data, which refusing here would prevent.
 func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	if s.cfg.RateLimit <= 0 {
+	if s.limiter == nil {
 		return next
 	}
-	limit := redis_rate.Limit{Rate: s.cfg.RateLimit, Period: time.Second, Burst: 2 * s.cfg.RateLimit}
 	return func(c echo.Context) error {
 		p := facade.PrincipalFrom(c.Request().Context())
 		if p.ID == "" { // a public ops endpoint
 			return next(c)
 		}
-		res, err := s.limiter.Allow(c.Request().Context(), rateLimitKey(p.ID), limit)
+		ok, retry, err := s.limiter.Allow(c.Request().Context(), p.ID)
 		if err != nil {
 			s.log.Warn("rate limiter unavailable; request allowed", "request_id", requestID(c), "err", err.Error())
 			return next(c)
 		}
-		if res.Allowed == 0 {
-			retry := res.RetryAfter
+		if !ok {
 			if retry < time.Second {
 				retry = time.Second
 			}
-			writeProblem(c, http.StatusTooManyRequests, facade.DetailRateLimited, retry)
-			return nil
+			return &facade.Error{Code: problem.RateLimited.Code, RetryAfter: retry}
 		}
 		return next(c)
 	}

@@ -2,8 +2,12 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/facade-dev/facade/proxy"
 )
 
 // routes shows every route the service answers. Pre-routing middleware
@@ -14,16 +18,16 @@ func (s *Server) routes() {
 	// Authentication and the rate limit are global so unknown paths (404)
 	// and wrong methods (405) reveal nothing to callers without a token and
 	// cost the same as any other request; only the ops endpoints are public.
-	e.Use(s.observe, s.recoverPanics, s.cors, s.authenticate, s.rateLimit)
+	e.Use(s.observe, s.recoverPanics, s.writeDeadline, limitHeaders, s.cors, s.authenticate, s.rateLimit)
 	if s.cfg.OpsOnAPI {
-		s.opsRoutes(e)
+		s.opsRoutes(e, promhttp.HandlerFor(withoutVersions(s.gatherer), promhttp.HandlerOpts{}))
 	}
-	s.opsRoutes(s.ops)
+	s.opsRoutes(s.ops, promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}))
 
 	// Route-level middleware, not a Group: an Echo group with middleware
 	// registers a catch-all that turns every 405 into a 404.
 	api := []echo.MiddlewareFunc{requireXSRF, requireJSONAccept, limitBody}
-	files := []echo.MiddlewareFunc{requireXSRF, limitBody}
+	files := []echo.MiddlewareFunc{requireXSRF, limitBody, s.streaming}
 
 	// read registers a JSON GET route and its HEAD twin.
 	read := func(path string, h echo.HandlerFunc) {
@@ -34,6 +38,9 @@ func (s *Server) routes() {
 	read("/student/:student_id/english/grade", s.getGrade)
 	e.POST("/student/:student_id/english/grade", s.createGrade, api...)
 	e.PUT("/student/:student_id/english/grade", s.updateGrade, api...)
+	read("/student/:student_id/english/grade/history", s.getGradeHistory)
+	read("/class", s.listClasses)
+	read("/class/:class_id/grades", s.getClassGrades)
 
 	// Accounts (SPEC section 5).
 	read("/rs/account/:id", s.getAccount)
@@ -41,19 +48,63 @@ func (s *Server) routes() {
 	read("/rs/account/:id/transfers", s.getStatement)
 	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", s.transfer, api...)
 
-	// Build results, proxied to Bamboo (SPEC section 6). The .json forms are
-	// what real Bamboo clients send.
-	read("/rest/api/latest/project", s.builds.Projects)
-	read("/rest/api/latest/project.json", s.builds.Projects)
-	read("/rest/api/latest/result/:key", s.builds.Results)
+	// Build results: Bamboo's read API, proxied (SPEC section 6). Each
+	// path is served by its route entries in proxy/routes.go (key kind,
+	// permission, upstream path, cache policy, view). build also mounts
+	// the ".json" twin of a path that ends in a fixed word; a path ending
+	// in a key takes ".json" on the key. These are what real Bamboo
+	// clients send.
+	build := func(path string, routes ...proxy.Route) {
+		h := s.builds.Serve(routes...)
+		read(path, h)
+		if !strings.Contains(path[strings.LastIndex(path, "/"):], ":") {
+			read(path+".json", h)
+		}
+	}
+	const rest = "/rest/api/latest"
+	build(rest+"/project", proxy.ProjectList)
+	build(rest+"/project/:key", proxy.Project)
+	build(rest+"/plan", proxy.PlanList)
+	build(rest+"/plan/:key", proxy.Plan)
+	build(rest+"/plan/:key/branch", proxy.PlanBranches)
+	build(rest+"/result", proxy.LatestResults)
+	build(rest+"/result/:key", proxy.ProjectResults, proxy.PlanResults, proxy.Result, proxy.JobResult)
+	build(rest+"/result/:key/:number", proxy.Result)
+	build(rest+"/result/:key/label", proxy.ResultLabels)
+	build(rest+"/result/:key/comment", proxy.ResultComments)
+	// Bamboo's writes (queueing, continuing or stopping a build; adding or
+	// removing a label or comment) stay out: a 405 naming what the path
+	// allows (GET and HEAD on the label and comment lists, nothing on the
+	// queue).
+	e.Any(rest+"/queue", writeRefused(""))
+	e.Any(rest+"/queue/:key", writeRefused(""))
+	e.Any(rest+"/result/:key/label/:name", writeRefused(""))
+	e.Any(rest+"/result/:key/comment/:id", writeRefused(""))
+
+	// The browser page (package web): public, its own CSP.
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/ui", pageRoot)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/ui/*", page)
+
 	// Artifact downloads: the upstream's own link forms, under our host. No
 	// Accept check here: a download may ask for any media type.
 	e.GET("/browse/:resultKey/artifact/*", s.builds.Artifact, files...)
 	e.GET("/download/*", s.builds.Artifact, files...)
 }
 
-func (s *Server) opsRoutes(g *echo.Echo) {
+// writeRefused answers every method with 405 and the given Allow list:
+// the path is one of Bamboo's write endpoints, which the facade does not
+// offer.
+func writeRefused(allow string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderAllow, allow)
+		return echo.ErrMethodNotAllowed
+	}
+}
+
+// opsRoutes serves the ops endpoints; metrics is the /metrics handler of
+// that listener (the API listener's carries no version).
+func (s *Server) opsRoutes(g *echo.Echo, metrics http.Handler) {
 	g.GET("/healthz", s.healthz)
 	g.GET("/readyz", s.readyz)
-	g.GET("/metrics", s.metrics)
+	g.GET("/metrics", echo.WrapHandler(metrics))
 }

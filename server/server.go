@@ -9,16 +9,22 @@ package server
 import (
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/metrics"
+	"github.com/facade-dev/facade/ratelimit"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 // Config is what the HTTP layer needs from the settings.
@@ -27,13 +33,14 @@ type Config struct {
 	RateLimit   int   // requests per second per principal; 0 disables
 	MaxTransfer int64 // largest transfer in major units
 	OpsOnAPI    bool  // serve /healthz, /readyz, /metrics on the API handler too
-}
-
-// BuildHandlers serves the build-result routes (package proxy).
-type BuildHandlers interface {
-	Projects(echo.Context) error
-	Results(echo.Context) error
-	Artifact(echo.Context) error
+	// AuthFailureLimit is the number of failed authentications per minute
+	// per client address; 0 disables.
+	AuthFailureLimit int
+	// TrustedProxies are the peers whose X-Forwarded-For names the client.
+	TrustedProxies []*net.IPNet
+	// WriteTimeout bounds writing a response (downloads: each write);
+	// zero means 30 s.
+	WriteTimeout time.Duration
 }
 
 // Deps are the service's collaborators. Builds may be nil when no upstream
@@ -48,6 +55,10 @@ type Deps struct {
 	Builds   BuildHandlers
 	// UpstreamState reports the upstream breaker state for /readyz; may be nil.
 	UpstreamState func() string
+	// Metrics are the collectors every part records into (pass the same
+	// set to the stores, authz, upstream and cache); /metrics shows them
+	// with the Go and process collectors. Nil: a private set.
+	Metrics *metrics.Metrics
 }
 
 // Server is the API's http.Handler.
@@ -62,8 +73,14 @@ type Server struct {
 	grades   *grades.Store
 	accounts *accounts.Store
 	builds   BuildHandlers
-	limiter  *redis_rate.Limiter
-	upstream func() string
+	limiter  *ratelimit.Limiter // per principal; nil: no rate limit
+	// authFailures counts failed authentications per client address
+	// (authlimit.go); asked only when a token is not in the token cache.
+	authFailures *redis_rate.Limiter
+	upstream     func() string
+	metrics      *metrics.Metrics
+	gatherer     prometheus.Gatherer
+	draining     atomic.Bool
 }
 
 // New builds the server and its routes.
@@ -78,8 +95,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: log, rdb: d.Redis, auth: d.Auth, authz: d.Authz,
 		grades: d.Grades, accounts: d.Accounts, builds: d.Builds,
-		limiter: redis_rate.NewLimiter(d.Redis), upstream: d.UpstreamState,
+		upstream: d.UpstreamState, authFailures: redis_rate.NewLimiter(d.Redis),
 	}
+	var err error
+	if s.limiter, err = s.newRateLimiter(); err != nil {
+		return nil, err
+	}
+	s.metrics = metrics.Or(d.Metrics)
+	s.gatherer = s.metrics.Registry()
 	if s.builds == nil {
 		s.builds = noUpstream{}
 	}
@@ -92,13 +115,17 @@ func New(cfg Config, d Deps) (*Server, error) {
 func (s *Server) newEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort, e.Debug = true, true, false
-	e.HTTPErrorHandler = s.handleError
-	// Never trust X-Forwarded-For from callers: the rate limit is keyed by
-	// principal, and logs show the real peer.
-	e.IPExtractor = echo.ExtractIPDirect()
+	e.HTTPErrorHandler = problem.Handler(s.log)
+	// X-Forwarded-For counts only from FACADE_TRUSTED_PROXIES: the
+	// failed-authentication limit is keyed by client address.
+	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)
 	e.Pre(baseHeaders)
 	return e
 }
+
+// Drain marks the instance as leaving: /readyz answers 503 from now on, so
+// load balancers stop sending while requests are still accepted.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // ServeHTTP serves the API (and the ops endpoints when OpsOnAPI).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
@@ -107,7 +134,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 // separate FACADE_OPS_ADDR.
 func (s *Server) Ops() http.Handler { return s.ops }
 
-// HTTPServer wraps h with the limits of SPEC section 2.
+// HTTPServer wraps h with the service's limits (README, "Limits"). Serve
+// it on a Listener(ln) so net/http's own answers are problem bodies too.
 func HTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,
@@ -115,8 +143,12 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		// net/http reads up to MaxHeaderBytes+4096 before refusing, so this
-		// makes the effective limit the SPEC's 16 KiB.
-		MaxHeaderBytes: 12 << 10,
+		// A backstop for what no route's deadline covers (the ops
+		// listener); routes set their own (deadlines.go).
+		WriteTimeout: defaultWriteTimeout,
+		// Above the service's own 16 KiB check (limitHeaders), so that the
+		// service answers oversize headers itself; Listener rewrites what
+		// net/http still answers past this.
+		MaxHeaderBytes: serverHeaderBytes,
 	}
 }

@@ -33,8 +33,8 @@ const (
 	tokenCacheEntries = 8192
 )
 
-func newTokenCache() *tokenCache {
-	return &tokenCache{entries: map[[sha256.Size]byte]cachedToken{}, max: tokenCacheEntries, now: time.Now}
+func newTokenCache(now func() time.Time) *tokenCache {
+	return &tokenCache{entries: map[[sha256.Size]byte]cachedToken{}, max: tokenCacheEntries, now: now}
 }
 
 func (c *tokenCache) get(raw string) (facade.Principal, bool) {

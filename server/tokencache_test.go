@@ -9,8 +9,7 @@ import (
 
 func TestTokenCacheHonoursExpiryAndBound(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
-	c := newTokenCache()
-	c.now = func() time.Time { return now }
+	c := newTokenCache(func() time.Time { return now })
 	alice := facade.Principal{ID: "alice", Role: "student"}
 
 	c.put("short-lived", alice, now.Add(5*time.Second))

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/internal/testredis"
 	"github.com/facade-dev/facade/redisdb"
@@ -56,7 +55,7 @@ func TestFaultRedisCrashDuringTransfersOverHTTP(t *testing.T) {
 	probe := faultCall{from: "f1", to: "f2", amount: "1.00", key: "probe-after-crash"}
 	if a, err := m.transfer(probe.from, probe.to, probe.amount, probe.key); err != nil {
 		t.Fatal(err)
-	} else if err := moneyProblemError(a, http.StatusServiceUnavailable, facade.DetailStoreUnavailable); err != nil {
+	} else if err := moneyProblemError(a, http.StatusServiceUnavailable, "The data store is temporarily unavailable; retry later."); err != nil {
 		t.Fatalf("transfer while Redis is down: %v", err)
 	}
 	// Every worker still busy now holds a 503 and waits to retry.
@@ -81,7 +80,7 @@ func TestFaultRedisCrashDuringTransfersOverHTTP(t *testing.T) {
 			answer, lastErr = a, err
 			return true
 		}
-		if err := moneyProblemError(a, http.StatusServiceUnavailable, facade.DetailStoreUnavailable); err != nil {
+		if err := moneyProblemError(a, http.StatusServiceUnavailable, "The data store is temporarily unavailable; retry later."); err != nil {
 			t.Error(err)
 		}
 		return false
@@ -216,7 +215,7 @@ func (r *faultRun) untilAnswered(t *testing.T, c faultCall) {
 			r.refused.Add(1)
 			return
 		case http.StatusServiceUnavailable:
-			if err := moneyProblemError(a, http.StatusServiceUnavailable, facade.DetailStoreUnavailable); err != nil {
+			if err := moneyProblemError(a, http.StatusServiceUnavailable, "The data store is temporarily unavailable; retry later."); err != nil {
 				t.Errorf("transfer %s: %v", c.key, err)
 			}
 			if r.phase.Load() == phaseUp {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -21,18 +22,72 @@ type ArtifactStream struct {
 	ContentType   string // upstream's media type, normalised; application/octet-stream when absent or malformed
 	ContentLength int64  // -1 when unknown
 	Filename      string // from Content-Disposition, else the last path segment; never contains a path separator
+	// Path is the unescaped path (relative to the base URL) that answered:
+	// the one asked for, or where the upstream's redirects led.
+	Path string
+	// Redirected reports that the upstream answered through redirects.
+	Redirected bool
+}
+
+// RedirectCheck approves one redirect hop of an artifact download: path is
+// the hop's unescaped path relative to the base URL, already known to be
+// an artifact path of the form Artifact accepts.
+type RedirectCheck func(path string) bool
+
+type artifactHopKey struct{}
+
+// artifactHop is what checkRedirect needs to judge a hop of a download.
+type artifactHop struct{ check RedirectCheck }
+
+// WithRedirectCheck returns a context under which Artifact follows a
+// redirect only when check approves the hop (every hop, however long the
+// chain). Without it, Artifact follows no redirect at all.
+func WithRedirectCheck(ctx context.Context, check RedirectCheck) context.Context {
+	return context.WithValue(ctx, artifactHopKey{}, artifactHop{check: check})
+}
+
+// artifactHopAllowed judges one hop: below the base URL's path, no query,
+// an artifact path (see artifactURL), and approved by the caller's check.
+func (c *Client) artifactHopAllowed(u *url.URL, hop artifactHop) bool {
+	basePath := strings.TrimSuffix(c.baseURL.EscapedPath(), "/")
+	rel, ok := strings.CutPrefix(u.EscapedPath(), basePath)
+	if !ok || u.RawQuery != "" || u.Fragment != "" || hop.check == nil {
+		return false
+	}
+	path, err := unescapeArtifactPath(rel)
+	if err != nil {
+		return false
+	}
+	if _, err := c.artifactURL(path); err != nil {
+		return false
+	}
+	return hop.check(path)
+}
+
+// unescapeArtifactPath unescapes each segment on its own, so that an
+// encoded "/" stays inside its segment (and then fails validSegment).
+func unescapeArtifactPath(escaped string) (string, error) {
+	segs := strings.Split(escaped, "/")
+	for i, s := range segs {
+		u, err := url.PathUnescape(s)
+		if err != nil || strings.Contains(u, "/") {
+			return "", errRedirectElsewhere
+		}
+		segs[i] = u
+	}
+	return strings.Join(segs, "/"), nil
 }
 
 // Artifact GETs {base}{path} and returns its body as a stream. path is the
 // unescaped path of an artifact or build log, relative to the base URL,
 // which the caller built from validated parts: it must start with /browse/
 // or /download/ and have no empty, "." or ".." segment and none of
-// ? # \ % or control characters (else EINVALID, without any call); each
+// ? # \ % or control characters (else ErrBadIdentifier, without any call); each
 // segment is escaped here.
 //
 // Config.Timeout bounds the wait for the response headers (retries
 // included). After that the body streams for as long as each read makes
-// progress within Timeout; a stalled body fails its Read with ETIMEOUT.
+// progress within Timeout; a stalled body fails its Read with ErrUpstreamTimeout.
 // Cancelling ctx stops the stream too.
 func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, error) {
 	target, err := c.artifactURL(path)
@@ -44,6 +99,9 @@ func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, er
 	if err != nil {
 		c.finish(ctx, opArtifact, start, "open", 0, err)
 		return nil, err
+	}
+	if _, ok := ctx.Value(artifactHopKey{}).(artifactHop); !ok {
+		ctx = WithRedirectCheck(ctx, nil) // no check given: no redirect followed
 	}
 	// Not a context deadline: the budget stops applying once the headers
 	// are in, and turns into an idle watchdog for the body.
@@ -64,7 +122,17 @@ func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, er
 		return nil, result.clientError(cause)
 	}
 	watchdog.Reset(c.cfg.Timeout)
+	final := path
+	if resp.Request != nil && resp.Request.URL != nil {
+		if rel, ok := strings.CutPrefix(resp.Request.URL.EscapedPath(), strings.TrimSuffix(c.baseURL.EscapedPath(), "/")); ok {
+			if p, err := unescapeArtifactPath(rel); err == nil {
+				final = p
+			}
+		}
+	}
 	return &ArtifactStream{
+		Path:          final,
+		Redirected:    final != path,
 		Body:          &streamBody{body: resp.Body, ctx: ctx, cancel: cancel, watchdog: watchdog, idle: c.cfg.Timeout},
 		ContentType:   mediaType(resp.Header.Get("Content-Type")),
 		ContentLength: resp.ContentLength,
@@ -92,9 +160,9 @@ func (s *streamBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	if errors.Is(context.Cause(s.ctx), errBudget) {
-		return n, facade.Wrap(facade.ETIMEOUT, facade.DetailUpstreamTimeout, err)
+		return n, facade.Wrap(facade.ErrUpstreamTimeout, err)
 	}
-	return n, facade.Wrap(facade.EBADGATEWAY, facade.DetailUpstreamBad, err)
+	return n, facade.Wrap(facade.ErrUpstreamBad, err)
 }
 
 func (s *streamBody) Close() error {

@@ -119,7 +119,7 @@ func TestArtifactBuildLog(t *testing.T) {
 func TestArtifactNotFound(t *testing.T) {
 	_, client := newPair(t, upstream.Config{})
 	_, err := client.Artifact(context.Background(), "/browse/PROJ-CORE-1/artifact/JOB1/missing.bin/")
-	wantError(t, err, facade.ENOTFOUND, facade.DetailNotFound)
+	wantError(t, err, facade.ErrNotFound)
 }
 
 func TestArtifactRefusesPathsOutsideArtifactRoutes(t *testing.T) {
@@ -130,14 +130,14 @@ func TestArtifactRefusesPathsOutsideArtifactRoutes(t *testing.T) {
 		"/browse/A/%2e%2e/x", `/browse/A\..\x`, "/download/A/b\x00c", "https://elsewhere/browse/x",
 	} {
 		_, err := client.Artifact(context.Background(), path)
-		wantError(t, err, facade.EINVALID, facade.DetailBadIdentifier)
+		wantError(t, err, facade.ErrBadIdentifier)
 	}
 	if n := len(bamboo.Calls()); n != 0 {
 		t.Fatalf("refused paths produced %d upstream calls", n)
 	}
 }
 
-// A body that starts and then stops must fail its Read with ETIMEOUT
+// A body that starts and then stops must fail its Read with ErrUpstreamTimeout
 // after Timeout of silence, not hang the download.
 func TestArtifactStalledBodyTimesOut(t *testing.T) {
 	release := make(chan struct{})
@@ -163,8 +163,8 @@ func TestArtifactStalledBodyTimesOut(t *testing.T) {
 	defer stream.Body.Close()
 	n, err := io.Copy(io.Discard, stream.Body)
 	var fe *facade.Error
-	if n != 100 || !errors.As(err, &fe) || fe.Code != facade.ETIMEOUT {
-		t.Fatalf("read %d bytes, err %v; want 100 then ETIMEOUT", n, err)
+	if n != 100 || !errors.As(err, &fe) || fe.Code != facade.ErrUpstreamTimeout.Code {
+		t.Fatalf("read %d bytes, err %v; want 100 then ErrUpstreamTimeout", n, err)
 	}
 }
 
@@ -199,7 +199,7 @@ func TestArtifactUpstreamFailureIsBadGateway(t *testing.T) {
 	bamboo, client := newPair(t, upstream.Config{Retries: 1})
 	bamboo.SetFailing(http.StatusInternalServerError)
 	_, err := client.Artifact(context.Background(), "/browse/PROJ-CORE-1/artifact/JOB1/test-report.xml/")
-	wantError(t, err, facade.EBADGATEWAY, facade.DetailUpstreamBad)
+	wantError(t, err, facade.ErrUpstreamBad)
 	if n := len(bamboo.Calls()); n != 2 {
 		t.Fatalf("want 2 attempts, got %d", n)
 	}

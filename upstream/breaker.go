@@ -6,10 +6,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
 	facade "github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/metrics"
 )
 
 // breaker wraps a gobreaker two-step breaker (two-step because an artifact
@@ -20,6 +20,7 @@ type breaker struct {
 	cb       *gobreaker.TwoStepCircuitBreaker[struct{}]
 	openFor  time.Duration
 	openedAt atomic.Int64 // unix nanoseconds of the last transition to open
+	gauge    prometheus.Gauge
 }
 
 // Outcomes reported to the breaker. Only errFailure counts against
@@ -29,8 +30,8 @@ var (
 	errExcluded = errors.New("call abandoned by the caller")
 )
 
-func newBreaker(failures uint32, openFor time.Duration, log *slog.Logger) *breaker {
-	b := &breaker{openFor: openFor}
+func newBreaker(failures uint32, openFor time.Duration, log *slog.Logger, gauge prometheus.Gauge) *breaker {
+	b := &breaker{openFor: openFor, gauge: gauge}
 	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:        "bamboo",
 		MaxRequests: 1, // one probe while half-open
@@ -42,22 +43,21 @@ func newBreaker(failures uint32, openFor time.Duration, log *slog.Logger) *break
 			if to == gobreaker.StateOpen {
 				b.openedAt.Store(time.Now().UnixNano())
 			}
-			metrics.BreakerState.Set(float64(to))
+			b.gauge.Set(float64(to))
 			log.Warn("upstream circuit breaker changed state", "from", from.String(), "to", to.String())
 		},
 	})
-	metrics.BreakerState.Set(float64(gobreaker.StateClosed))
+	b.gauge.Set(float64(gobreaker.StateClosed))
 	return b
 }
 
-// allow asks the breaker for one call. On refusal it returns EUNAVAILABLE
+// allow asks the breaker for one call. On refusal it returns ErrUpstreamOpen
 // with RetryAfter set to the time left until a probe may go through.
 func (b *breaker) allow() (done func(outcome error), err error) {
 	done, err = b.cb.Allow()
 	if err != nil {
 		return nil, &facade.Error{
-			Code:       facade.EUNAVAILABLE,
-			Detail:     facade.DetailUpstreamOpen,
+			Code:       facade.ErrUpstreamOpen.Code,
 			RetryAfter: b.retryAfter(err),
 			Err:        err,
 		}
@@ -79,6 +79,6 @@ func (b *breaker) retryAfter(refusal error) time.Duration {
 
 func (b *breaker) state() gobreaker.State {
 	s := b.cb.State() // may move open to half-open, which updates the gauge
-	metrics.BreakerState.Set(float64(s))
+	b.gauge.Set(float64(s))
 	return s
 }

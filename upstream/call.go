@@ -13,13 +13,11 @@ import (
 	"time"
 
 	facade "github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/metrics"
 )
 
 // Operation labels of metrics.UpstreamCalls and metrics.UpstreamLatency.
 const (
 	opProjects = "projects"
-	opResults  = "results"
 	opArtifact = "artifact"
 )
 
@@ -28,7 +26,7 @@ type outcome int
 
 const (
 	outcomeOK        outcome = iota
-	outcomeNotFound          // 404: the resource is absent; upstream is healthy
+	outcomeNotFound          // 404 (or 403, hidden from the service account): absent; upstream is healthy
 	outcomeRejected          // other 4xx, 3xx, odd 2xx: upstream is up but said no
 	outcomeInvalid           // unreadable body, redirect elsewhere: upstream is broken
 	outcomeRetryable         // network error, 5xx, 429: worth another try
@@ -68,11 +66,11 @@ func (o outcome) breakerReport() error {
 func (o outcome) clientError(cause error) error {
 	switch o {
 	case outcomeNotFound:
-		return facade.Wrap(facade.ENOTFOUND, facade.DetailNotFound, cause)
+		return facade.Wrap(facade.ErrNotFound, cause)
 	case outcomeTimeout, outcomeCanceled:
-		return facade.Wrap(facade.ETIMEOUT, facade.DetailUpstreamTimeout, cause)
+		return facade.Wrap(facade.ErrUpstreamTimeout, cause)
 	}
-	return facade.Wrap(facade.EBADGATEWAY, facade.DetailUpstreamBad, cause)
+	return facade.Wrap(facade.ErrUpstreamBad, cause)
 }
 
 // errBudget is the cancellation cause when Config.Timeout runs out.
@@ -155,7 +153,9 @@ func (c *Client) attempt(ctx context.Context, target, accept string) (*http.Resp
 	discard(raw.Body)
 	err = fmt.Errorf("upstream answered %d", raw.StatusCode)
 	switch s := raw.StatusCode; {
-	case s == http.StatusNotFound:
+	case s == http.StatusNotFound, s == http.StatusForbidden:
+		// 403 is Bamboo hiding a plan from the service account: the caller
+		// was authorized by the facade, and for them the thing is absent.
 		return nil, outcomeNotFound, err
 	case s >= 500 || s == http.StatusTooManyRequests:
 		return nil, outcomeRetryable, err
@@ -203,8 +203,8 @@ func discard(body io.ReadCloser) {
 // finish records metrics and logs a call that did not succeed.
 func (c *Client) finish(ctx context.Context, op string, start time.Time, result string, attempts int, cause error) {
 	elapsed := time.Since(start)
-	metrics.UpstreamCalls.WithLabelValues(op, result).Inc()
-	metrics.UpstreamLatency.WithLabelValues(op).Observe(elapsed.Seconds())
+	c.metrics.UpstreamCalls.WithLabelValues(op, result).Inc()
+	c.metrics.UpstreamLatency.WithLabelValues(op).Observe(elapsed.Seconds())
 	level := slog.LevelWarn
 	switch result {
 	case "ok":

@@ -26,6 +26,9 @@ import (
 
 	"github.com/go-resty/resty/v2"
 	"github.com/sony/gobreaker/v2"
+
+	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/metrics"
 )
 
 // Config configures a Client. Only BaseURL is required; zero values of the
@@ -55,6 +58,8 @@ type Config struct {
 	// HTTPClient, when set, supplies the transport (tests, custom TLS). The
 	// client copies it and installs its own redirect policy on the copy.
 	HTTPClient *http.Client
+	// Metrics counts calls and shows the breaker's state; nil: a private set.
+	Metrics *metrics.Metrics
 }
 
 // Defaults applied by New.
@@ -79,6 +84,7 @@ type Client struct {
 	http    *resty.Client
 	breaker *breaker
 	log     *slog.Logger
+	metrics *metrics.Metrics
 }
 
 // New checks cfg, applies defaults and returns a Client. A nil logger means
@@ -97,8 +103,9 @@ func New(cfg Config, logger *slog.Logger) (*Client, error) {
 		baseURL: base,
 		cfg:     cfg,
 		log:     logger.With("component", "upstream"),
+		metrics: metrics.Or(cfg.Metrics),
 	}
-	c.breaker = newBreaker(cfg.BreakerFailures, cfg.BreakerOpenFor, c.log)
+	c.breaker = newBreaker(cfg.BreakerFailures, cfg.BreakerOpenFor, c.log, c.metrics.BreakerState)
 	c.http = c.newResty()
 	// Loopback (a sidecar, the demo) is no wire anyone else can read.
 	if base.Scheme == "http" && cfg.Token != "" && !isLoopback(base.Hostname()) {
@@ -170,29 +177,56 @@ func (c *Client) newResty() *resty.Client {
 // the token must not travel there, and its answer is not Bamboo's.
 var errRedirectElsewhere = errors.New("upstream redirected to another host or too often")
 
+// checkRedirect is asked before every hop, so a chain is re-checked at
+// each step: the hop must stay on the configured server, and an artifact
+// download may only move to another artifact path (see artifactHop).
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	sameServer := req.URL.Host == c.baseURL.Host &&
 		(req.URL.Scheme == c.baseURL.Scheme || req.URL.Scheme == "https")
 	if !sameServer || len(via) > maxRedirects {
 		return errRedirectElsewhere
 	}
+	if hop, ok := req.Context().Value(artifactHopKey{}).(artifactHop); ok && !c.artifactHopAllowed(req.URL, hop) {
+		return errRedirectElsewhere
+	}
 	return nil
+}
+
+// Document returns the raw JSON of GET
+// {base}/rest/api/latest/{segments, slash-joined}.json?{q}. Each segment
+// must be 1-128 of A-Z a-z 0-9 and "-" (keys and fixed route words, as
+// the caller built them from validated parts), else ErrBadIdentifier without any
+// call; q is the query the caller built, never a client's text. op names
+// the call in metrics and logs.
+func (c *Client) Document(ctx context.Context, op string, q url.Values, segments ...string) ([]byte, error) {
+	if len(segments) == 0 {
+		return nil, facade.ErrBadIdentifier
+	}
+	for _, seg := range segments {
+		if !validKeySegment(seg) {
+			return nil, facade.ErrBadIdentifier
+		}
+	}
+	target := c.base + "/rest/api/latest/" + strings.Join(segments, "/") + ".json" + encodeQuery(q)
+	return c.document(ctx, op, target)
+}
+
+func validKeySegment(s string) bool {
+	if len(s) < 1 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Projects returns the raw JSON of GET {base}/rest/api/latest/project.json.
 func (c *Client) Projects(ctx context.Context, q ProjectQuery) ([]byte, error) {
 	return c.document(ctx, opProjects, c.projectsURL(q))
-}
-
-// Results returns the raw JSON of GET
-// {base}/rest/api/latest/result/{projectKey}-{planKey}.json. Keys that do
-// not have the SPEC section 3 format give EINVALID without any call.
-func (c *Client) Results(ctx context.Context, projectKey, planKey string, q ResultQuery) ([]byte, error) {
-	target, err := c.resultsURL(projectKey, planKey, q)
-	if err != nil {
-		return nil, err
-	}
-	return c.document(ctx, opResults, target)
 }
 
 // BreakerState returns the breaker's state (closed, half-open or open) and

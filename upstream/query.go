@@ -9,20 +9,10 @@ import (
 	facade "github.com/facade-dev/facade"
 )
 
-// Expand values the client forwards to Bamboo. Any other value given in a
-// query is dropped: the upstream query only ever holds what this package
-// wrote.
-const (
-	ExpandProjectPlans    = "projects.project.plans"
-	ExpandResults         = "results.result"
-	ExpandResultArtifacts = "results.result.artifacts"
-)
-
-// Paging bounds of ResultQuery.MaxResults (SPEC section 6).
-const (
-	DefaultResultPage = 25
-	MaxResultPage     = 100
-)
+// ExpandProjectPlans is the expand value Projects forwards to Bamboo. Any
+// other value given in a ProjectQuery is dropped: the upstream query only
+// ever holds what this package wrote.
+const ExpandProjectPlans = "projects.project.plans"
 
 // ProjectQuery selects a page of GET /rest/api/latest/project. The zero
 // value asks for Bamboo's default page (25 projects) without plans.
@@ -32,31 +22,12 @@ type ProjectQuery struct {
 	StartIndex int      // 0: omitted
 }
 
-// ResultQuery selects a page of GET /rest/api/latest/result/{PROJ-PLAN}.
-// The zero value asks for the newest 25 results without artifacts.
-type ResultQuery struct {
-	Expand     []string // ExpandResults and ExpandResultArtifacts are forwarded
-	MaxResults int      // 1..100; 0 means 25, above 100 means 100
-	StartIndex int      // 0: omitted
-}
-
-var (
-	projectExpands = []string{ExpandProjectPlans}
-	resultExpands  = []string{ExpandResults, ExpandResultArtifacts}
-)
+var projectExpands = []string{ExpandProjectPlans}
 
 func (q ProjectQuery) values() url.Values {
 	v := url.Values{}
 	setExpand(v, q.Expand, projectExpands)
 	setPositive(v, "max-results", q.MaxResults)
-	setPositive(v, "start-index", q.StartIndex)
-	return v
-}
-
-func (q ResultQuery) values() url.Values {
-	v := url.Values{}
-	setExpand(v, q.Expand, resultExpands)
-	v.Set("max-results", strconv.Itoa(clampPage(q.MaxResults)))
 	setPositive(v, "start-index", q.StartIndex)
 	return v
 }
@@ -82,30 +53,9 @@ func setPositive(v url.Values, name string, n int) {
 	}
 }
 
-func clampPage(n int) int {
-	switch {
-	case n <= 0:
-		return DefaultResultPage
-	case n > MaxResultPage:
-		return MaxResultPage
-	}
-	return n
-}
-
 // projectsURL is {base}/rest/api/latest/project.json?{query}.
 func (c *Client) projectsURL(q ProjectQuery) string {
 	return c.base + "/rest/api/latest/project.json" + encodeQuery(q.values())
-}
-
-// resultsURL is {base}/rest/api/latest/result/{PROJ}-{PLAN}.json?{query}.
-func (c *Client) resultsURL(projectKey, planKey string, q ResultQuery) (string, error) {
-	// The proxy validated the keys; check again so that no caller mistake
-	// can shape an upstream URL.
-	if !facade.ValidProjectKey(projectKey) || !facade.ValidPlanKey(planKey) {
-		return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
-	}
-	key := url.PathEscape(projectKey + "-" + planKey)
-	return c.base + "/rest/api/latest/result/" + key + ".json" + encodeQuery(q.values()), nil
 }
 
 // artifactURL is {base}{path} with every segment of path escaped. path must
@@ -115,13 +65,13 @@ func (c *Client) resultsURL(projectKey, planKey string, q ResultQuery) (string, 
 // reach another upstream resource.
 func (c *Client) artifactURL(path string) (string, error) {
 	if !strings.HasPrefix(path, "/browse/") && !strings.HasPrefix(path, "/download/") {
-		return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
+		return "", facade.ErrBadIdentifier
 	}
 	segments := strings.Split(path[1:], "/")
 	for i, seg := range segments {
 		last := i == len(segments)-1
 		if !validSegment(seg, last) {
-			return "", facade.Errorf(facade.EINVALID, facade.DetailBadIdentifier)
+			return "", facade.ErrBadIdentifier
 		}
 		segments[i] = url.PathEscape(seg)
 	}

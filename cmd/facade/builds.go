@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream"
@@ -16,12 +18,12 @@ import (
 // newBuilds assembles the build-result side: Bamboo client, shared cache,
 // proxy handlers. Without FACADE_UPSTREAM_URL it returns nils and the
 // routes answer 503.
-func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log *slog.Logger) (server.BuildHandlers, func() string, error) {
+func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log *slog.Logger, m *metrics.Metrics, now func() time.Time) (server.BuildHandlers, func() string, error) {
 	if s.UpstreamURL == "" {
 		log.Warn("FACADE_UPSTREAM_URL is not set: build-result endpoints will answer 503")
 		return nil, nil, nil
 	}
-	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout}, log)
+	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout, Metrics: m}, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("FACADE_UPSTREAM_URL: %w", err)
 	}
@@ -31,7 +33,7 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	}
 	// One fill (the project list may take several upstream pages) is held
 	// to the same budget as one upstream request.
-	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale, FetchTimeout: s.UpstreamTimeout}, log)
+	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale, FetchTimeout: s.UpstreamTimeout, Metrics: m, Now: now}, log)
 	h := proxy.New(proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL}, up, c, az, log)
 	return h, func() string { return up.BreakerState().String() }, nil
 }

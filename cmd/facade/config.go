@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -19,10 +19,15 @@ type settings struct {
 	CacheTTL, CacheStale              time.Duration
 	JWTSecret, JWKSURL                string
 	JWTIssuer, JWTAudience            string
+	JWTMaxLifetime                    time.Duration
+	DrainDelay                        time.Duration
 	RoleClaim                         string
 	Model, Policy                     string
+	PolicyAllowShrink                 bool // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload
 	ReadOrigins, WriteOrigins         []string
 	RateLimit                         int
+	AuthFailureLimit                  int
+	TrustedProxies                    []*net.IPNet
 	MaxTransfer                       int64
 	LogLevel                          string
 }
@@ -45,9 +50,10 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		JWTIssuer: env("FACADE_JWT_ISSUER", ""), JWTAudience: env("FACADE_JWT_AUDIENCE", ""),
 		RoleClaim: env("FACADE_ROLE_CLAIM", "role"),
 		Model:     env("FACADE_MODEL", "model.conf"), Policy: env("FACADE_POLICY", "policy.csv"),
-		ReadOrigins:  splitList(env("FACADE_CORS_READ_ORIGINS", "*")),
-		WriteOrigins: splitList(env("FACADE_CORS_WRITE_ORIGINS", "")),
-		LogLevel:     env("FACADE_LOG_LEVEL", "info"),
+		PolicyAllowShrink: env("FACADE_POLICY_ALLOW_SHRINK", "") == "1",
+		ReadOrigins:       splitList(env("FACADE_CORS_READ_ORIGINS", "*")),
+		WriteOrigins:      splitList(env("FACADE_CORS_WRITE_ORIGINS", "")),
+		LogLevel:          env("FACADE_LOG_LEVEL", "info"),
 	}
 	s.OpsAddr = env("FACADE_OPS_ADDR", s.Addr)
 	var err error
@@ -59,6 +65,8 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		{&s.UpstreamTimeout, "FACADE_UPSTREAM_TIMEOUT", "10s", false},
 		{&s.CacheTTL, "FACADE_CACHE_TTL", "30s", false},
 		{&s.CacheStale, "FACADE_CACHE_STALE", "10m", true},
+		{&s.JWTMaxLifetime, "FACADE_JWT_MAX_LIFETIME", "24h", false},
+		{&s.DrainDelay, "FACADE_DRAIN_DELAY", "5s", true},
 	}
 	for _, d := range durations {
 		*d.dst, err = time.ParseDuration(env(d.name, d.def))
@@ -68,6 +76,12 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	}
 	if s.RateLimit, err = strconv.Atoi(env("FACADE_RATE_LIMIT", "50")); err != nil || s.RateLimit < 0 {
 		return s, fmt.Errorf("FACADE_RATE_LIMIT must be a whole number of requests per second")
+	}
+	if s.AuthFailureLimit, err = strconv.Atoi(env("FACADE_AUTH_FAILURE_LIMIT", "20")); err != nil || s.AuthFailureLimit < 0 {
+		return s, fmt.Errorf("FACADE_AUTH_FAILURE_LIMIT must be a whole number of failures per minute")
+	}
+	if s.TrustedProxies, err = parseNetworks(splitList(env("FACADE_TRUSTED_PROXIES", ""))); err != nil {
+		return s, fmt.Errorf("FACADE_TRUSTED_PROXIES must be a comma list of IP addresses or CIDR ranges")
 	}
 	if s.MaxTransfer, err = strconv.ParseInt(env("FACADE_MAX_TRANSFER", "1000000"), 10, 64); err != nil || s.MaxTransfer <= 0 {
 		return s, fmt.Errorf("FACADE_MAX_TRANSFER must be a positive whole number of major units")
@@ -81,6 +95,31 @@ func (s settings) redisConfig() redisdb.Config {
 	return redisdb.Config{URL: s.RedisURL, Addrs: splitList(s.RedisAddrs), Master: s.RedisMaster}
 }
 
+// parseNetworks reads "10.0.0.0/8" or a single address ("192.0.2.7").
+func parseNetworks(list []string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, v := range list {
+		if !strings.Contains(v, "/") {
+			ip := net.ParseIP(v)
+			if ip == nil {
+				return nil, fmt.Errorf("not an address: %q", v)
+			}
+			bits := 128
+			if ip.To4() != nil {
+				ip, bits = ip.To4(), 32
+			}
+			out = append(out, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
+			continue
+		}
+		_, n, err := net.ParseCIDR(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, v := range strings.Split(s, ",") {
@@ -90,6 +129,3 @@ func splitList(s string) []string {
 	}
 	return out
 }
-
-// getenv is os.Getenv, a variable so tests can pass their own.
-var getenv = os.Getenv

@@ -38,7 +38,7 @@ var demoTokens = []struct{ name, label, sub, role string }{
 // miniredis for Redis, the Bamboo-compatible test server as upstream, the
 // embedded policy, and demo data. It is for trying things out only; serve
 // never does any of this.
-func cmdDemo(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
+func cmdDemo(ctx context.Context, _ []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
 		return err
@@ -59,7 +59,7 @@ func cmdDemo(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	s, err := demoSettings(dir, upstreamURL, upstreamToken)
+	s, err := demoSettings(dir, upstreamURL, upstreamToken, getenv)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func cmdDemo(ctx context.Context, _ []string, stdout, stderr io.Writer) error {
 
 // demoSettings starts from the environment and fills what the demo
 // provides itself.
-func demoSettings(dir, upstreamURL, upstreamToken string) (settings, error) {
+func demoSettings(dir, upstreamURL, upstreamToken string, getenv func(string) string) (settings, error) {
 	s, err := loadSettings(getenv)
 	if err != nil {
 		return s, err
@@ -87,6 +87,9 @@ func demoSettings(dir, upstreamURL, upstreamToken string) (settings, error) {
 	}
 	if getenv("FACADE_LOG_LEVEL") == "" {
 		s.LogLevel = "warn" // keep the terminal for the banner and the user's curl output
+	}
+	if getenv("FACADE_DRAIN_DELAY") == "" {
+		s.DrainDelay = 0 // no load balancer to warn: Ctrl-C stops at once
 	}
 	s.UpstreamURL, s.UpstreamToken = upstreamURL, upstreamToken
 	s.JWTSecret, s.JWKSURL = randomHex(32), ""

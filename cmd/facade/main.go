@@ -4,7 +4,7 @@
 //	facade demo                       everything in one process, nothing installed
 //	facade token --sub ID --role R    mint an HS256 token (FACADE_JWT_SECRET)
 //	facade seed --file F              load accounts and grades into Redis
-//	facade policy check|explain       validate or explain the casbin policy
+//	facade policy check|explain|test|who|what|diff   the casbin policy tools
 //
 // Settings come from FACADE_* environment variables (see README.md).
 package main
@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
 const usage = `usage: facade <command> [flags]
@@ -30,11 +30,13 @@ commands:
   token --sub ID --role ROLE [--ttl 1h]   print a token signed with FACADE_JWT_SECRET
   seed --file F                           load accounts and grades from a JSON file into Redis
   policy check [--model F] [--policy F]   validate the casbin model and policy
-  policy explain --sub ID --role ROLE --obj OBJ --act ACT
+  policy explain|test|who|what|diff     explain a decision, test expectations, list who/what, diff two policies (facade policy for usage)
 `
 
-// run dispatches a command and returns the process exit code.
-func run(args []string, stdout, stderr io.Writer) int {
+// run dispatches a command and returns the process exit code. Everything
+// it reads from outside comes in: the arguments, the settings source
+// (os.Getenv in production, a map in tests) and the output streams.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
@@ -44,15 +46,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "serve":
-		err = cmdServe(ctx, args[1:], stderr)
+		err = cmdServe(ctx, args[1:], getenv, stderr)
 	case "demo":
-		err = cmdDemo(ctx, args[1:], stdout, stderr)
+		err = cmdDemo(ctx, args[1:], getenv, stdout, stderr)
 	case "token":
-		err = cmdToken(args[1:], stdout, stderr)
+		err = cmdToken(args[1:], getenv, stdout, stderr)
 	case "seed":
-		err = cmdSeed(ctx, args[1:], stdout, stderr)
+		err = cmdSeed(ctx, args[1:], getenv, stdout, stderr)
 	case "policy":
-		return cmdPolicy(args[1:], stdout, stderr)
+		return cmdPolicy(args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

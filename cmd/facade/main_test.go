@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
 	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream/bambootest"
@@ -27,17 +27,14 @@ func TestMain(m *testing.M) { testredis.Main(m) }
 
 const secret = "cmd-test-secret-that-is-32-bytes-or-more"
 
-// withEnv makes getenv read vars for the rest of the test.
-func withEnv(t *testing.T, vars map[string]string) {
-	t.Helper()
-	old := getenv
-	getenv = func(k string) string { return vars[k] }
-	t.Cleanup(func() { getenv = old })
+// settingsFrom is the settings source of a test: vars, nothing else.
+func settingsFrom(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
 }
 
-func runCmd(args ...string) (code int, stdout, stderr string) {
+func runCmd(getenv func(string) string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = run(args, &out, &errb)
+	code = run(args, getenv, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -58,8 +55,8 @@ func TestServeNamesMissingSettings(t *testing.T) {
 		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_POLICY": "/nonexistent/policy.csv", "FACADE_MODEL": "../../model.conf"}, "FACADE_POLICY"},
 	}
 	for _, c := range cases {
-		withEnv(t, c.vars)
-		code, _, stderr := runCmd("serve")
+		env := settingsFrom(c.vars)
+		code, _, stderr := runCmd(env, "serve")
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
 			t.Errorf("env %v: exit %d, stderr %q; want one line naming %s", c.vars, code, stderr, c.want)
@@ -68,8 +65,8 @@ func TestServeNamesMissingSettings(t *testing.T) {
 }
 
 func TestTokenCommand(t *testing.T) {
-	withEnv(t, map[string]string{"FACADE_JWT_SECRET": secret})
-	code, out, stderr := runCmd("token", "--sub", "alice", "--role", "student", "--ttl", "5m")
+	env := settingsFrom(map[string]string{"FACADE_JWT_SECRET": secret})
+	code, out, stderr := runCmd(env, "token", "--sub", "alice", "--role", "student", "--ttl", "5m")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -81,18 +78,18 @@ func TestTokenCommand(t *testing.T) {
 	if err != nil || p.ID != "alice" || p.Role != "student" {
 		t.Fatalf("minted token: %+v %v", p, err)
 	}
-	if code, _, _ := runCmd("token", "--role", "student"); code == 0 {
+	if code, _, _ := runCmd(env, "token", "--role", "student"); code == 0 {
 		t.Fatal("token without --sub succeeded")
 	}
-	withEnv(t, map[string]string{})
-	if code, _, stderr := runCmd("token", "--sub", "a"); code == 0 || !strings.Contains(stderr, "FACADE_JWT_SECRET") {
+	env = settingsFrom(map[string]string{})
+	if code, _, stderr := runCmd(env, "token", "--sub", "a"); code == 0 || !strings.Contains(stderr, "FACADE_JWT_SECRET") {
 		t.Fatalf("token without secret: %d %q", code, stderr)
 	}
 }
 
 func TestSeedCommand(t *testing.T) {
 	url := testredis.URL(t)
-	withEnv(t, map[string]string{"FACADE_REDIS_URL": url})
+	env := settingsFrom(map[string]string{"FACADE_REDIS_URL": url})
 	file := filepath.Join(t.TempDir(), "seed.json")
 	write := func(body string) {
 		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
@@ -101,12 +98,12 @@ func TestSeedCommand(t *testing.T) {
 	}
 	write(`{"accounts": [{"id": "1001", "owner": "alice", "currency": "EUR", "balance": "250.00"}],
 	        "grades":   [{"student_id": "alice", "subject": "english", "grade": "B+"}]}`)
-	if code, out, stderr := runCmd("seed", "--file", file); code != 0 || !strings.Contains(out, "1 of 1 accounts") {
+	if code, out, stderr := runCmd(env, "seed", "--file", file); code != 0 || !strings.Contains(out, "1 of 1 accounts") {
 		t.Fatalf("seed: %d %q %q", code, out, stderr)
 	}
 	// A second seed with another balance never overwrites the first.
 	write(`{"accounts": [{"id": "1001", "owner": "alice", "currency": "EUR", "balance": "9999.00"}], "grades": []}`)
-	if code, out, _ := runCmd("seed", "--file", file); code != 0 || !strings.Contains(out, "0 of 1 accounts") {
+	if code, out, _ := runCmd(env, "seed", "--file", file); code != 0 || !strings.Contains(out, "0 of 1 accounts") {
 		t.Fatalf("reseed: %d %q", code, out)
 	}
 	rdb := redisFromURL(t, url)
@@ -125,7 +122,7 @@ func TestSeedCommand(t *testing.T) {
 		`{"accounts": [{"id": "5005", "owner": "eve", "currency": "EUR", "balance": "1.00"}], "grades": [{"student_id": "bob", "subject": "english", "grade": "Z"}]}`,
 	} {
 		write(bad)
-		if code, _, _ := runCmd("seed", "--file", file); code != 1 {
+		if code, _, _ := runCmd(env, "seed", "--file", file); code != 1 {
 			t.Errorf("seed %s: exit %d, want 1", bad, code)
 		}
 	}
@@ -136,25 +133,84 @@ func TestSeedCommand(t *testing.T) {
 }
 
 func TestPolicyCommands(t *testing.T) {
-	withEnv(t, map[string]string{"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv"})
-	if code, out, stderr := runCmd("policy", "check"); code != 0 {
+	env := settingsFrom(map[string]string{"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv"})
+	if code, out, stderr := runCmd(env, "policy", "check"); code != 0 {
 		t.Fatalf("repository policy: exit %d\n%s%s", code, out, stderr)
 	}
 	broken := filepath.Join(t.TempDir(), "policy.csv")
 	if err := os.WriteFile(broken, []byte("p, bob, class:english-101, view\np, bob, class:english-101\ng, only-one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := runCmd("policy", "check", "--policy", broken)
+	code, out, _ := runCmd(env, "policy", "check", "--policy", broken)
 	if code != 1 || !strings.Contains(out, broken+":2") || !strings.Contains(out, broken+":3") {
 		t.Fatalf("broken policy: exit %d\n%s", code, out)
 	}
-	code, out, _ = runCmd("policy", "explain", "--sub", "alice", "--role", "customer", "--obj", "account:1001", "--act", "view_account")
-	if code != 0 || !strings.HasPrefix(out, "allow") || !strings.Contains(out, "account:1001") {
+	code, out, _ = runCmd(env, "policy", "explain", "--sub", "alice", "--role", "customer", "--obj", "account:1001", "--act", "view_account")
+	if code != 0 || !strings.HasPrefix(out, "allow") || !strings.Contains(out, "p, alice, account:1001, view_account") {
 		t.Fatalf("explain allow: %d %q", code, out)
 	}
-	code, out, _ = runCmd("policy", "explain", "--sub", "mallory", "--role", "customer", "--obj", "account:1001", "--act", "view_account")
-	if code != 0 || !strings.HasPrefix(out, "deny") {
-		t.Fatalf("explain deny: %d %q", code, out)
+	code, out, _ = runCmd(env, "policy", "explain", "--sub", "mallory", "--role", "customer", "--obj", "account:1001", "--act", "view_account")
+	if code != 1 || !strings.HasPrefix(out, "deny") {
+		t.Fatalf("explain deny: exit %d, want 1: %q", code, out)
+	}
+	code, out, _ = runCmd(env, "policy", "explain", "--sub", "dev", "--obj", "project:PROJ", "--act", "view")
+	if code != 0 || !strings.Contains(out, "g, dev, team:developers") || !strings.Contains(out, "g, team:developers, team:platform") {
+		t.Fatalf("explain through nested groups: exit %d, want the chain of g lines: %q", code, out)
+	}
+	if code, _, _ = runCmd(env, "policy", "explain", "--sub", "alice", "--obj", "account:1001", "--act", "view_account", "--policy", broken); code != 2 {
+		t.Fatalf("explain on a broken policy: exit %d, want 2", code)
+	}
+}
+
+func TestPolicyToolsForOps(t *testing.T) {
+	env := settingsFrom(map[string]string{"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv"})
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	pass := write("pass.txt", "# expectations\nallow alice account:1001 view_account\ndeny mallory account:1001 view_account\nallow bob student:alice update\n")
+	if code, out, _ := runCmd(env, "policy", "test", pass); code != 0 || !strings.Contains(out, "3 cases, 0 mismatches") {
+		t.Fatalf("policy test (passing): exit %d %q", code, out)
+	}
+	fail := write("fail.txt", "allow mallory account:1001 view_account\ndeny dev project:PROJ view\n")
+	code, out, _ := runCmd(env, "policy", "test", fail)
+	if code != 1 || !strings.Contains(out, fail+":1: want allow, got deny") || !strings.Contains(out, fail+":2: want deny, got allow") ||
+		!strings.Contains(out, "g, team:developers, team:platform") {
+		t.Fatalf("policy test (failing): exit %d %q", code, out)
+	}
+	code, out, _ = runCmd(env, "policy", "who", "--obj", "project:PROJ", "--act", "view")
+	for _, want := range []string{"principal carol\n", "principal dev\n", "principal ops\n", "group team:platform\n", "group team:developers\n"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("who: exit %d, missing %q in %q", code, want, out)
+		}
+	}
+	if strings.Contains(out, "alice") {
+		t.Fatalf("who lists alice: %q", out)
+	}
+	code, out, _ = runCmd(env, "policy", "what", "--sub", "bob")
+	for _, want := range []string{"account:2002 view_account\n", "class:english-101 update\n", "student:alice update\n", "student:henry view\n"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("what: exit %d, missing %q in %q", code, want, out)
+		}
+	}
+	if strings.Contains(out, "student:dave") {
+		t.Fatalf("what: bob reaches dave, who is not in his class: %q", out)
+	}
+	old, err := os.ReadFile("../../policy.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPolicy := write("new.csv", strings.Replace(string(old), "g, carol, team:platform\n", "", 1)+"p, mallory, account:1001, view_account\n")
+	code, out, _ = runCmd(env, "policy", "diff", "--old", "../../policy.csv", "--new", newPolicy)
+	if code != 1 || !strings.Contains(out, "- allow carol project:PROJ view\n") || !strings.Contains(out, "+ allow mallory account:1001 view_account\n") {
+		t.Fatalf("diff: exit %d %q", code, out)
+	}
+	if code, out, _ = runCmd(env, "policy", "diff", "--old", "../../policy.csv", "--new", "../../policy.csv"); code != 0 || !strings.Contains(out, "no decision changes") {
+		t.Fatalf("diff of identical files: exit %d %q", code, out)
 	}
 }
 
@@ -171,11 +227,11 @@ func redisFromURL(t *testing.T, url string) *redis.Client {
 
 // TestDemoServes starts `facade demo` and uses the tokens it prints.
 func TestDemoServes(t *testing.T) {
-	withEnv(t, map[string]string{"FACADE_ADDR": freeAddr(t), "FACADE_LOG_LEVEL": "error"})
+	env := settingsFrom(map[string]string{"FACADE_ADDR": freeAddr(t), "FACADE_LOG_LEVEL": "error"})
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- cmdDemo(ctx, nil, pw, io.Discard); pw.Close() }()
+	go func() { done <- cmdDemo(ctx, nil, env, pw, io.Discard); pw.Close() }()
 	out := readUntil(t, pr, "Ctrl-C to stop")
 	go io.Copy(io.Discard, pr)
 	base := regexp.MustCompile(`API:\s+(\S+)`).FindStringSubmatch(out)[1]
@@ -269,15 +325,16 @@ func TestServeEndToEnd(t *testing.T) {
 	bt, upstreamTS := bambootest.NewTestServer(t, bambootest.WithToken("svc-token"))
 	bambootest.DemoData(bt)
 	addr := freeAddr(t)
-	withEnv(t, map[string]string{
+	env := settingsFrom(map[string]string{
 		"FACADE_REDIS_URL": testredis.URL(t), "FACADE_JWT_SECRET": secret, "FACADE_ADDR": addr,
 		"FACADE_UPSTREAM_URL": upstreamTS.URL, "FACADE_UPSTREAM_TOKEN": "svc-token",
 		"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv",
+		"FACADE_DRAIN_DELAY": "400ms",
 	})
-	var logs safeBuffer
+	var logs testlog.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- cmdServe(ctx, nil, &logs) }()
+	go func() { done <- cmdServe(ctx, nil, env, &logs) }()
 	base := "http://" + addr
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -314,6 +371,20 @@ func TestServeEndToEnd(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
+	// During the drain delay the instance still accepts, and says it is
+	// leaving so a load balancer stops sending.
+	for !strings.Contains(logs.String(), `"msg":"drain started"`) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	res, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatalf("not accepting during the drain delay: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 503 || !strings.Contains(string(body), `"status":"draining"`) {
+		t.Errorf("/readyz while draining: %d %s", res.StatusCode, body)
+	}
 	if got := <-result; got != 200 {
 		t.Fatalf("in-flight request during shutdown: %d", got)
 	}
@@ -323,21 +394,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if _, err := http.Get(base + "/healthz"); err == nil {
 		t.Fatal("still listening after shutdown")
 	}
-}
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	if !strings.Contains(logs.String(), `"msg":"drain finished"`) || !strings.Contains(logs.String(), `"complete":true`) {
+		t.Errorf("drain end not logged:\n%s", logs.String())
+	}
 }

@@ -4,15 +4,28 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/facade-dev/facade/authz"
 )
 
-// cmdPolicy runs `policy check` and `policy explain`; it returns the exit
-// code itself because "deny" and "problems found" are answers, not crashes.
-func cmdPolicy(args []string, stdout, stderr io.Writer) int {
+// policyUsage lists the policy tools; README.md, "Policy", shows them at work.
+const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [flags]
+
+  check                                 validate model and policy (exit 1 on a problem); says which decider runs
+  explain --sub ID [--role R] --obj OBJ --act ACT
+                                        exit 0 allow, 1 deny, 2 error; prints the deciding line and the g chain
+  test FILE                             expected decisions "allow|deny SUB OBJ ACT"; exit 1 on any mismatch
+  who --obj OBJ --act ACT               every principal and group that may
+  what --sub SUB                        every object and action SUB may, through groups
+  diff --old F --new F                  decisions that change between two policy files; exit 1 when any does
+`
+
+// cmdPolicy runs the policy tools; it returns the exit code itself because
+// "deny", "mismatch" and "problems found" are answers, not crashes.
+func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: facade policy check|explain [flags]\n")
+		fmt.Fprint(stderr, policyUsage)
 		return 2
 	}
 	s, err := loadSettings(getenv)
@@ -22,45 +35,197 @@ func cmdPolicy(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("policy "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	model := fs.String("model", s.Model, "casbin model file")
-	policy := fs.String("policy", s.Policy, "casbin policy file")
+	t := &policyTool{stdout: stdout, stderr: stderr, name: args[0]}
+	t.model = fs.String("model", s.Model, "casbin model file")
+	t.policy = fs.String("policy", s.Policy, "casbin policy file")
+	var run func() int
 	switch args[0] {
 	case "check":
-		if fs.Parse(args[1:]) != nil {
-			return 2
-		}
-		problems := authz.Check(*model, *policy)
-		for _, p := range problems {
-			fmt.Fprintln(stdout, p.String())
-		}
-		if authz.HasErrors(problems) {
-			return 1
-		}
-		fmt.Fprintf(stdout, "ok: %s and %s\n", *model, *policy)
-		return 0
+		run = t.check
 	case "explain":
-		sub := fs.String("sub", "", "principal id")
-		role := fs.String("role", "", "role")
-		obj := fs.String("obj", "", "object, e.g. account:1001 or student:alice")
-		act := fs.String("act", "", "action, e.g. view_account")
-		if fs.Parse(args[1:]) != nil {
-			return 2
-		}
-		allow, lines, err := authz.Explain(*model, *policy, *sub, *role, *obj, *act)
-		if err != nil {
-			fmt.Fprintf(stderr, "facade policy explain: %v\n", err)
-			return 2
-		}
-		verdict := "deny"
-		if allow {
-			verdict = "allow"
-		}
-		fmt.Fprintln(stdout, verdict)
-		for _, l := range lines {
-			fmt.Fprintln(stdout, "  "+l)
-		}
-		return 0
+		t.sub = fs.String("sub", "", "principal id (a token's sub)")
+		t.role = fs.String("role", "", "role (for grade questions, obj student:S)")
+		t.obj = fs.String("obj", "", "object, e.g. account:1001, plan:WEB-NIGHTLY or student:alice")
+		t.act = fs.String("act", "", "action, e.g. view_account")
+		run = t.explain
+	case "test":
+		run = t.test
+	case "who":
+		t.obj = fs.String("obj", "", "object")
+		t.act = fs.String("act", "", "action")
+		run = t.who
+	case "what":
+		t.sub = fs.String("sub", "", "principal or group")
+		run = t.what
+	case "diff":
+		t.old = fs.String("old", "", "policy file before the change")
+		t.new = fs.String("new", "", "policy file after the change")
+		run = t.diff
+	default:
+		fmt.Fprintf(stderr, "facade policy: unknown command %q\n%s", args[0], policyUsage)
+		return 2
 	}
-	fmt.Fprintf(stderr, "facade policy: unknown subcommand %q\n", args[0])
+	if fs.Parse(args[1:]) != nil {
+		return 2
+	}
+	t.args = fs.Args()
+	return run()
+}
+
+type policyTool struct {
+	stdout, stderr                     io.Writer
+	name                               string
+	args                               []string
+	model, policy, sub, role, obj, act *string
+	old, new                           *string
+}
+
+func (t *policyTool) fail(err error) int {
+	fmt.Fprintf(t.stderr, "facade policy %s: %v\n", t.name, err)
 	return 2
+}
+
+func (t *policyTool) open(policyPath string) (*authz.Policy, int) {
+	p, err := authz.Open(*t.model, policyPath)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	return p, 0
+}
+
+func required(values ...*string) bool {
+	for _, v := range values {
+		if v == nil || *v == "" {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *policyTool) check() int {
+	problems := authz.Check(*t.model, *t.policy)
+	for _, p := range problems {
+		fmt.Fprintln(t.stdout, p.String())
+	}
+	if authz.HasErrors(problems) {
+		return 1
+	}
+	p, code := t.open(*t.policy)
+	if p == nil {
+		return code
+	}
+	fmt.Fprintf(t.stdout, "ok: %s and %s (hash %s)\n", *t.model, *t.policy, p.Hash())
+	if p.Decider() == "index" {
+		fmt.Fprintf(t.stdout, "decider: index (%s)\n", p.Family())
+	} else {
+		fmt.Fprintf(t.stdout, "decider: casbin (slower: %s)\n", p.Family())
+	}
+	return 0
+}
+
+func (t *policyTool) explain() int {
+	if !required(t.sub, t.obj, t.act) {
+		return t.fail(fmt.Errorf("--sub, --obj and --act are required"))
+	}
+	p, code := t.open(*t.policy)
+	if p == nil {
+		return code
+	}
+	x, err := p.Explain(*t.sub, *t.role, *t.obj, *t.act)
+	if err != nil {
+		return t.fail(err)
+	}
+	verdict, code := "deny", 1
+	if x.Allow {
+		verdict, code = "allow", 0
+	}
+	fmt.Fprintln(t.stdout, verdict)
+	for _, l := range x.Lines() {
+		fmt.Fprintln(t.stdout, "  "+l)
+	}
+	return code
+}
+
+func (t *policyTool) test() int {
+	if len(t.args) != 1 {
+		return t.fail(fmt.Errorf("give one test file: facade policy test FILE"))
+	}
+	data, err := os.ReadFile(t.args[0])
+	if err != nil {
+		return t.fail(err)
+	}
+	p, code := t.open(*t.policy)
+	if p == nil {
+		return code
+	}
+	res, err := p.RunTests(t.args[0], data)
+	if err != nil {
+		return t.fail(err)
+	}
+	for _, m := range res.Mismatches {
+		fmt.Fprintln(t.stdout, m)
+	}
+	fmt.Fprintf(t.stdout, "%d cases, %d mismatches\n", res.Cases, len(res.Mismatches))
+	if len(res.Mismatches) > 0 {
+		return 1
+	}
+	return 0
+}
+
+func (t *policyTool) who() int {
+	if !required(t.obj, t.act) {
+		return t.fail(fmt.Errorf("--obj and --act are required"))
+	}
+	p, code := t.open(*t.policy)
+	if p == nil {
+		return code
+	}
+	principals, groups := p.Who(*t.obj, *t.act)
+	for _, n := range principals {
+		fmt.Fprintln(t.stdout, "principal "+n)
+	}
+	for _, n := range groups {
+		fmt.Fprintln(t.stdout, "group "+n)
+	}
+	return 0
+}
+
+func (t *policyTool) what() int {
+	if !required(t.sub) {
+		return t.fail(fmt.Errorf("--sub is required"))
+	}
+	p, code := t.open(*t.policy)
+	if p == nil {
+		return code
+	}
+	for _, l := range p.What(*t.sub) {
+		fmt.Fprintln(t.stdout, l)
+	}
+	return 0
+}
+
+func (t *policyTool) diff() int {
+	if !required(t.old, t.new) {
+		return t.fail(fmt.Errorf("--old and --new are required"))
+	}
+	old, code := t.open(*t.old)
+	if old == nil {
+		return code
+	}
+	new, code := t.open(*t.new)
+	if new == nil {
+		return code
+	}
+	changes, err := authz.Diff(old, new)
+	if err != nil {
+		return t.fail(err)
+	}
+	for _, c := range changes {
+		fmt.Fprintln(t.stdout, c)
+	}
+	if len(changes) > 0 {
+		return 1
+	}
+	fmt.Fprintln(t.stdout, "no decision changes")
+	return 0
 }

@@ -30,7 +30,7 @@ type seedGrade struct {
 	Grade     string `json:"grade"`
 }
 
-func cmdSeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdSeed(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("file", "", "seed JSON file")

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,18 +18,24 @@ import (
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/internal/logbuf"
+	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/redisdb"
 	"github.com/facade-dev/facade/server"
 )
 
 // cmdServe is production: every required setting must be present, and it
 // never falls back to an in-memory store.
-func cmdServe(ctx context.Context, _ []string, stderr io.Writer) error {
+func cmdServe(ctx context.Context, _ []string, getenv func(string) string, stderr io.Writer) error {
 	s, err := loadSettings(getenv)
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, s.LogLevel)
+	// Log lines are batched (at most 50 ms late; package logbuf says what
+	// that costs and saves) and flushed when serve returns.
+	logs := logbuf.New(stderr, 50*time.Millisecond, 64<<10)
+	defer logs.Close()
+	log := newLogger(logs, s.LogLevel)
 	rdb, err := redisdb.Open(s.redisConfig())
 	if err != nil {
 		return err
@@ -71,27 +78,31 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	if err != nil {
 		return nil, err
 	}
+	now := time.Now // the one clock the parts that keep time read
 	auth, err := server.NewAuthenticator(ctx, server.AuthConfig{
 		Secret: []byte(s.JWTSecret), JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
-		Audience: s.JWTAudience, RoleClaim: s.RoleClaim,
+		Audience: s.JWTAudience, RoleClaim: s.RoleClaim, MaxLifetime: s.JWTMaxLifetime, Now: now,
 	})
 	if err != nil {
 		return nil, err
 	}
-	az, err := authz.New(s.Model, s.Policy, log)
+	m := metrics.New() // one set, shown on /metrics, recorded into by every part
+	az, err := authz.New(s.Model, s.Policy, log, authz.WithMetrics(m))
 	if err != nil {
 		return nil, fmt.Errorf("FACADE_MODEL/FACADE_POLICY: %w", err)
 	}
-	builds, upstreamState, err := newBuilds(s, rdb, az, log)
+	az.AllowShrink(s.PolicyAllowShrink)
+	builds, upstreamState, err := newBuilds(s, rdb, az, log, m, now)
 	if err != nil {
 		return nil, err
 	}
 	srv, err := server.New(server.Config{
 		Origins: origins, RateLimit: s.RateLimit, MaxTransfer: s.MaxTransfer, OpsOnAPI: s.OpsAddr == s.Addr,
+		AuthFailureLimit: s.AuthFailureLimit, TrustedProxies: s.TrustedProxies,
 	}, server.Deps{
 		Logger: log, Redis: rdb, Auth: auth, Authz: az,
-		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log),
-		Builds: builds, UpstreamState: upstreamState,
+		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log, accounts.WithMetrics(m), accounts.WithClock(now)),
+		Builds: builds, UpstreamState: upstreamState, Metrics: m,
 	})
 	if err != nil {
 		return nil, err
@@ -126,7 +137,7 @@ func (a *app) serve(ctx context.Context, ready func(apiAddr string)) error {
 			}
 			return fmt.Errorf("listen on %s: %w", hs.Addr, err)
 		}
-		listeners = append(listeners, ln)
+		listeners = append(listeners, server.Listener(ln))
 		a.log.Info("listening", "addr", ln.Addr().String())
 	}
 	if ready != nil {
@@ -140,16 +151,34 @@ func (a *app) serve(ctx context.Context, ready func(apiAddr string)) error {
 	}
 	g.Go(func() error {
 		<-gctx.Done()
-		// SIGTERM: stop accepting, let in-flight requests finish. Every
-		// change is one atomic Redis step, so nothing is half-applied.
-		sctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-		defer cancel()
-		for _, hs := range servers {
-			_ = hs.Shutdown(sctx)
-		}
+		a.drain(servers)
 		return nil
 	})
 	return g.Wait()
+}
+
+// drain is the SIGTERM sequence: /readyz turns 503 and connections stop
+// being kept alive while the listeners still accept for
+// FACADE_DRAIN_DELAY (the time a load balancer needs to notice); then the
+// listeners close and in-flight requests finish (25 s at most). Every
+// change is one atomic Redis step, so nothing is half-applied.
+func (a *app) drain(servers []*http.Server) {
+	start := time.Now()
+	a.log.Info("drain started", "delay", a.settings.DrainDelay.String())
+	a.srv.Drain()
+	for _, hs := range servers {
+		hs.SetKeepAlivesEnabled(false)
+	}
+	time.Sleep(a.settings.DrainDelay)
+	sctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, hs := range servers {
+		wg.Go(func() { _ = hs.Shutdown(sctx) })
+	}
+	wg.Wait()
+	a.log.Info("drain finished", "duration_ms", time.Since(start).Milliseconds(),
+		"complete", sctx.Err() == nil)
 }
 
 func ignoreClosed(err error) error {
@@ -173,9 +202,35 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	log := slog.New(server.LogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})))
+	var h slog.Handler = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})
+	if b, ok := w.(*logbuf.Writer); ok {
+		h = flushOnWarn{h, b.Flush}
+	}
+	log := slog.New(server.LogHandler(h))
 	redis.SetLogger(redisLogger{log})
 	return log
+}
+
+// flushOnWarn writes warnings and errors out at once: they are rare, and
+// neither an operator nor a crash should wait for the next batch.
+type flushOnWarn struct {
+	slog.Handler
+	flush func()
+}
+
+func (h flushOnWarn) Handle(ctx context.Context, r slog.Record) error {
+	err := h.Handler.Handle(ctx, r)
+	if r.Level >= slog.LevelWarn {
+		h.flush()
+	}
+	return err
+}
+
+func (h flushOnWarn) WithAttrs(as []slog.Attr) slog.Handler {
+	return flushOnWarn{h.Handler.WithAttrs(as), h.flush}
+}
+func (h flushOnWarn) WithGroup(name string) slog.Handler {
+	return flushOnWarn{h.Handler.WithGroup(name), h.flush}
 }
 
 type redisLogger struct{ log *slog.Logger }

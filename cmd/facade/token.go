@@ -11,7 +11,7 @@ import (
 )
 
 // cmdToken prints an HS256 token for development and tests.
-func cmdToken(args []string, stdout, stderr io.Writer) error {
+func cmdToken(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("token", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sub := fs.String("sub", "", "principal id (the token's sub)")
@@ -32,6 +32,10 @@ func cmdToken(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(s.JWTSecret) < 32 {
 		return errors.New("FACADE_JWT_SECRET must be set to at least 32 bytes")
+	}
+	if *ttl > s.JWTMaxLifetime {
+		// The service would refuse it: say so now rather than at first use.
+		return errors.New("--ttl is longer than FACADE_JWT_MAX_LIFETIME")
 	}
 	tok, err := server.Mint([]byte(s.JWTSecret), *sub, *role, s.RoleClaim, *ttl)
 	if err != nil {

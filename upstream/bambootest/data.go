@@ -37,6 +37,10 @@ type Artifact struct {
 	Size int64
 	// ContentType defaults from the name's extension, else application/octet-stream.
 	ContentType string
+	// Directory makes the artifact a directory, as Bamboo stores copy
+	// patterns that match several files: its link (ending in "/") answers
+	// Bamboo's HTML listing page, and the file is served below it by Name.
+	Directory bool
 }
 
 // BuildLog returns the build log of job, with content (nil: a few generated lines).
@@ -109,27 +113,70 @@ func normaliseJob(planKey string, number int, job string) string {
 
 type project struct {
 	key, name, description string
-	plans                  []*plan
+	plans                  []*plan // master plans; branches hang off their master
 }
 
 type plan struct {
 	project        *project
 	shortKey, name string
+	master         *plan     // the plan this one is a branch of; nil for a master plan
+	branches       []*plan   // a master plan's branches
 	results        []*result // newest first
+	// hidden plans exist but the service account may not see them: Bamboo
+	// answers 403 for them and leaves them out of every list.
+	hidden, favourite, clover bool
 }
 
-func (p *plan) key() string      { return p.project.key + "-" + p.shortKey }
-func (p *plan) fullName() string { return p.project.name + " - " + p.name }
+func (p *plan) key() string { return p.project.key + "-" + p.shortKey }
+func (p *plan) fullName() string {
+	if p.master != nil {
+		return p.master.fullName() + " - " + p.name
+	}
+	return p.project.name + " - " + p.name
+}
+
+// latest is the newest finished result, or nil.
+func (p *plan) latest() *result {
+	for _, r := range p.results {
+		if r.lifeCycle == lifeCycleFinished {
+			return r
+		}
+	}
+	return nil
+}
+
+// Life-cycle states of a result (Bamboo's lifeCycleState).
+const (
+	lifeCycleFinished   = "Finished"
+	lifeCycleInProgress = "InProgress"
+)
 
 type result struct {
-	plan      *plan
-	number    int
-	state     string
-	id        int64
-	artifacts []Artifact
+	plan        *plan
+	number      int
+	state       string
+	id          int64
+	artifacts   []Artifact
+	labels      []string
+	issues      []string // linked Jira issue keys
+	comments    []string
+	lifeCycle   string
+	continuable bool // a manual stage is left to run
 }
 
 func (r *result) key() string { return r.plan.key() + "-" + strconv.Itoa(r.number) }
+
+// jobs are the short keys of the result's jobs: every artifact producer,
+// JOB1 first (every build has it).
+func (r *result) jobs() []string {
+	out := []string{defaultJob}
+	for _, a := range r.artifacts {
+		if !slices.Contains(out, a.ProducerJobKey) {
+			out = append(out, a.ProducerJobKey)
+		}
+	}
+	return out
+}
 
 // AddProject adds a project, or renames and re-describes an existing one.
 // An empty description is left out of documents, as Bamboo does.
@@ -151,15 +198,18 @@ func (s *Server) AddPlan(projectKey, shortKey, name string) {
 // AddResult adds (or replaces) build buildNumber of plan "PROJ-PLAN" with
 // state "Successful" or "Failed", creating the project and plan if needed.
 func (s *Server) AddResult(planKey string, buildNumber int, state string, artifacts ...Artifact) {
-	projectKey, shortKey, ok := strings.Cut(planKey, "-")
-	if !ok {
-		panic("bambootest: plan key " + strconv.Quote(planKey) + " is not PROJ-PLAN")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.planLocked(projectKey, shortKey)
+	p := s.findPlanLocked(planKey)
+	if p == nil {
+		projectKey, shortKey, ok := strings.Cut(planKey, "-")
+		if !ok {
+			panic("bambootest: plan key " + strconv.Quote(planKey) + " is not PROJ-PLAN")
+		}
+		p = s.planLocked(projectKey, shortKey)
+	}
 	s.nextID++
-	r := &result{plan: p, number: buildNumber, state: state, id: s.nextID}
+	r := &result{plan: p, number: buildNumber, state: state, id: s.nextID, lifeCycle: lifeCycleFinished}
 	for _, a := range artifacts {
 		a.ProducerJobKey = normaliseJob(planKey, buildNumber, a.ProducerJobKey)
 		r.artifacts = append(r.artifacts, a)
@@ -198,6 +248,11 @@ func (s *Server) findPlanLocked(planKey string) *plan {
 		for _, p := range proj.plans {
 			if p.key() == planKey {
 				return p
+			}
+			for _, b := range p.branches {
+				if b.key() == planKey {
+					return b
+				}
 			}
 		}
 	}
@@ -261,4 +316,75 @@ func (p *patternReader) Seek(offset int64, whence int) (int64, error) {
 	}
 	p.off = offset
 	return offset, nil
+}
+
+// AddBranch adds a branch (shortKey "CORE1", name "feature-x") to the
+// master plan "PROJ-PLAN", which must exist. As in Bamboo, the branch is a
+// plan of the master's project with its own key and results.
+func (s *Server) AddBranch(masterKey, shortKey, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.findPlanLocked(masterKey)
+	if m == nil || m.master != nil {
+		panic("bambootest: no master plan " + strconv.Quote(masterKey))
+	}
+	if s.findPlanLocked(m.project.key+"-"+shortKey) != nil {
+		return
+	}
+	m.branches = append(m.branches, &plan{project: m.project, shortKey: shortKey, name: name, master: m})
+}
+
+// HidePlan makes "PROJ-PLAN" invisible to the service account: Bamboo then
+// answers 403 for it and leaves it out of every list.
+func (s *Server) HidePlan(planKey string) { s.setPlan(planKey, func(p *plan) { p.hidden = true }) }
+
+// SetFavourite marks a plan as a favourite of the service account.
+func (s *Server) SetFavourite(planKey string) {
+	s.setPlan(planKey, func(p *plan) { p.favourite = true })
+}
+
+// SetClover marks a plan as having Clover code coverage enabled.
+func (s *Server) SetClover(planKey string) { s.setPlan(planKey, func(p *plan) { p.clover = true }) }
+
+func (s *Server) setPlan(planKey string, set func(*plan)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.findPlanLocked(planKey); p != nil {
+		set(p)
+	}
+}
+
+// LabelResult adds labels to the result "PROJ-PLAN-N".
+func (s *Server) LabelResult(resultKey string, labels ...string) {
+	s.setResult(resultKey, func(r *result) { r.labels = append(r.labels, labels...) })
+}
+
+// LinkIssues links Jira issue keys ("WEB-101") to the result "PROJ-PLAN-N".
+func (s *Server) LinkIssues(resultKey string, issues ...string) {
+	s.setResult(resultKey, func(r *result) { r.issues = append(r.issues, issues...) })
+}
+
+// CommentResult adds comments to the result "PROJ-PLAN-N".
+func (s *Server) CommentResult(resultKey string, comments ...string) {
+	s.setResult(resultKey, func(r *result) { r.comments = append(r.comments, comments...) })
+}
+
+// SetInProgress marks the result "PROJ-PLAN-N" as still building: Bamboo
+// leaves it out of result lists unless includeAllStates is set.
+func (s *Server) SetInProgress(resultKey string) {
+	s.setResult(resultKey, func(r *result) { r.lifeCycle, r.state = lifeCycleInProgress, "Unknown" })
+}
+
+// SetContinuable marks the result "PROJ-PLAN-N" as having a manual stage
+// left to run (Bamboo's continuable filter).
+func (s *Server) SetContinuable(resultKey string) {
+	s.setResult(resultKey, func(r *result) { r.continuable = true })
+}
+
+func (s *Server) setResult(resultKey string, set func(*result)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.findResultLocked(resultKey); r != nil {
+		set(r)
+	}
 }

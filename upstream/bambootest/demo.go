@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -52,6 +53,34 @@ func DemoData(s *Server) {
 			s.AddResult(p.project+"-"+p.key, n, state, demoArtifacts(p, n, state)...)
 		}
 	}
+	demoExtras(s)
+}
+
+// demoExtras gives the history what Bamboo users filter and browse by:
+// plan branches with their own results, labels, linked Jira issues,
+// comments, a favourite plan and a Clover-enabled one.
+func demoExtras(s *Server) {
+	branches := []struct{ master, key, name string }{
+		{"PROJ-CORE", "CORE1", "feature-login"},
+		{"PROJ-CORE", "CORE2", "bugfix-timeouts"},
+		{"WEB-NIGHTLY", "NIGHTLY1", "release-2025"},
+	}
+	for _, b := range branches {
+		s.AddBranch(b.master, b.key, b.name)
+		branch := strings.SplitN(b.master, "-", 2)[0] + "-" + b.key
+		for n := 1; n <= 2; n++ {
+			s.AddResult(branch, n, "Successful", BuildLog("JOB1", nil))
+		}
+	}
+	s.LabelResult("PROJ-CORE-6", "release")
+	s.LabelResult("PROJ-CORE-4", "release", "hotfix")
+	s.LabelResult("WEB-NIGHTLY-5", "release")
+	s.LinkIssues("PROJ-CORE-5", "CORE-101")
+	s.LinkIssues("WEB-NIGHTLY-4", "WEB-7", "WEB-9")
+	s.CommentResult("PROJ-CORE-6", "Shipped to staging.")
+	s.SetFavourite("WEB-NIGHTLY")
+	s.SetClover("PROJ-LIB")
+	s.SetContinuable("PROJ-RELEASE-2")
 }
 
 func demoArtifacts(p demoPlan, n int, state string) []Artifact {

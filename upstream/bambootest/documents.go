@@ -23,24 +23,35 @@ func link(href string) doc { return doc{"href": href, "rel": "self"} }
 func collapsed(n int) doc { return doc{"size": n, "start-index": 0, "max-result": n} }
 
 func projectDoc(base string, p *project, withPlans bool) doc {
+	visible := visiblePlans(p)
 	d := doc{
 		"expand": "plans",
 		"key":    p.key,
 		"name":   p.name,
 		"link":   link(base + "/rest/api/latest/project/" + p.key),
-		"plans":  collapsed(len(p.plans)),
+		"plans":  collapsed(len(visible)),
 	}
 	if p.description != "" {
 		d["description"] = p.description
 	}
 	if withPlans {
-		plans := make([]any, 0, len(p.plans))
-		for _, pl := range p.plans {
-			plans = append(plans, fullPlanDoc(base, pl))
+		plans := make([]any, 0, len(visible))
+		for _, pl := range visible {
+			plans = append(plans, fullPlanDoc(base, pl, nil))
 		}
-		d["plans"] = doc{"size": len(plans), "expand": "plan", "start-index": 0, "max-result": len(plans), "plan": plans}
+		d["plans"] = list("plan", plans)
 	}
 	return d
+}
+
+func visiblePlans(p *project) []*plan {
+	var out []*plan
+	for _, pl := range p.plans {
+		if !pl.hidden {
+			out = append(out, pl)
+		}
+	}
+	return out
 }
 
 // planDoc is the short plan object found inside a result.
@@ -57,22 +68,54 @@ func planDoc(base string, p *plan) doc {
 	}
 }
 
-// fullPlanDoc is the plan object of plan lists.
-func fullPlanDoc(base string, p *plan) doc {
+// fullPlanDoc is the plan object of plan lists and of /plan/{key}:
+// branches and stages are listed when expanded.
+func fullPlanDoc(base string, p *plan, ex expansion) doc {
 	d := planDoc(base, p)
 	maps.Copy(d, doc{
 		"expand":                    "actions,stages,branches,variableContext",
 		"projectKey":                p.project.key,
 		"projectName":               p.project.name,
-		"isFavourite":               false,
+		"isFavourite":               p.favourite,
 		"isActive":                  false,
 		"isBuilding":                false,
 		"averageBuildTimeInSeconds": 46,
 		"actions":                   collapsed(3),
 		"stages":                    collapsed(1),
-		"branches":                  collapsed(0),
+		"branches":                  collapsed(len(visibleBranches(p))),
 	})
+	if ex.has("branches") {
+		items := []any{}
+		for _, b := range visibleBranches(p) {
+			items = append(items, branchDoc(base, b))
+		}
+		d["branches"] = list("branch", items)
+	}
+	if ex.has("stages") {
+		d["stages"] = list("stage", []any{doc{"name": "Default Stage", "description": "", "manual": false}})
+	}
+	if p.master != nil {
+		d["master"] = planDoc(base, p.master)
+	}
 	return d
+}
+
+// branchDoc is a branch in a branch list.
+func branchDoc(base string, b *plan) doc {
+	return doc{
+		"description": "", "shortName": b.name, "shortKey": b.shortKey, "enabled": true,
+		"link": link(base + "/rest/api/latest/plan/" + b.key()), "key": b.key(), "name": b.fullName(),
+	}
+}
+
+func visibleBranches(p *plan) []*plan {
+	var out []*plan
+	for _, b := range p.branches {
+		if !b.hidden {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // Fixed clock of the generated history: build N started N×3h after it.
@@ -84,7 +127,22 @@ func (r *result) duration() time.Duration {
 }
 func (r *result) completed() time.Time { return r.started().Add(r.duration()) }
 
-func resultDoc(base string, r *result, withArtifacts bool) doc {
+// expansion is what an expand parameter asked for below one object, as
+// the names directly under it ("artifacts", "stages") and deeper paths
+// ("stages.stage.results").
+type expansion map[string]bool
+
+// has reports whether name, or a path below it, was asked for.
+func (e expansion) has(name string) bool {
+	for k := range e {
+		if k == name || strings.HasPrefix(k, name+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func resultDoc(base string, r *result, ex expansion) doc {
 	const stamp, pretty = "2006-01-02T15:04:05.000-07:00", "Mon, 2 Jan, 03:04 PM"
 	passed, failed := 20+r.number%10, 0
 	summary := strconv.Itoa(passed) + " passed"
@@ -94,13 +152,13 @@ func resultDoc(base string, r *result, withArtifacts bool) doc {
 	}
 	reason := `Changes by <a href="` + base + `/browse/user/developer">Developer</a>`
 	return doc{
-		"expand":                   "plan,vcsRevisions,artifacts,comments,labels,jiraIssues,stages",
+		"expand":                   "changes,metadata,plan,vcsRevisions,artifacts,comments,labels,jiraIssues,stages",
 		"link":                     link(base + "/rest/api/latest/result/" + r.key()),
 		"plan":                     planDoc(base, r.plan),
 		"planName":                 r.plan.name,
 		"projectName":              r.plan.project.name,
 		"buildResultKey":           r.key(),
-		"lifeCycleState":           "Finished",
+		"lifeCycleState":           r.lifeCycle,
 		"id":                       r.id,
 		"buildStartedTime":         r.started().Format(stamp),
 		"prettyBuildStartedTime":   r.started().Format(pretty),
@@ -115,13 +173,15 @@ func resultDoc(base string, r *result, withArtifacts bool) doc {
 		"buildTestSummary":         summary,
 		"successfulTestCount":      passed,
 		"failedTestCount":          failed,
+		"continuable":              r.continuable,
 		"buildReason":              reason,
 		"reasonSummary":            reason,
-		"artifacts":                artifactsDoc(base, r, withArtifacts),
-		"comments":                 collapsed(0),
-		"labels":                   collapsed(0),
-		"jiraIssues":               collapsed(0),
-		"stages":                   collapsed(1),
+		"artifacts":                artifactsDoc(base, r, r.artifacts, ex.has("artifacts")),
+		"changes":                  changesDoc(r, ex.has("changes")),
+		"comments":                 namedList("comment", r.comments, "content", ex.has("comments")),
+		"labels":                   namedList("label", r.labels, "name", ex.has("labels")),
+		"jiraIssues":               issuesDoc(r, ex.has("jiraIssues")),
+		"stages":                   stagesDoc(base, r, ex),
 		"key":                      r.key(),
 		"planResultKey":            doc{"key": r.key(), "entityKey": doc{"key": r.plan.key()}, "resultNumber": r.number},
 		"state":                    r.state,
@@ -131,14 +191,130 @@ func resultDoc(base string, r *result, withArtifacts bool) doc {
 	}
 }
 
-func artifactsDoc(base string, r *result, expand bool) doc {
-	d := collapsed(len(r.artifacts))
+// list is Bamboo's expanded list of item.
+func list(item string, items []any) doc {
+	return doc{"size": len(items), "expand": item, "start-index": 0, "max-result": len(items), item: items}
+}
+
+// namedList is a list of simple objects with one text member (labels,
+// comments), collapsed unless expanded.
+func namedList(item string, values []string, member string, expand bool) doc {
+	if !expand {
+		return collapsed(len(values))
+	}
+	items := make([]any, 0, len(values))
+	for _, v := range values {
+		items = append(items, doc{member: v})
+	}
+	return list(item, items)
+}
+
+func issuesDoc(r *result, expand bool) doc {
+	if !expand {
+		return collapsed(len(r.issues))
+	}
+	items := make([]any, 0, len(r.issues))
+	for _, k := range r.issues {
+		items = append(items, doc{"key": k, "url": doc{"href": "https://jira.example.com/browse/" + k, "rel": "self"}})
+	}
+	return list("issue", items)
+}
+
+func changesDoc(r *result, expand bool) doc {
+	if !expand {
+		return collapsed(1)
+	}
+	return list("change", []any{doc{
+		"author": "Developer", "userName": "developer",
+		"changesetId": fmt.Sprintf("%040x", r.id*2654435761),
+		"comment":     fmt.Sprintf("Change behind build %d", r.number),
+	}})
+}
+
+// stagesDoc is the result's one stage; its job results are listed when
+// stages.stage.results is expanded.
+func stagesDoc(base string, r *result, ex expansion) doc {
+	if !ex.has("stages") {
+		return collapsed(1)
+	}
+	stage := doc{"name": "Default Stage", "state": r.state, "lifeCycleState": r.lifeCycle, "manual": false}
+	jobs := r.jobs()
+	if ex["stages.stage.results"] || ex.has("stages.stage.results.result") {
+		items := make([]any, 0, len(jobs))
+		for _, j := range jobs {
+			items = append(items, jobResultDoc(base, r, j, expansion{}))
+		}
+		stage["results"] = list("result", items)
+	} else {
+		stage["results"] = collapsed(len(jobs))
+	}
+	return list("stage", []any{stage})
+}
+
+// jobResultDoc is the result of one job of r (/result/K-P-J-N).
+func jobResultDoc(base string, r *result, job string, ex expansion) doc {
+	key := r.plan.key() + "-" + job + "-" + strconv.Itoa(r.number)
+	var artifacts []Artifact
+	for _, a := range r.artifacts {
+		if a.ProducerJobKey == job {
+			artifacts = append(artifacts, a)
+		}
+	}
+	d := doc{
+		"expand":         "artifacts,comments,labels,jiraIssues,logEntries,testResults",
+		"link":           link(base + "/rest/api/latest/result/" + key),
+		"key":            key,
+		"buildResultKey": key,
+		"jobName":        job,
+		"planResultKey":  doc{"key": key, "entityKey": doc{"key": r.plan.key() + "-" + job}, "resultNumber": r.number},
+		"state":          r.state,
+		"buildState":     r.state,
+		"lifeCycleState": r.lifeCycle,
+		"number":         r.number,
+		"buildNumber":    r.number,
+		"artifacts":      artifactsDoc(base, r, artifacts, ex.has("artifacts")),
+		"comments":       collapsed(0),
+		"labels":         collapsed(0),
+		"jiraIssues":     collapsed(0),
+		"logEntries":     logEntriesDoc(r, job, ex.has("logEntries")),
+		"testResults":    testResultsDoc(r, ex.has("testResults")),
+	}
+	return d
+}
+
+func logEntriesDoc(r *result, job string, expand bool) doc {
+	lines := strings.Split(strings.TrimSpace(string(generatedLog(r, job))), "\n")
+	if !expand {
+		return collapsed(len(lines))
+	}
+	items := make([]any, 0, len(lines))
+	for _, l := range lines {
+		items = append(items, doc{"log": l, "unstyledLog": l})
+	}
+	return list("logEntry", items)
+}
+
+func testResultsDoc(r *result, expand bool) doc {
+	passed := 20 + r.number%10
+	d := doc{"all": passed, "successful": passed, "failed": 0, "expand": "allTests,successfulTests,failedTests"}
+	if r.state == "Failed" {
+		d["failed"] = 1 + r.number%3
+		d["all"] = passed + 1 + r.number%3
+	}
 	if expand {
-		items := make([]any, 0, len(r.artifacts))
-		for _, a := range r.artifacts {
+		d["allTests"] = collapsed(d["all"].(int))
+	}
+	return d
+}
+
+func artifactsDoc(base string, r *result, artifacts []Artifact, expand bool) doc {
+	d := collapsed(len(artifacts))
+	if expand {
+		items := make([]any, 0, len(artifacts))
+		for _, a := range artifacts {
 			items = append(items, artifactDoc(base, r, a))
 		}
-		d["artifact"] = items
+		d = list("artifact", items)
 	}
 	return d
 }

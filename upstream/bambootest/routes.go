@@ -1,8 +1,11 @@
 package bambootest
 
 import (
+	"fmt"
+	"html"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,12 +13,26 @@ import (
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /rest/api/latest/project", s.handleProjects)
-	mux.HandleFunc("GET /rest/api/latest/project.json", s.handleProjects)
-	mux.HandleFunc("GET /rest/api/latest/result/{key}", s.handleResults)
+	const api = "GET /rest/api/latest"
+	mux.HandleFunc(api+"/project", s.handleProjects)
+	mux.HandleFunc(api+"/project.json", s.handleProjects)
+	mux.HandleFunc(api+"/project/{key}", s.handleProject)
+	mux.HandleFunc(api+"/plan", s.handlePlans)
+	mux.HandleFunc(api+"/plan.json", s.handlePlans)
+	mux.HandleFunc(api+"/plan/{key}", s.handlePlan)
+	mux.HandleFunc(api+"/plan/{key}/{sub}", s.handleBranches)
+	mux.HandleFunc(api+"/result", s.handleLatestResults)
+	mux.HandleFunc(api+"/result.json", s.handleLatestResults)
+	mux.HandleFunc(api+"/result/{key}", s.handleResultKey)
+	mux.HandleFunc(api+"/result/{key}/{sub}", s.handleResultSub)
 	// A pattern ending in "/" also matches everything below it: Bamboo
 	// serves an artifact's files under its directory URL.
 	mux.HandleFunc("GET /browse/{build}/artifact/{job}/{name}/", s.handleArtifact)
+	// The directory link without its slash: Bamboo redirects to the
+	// directory URL.
+	mux.HandleFunc("GET /browse/{build}/artifact/{job}/{name}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.EscapedPath()+"/", http.StatusFound)
+	})
 	mux.HandleFunc("GET /download/{planJob}/build_logs/{file}", s.handleBuildLog)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "null for uri: "+s.base(r)+r.URL.RequestURI())
@@ -51,13 +68,19 @@ func (p paging) window(total int) (from, to int) {
 // expanded reports whether the expand parameter names want, or something
 // deeper under it ("projects.project.plans.plan" expands the plans too).
 func expanded(r *http.Request, want string) bool {
+	return expandUnder(r, "").has(want)
+}
+
+// expandUnder returns the expand paths under prefix ("results.result."),
+// with the prefix removed: what one object of a list was asked to expand.
+func expandUnder(r *http.Request, prefix string) expansion {
+	ex := expansion{}
 	for _, e := range strings.Split(r.URL.Query().Get("expand"), ",") {
-		e = strings.TrimSpace(e)
-		if e == want || strings.HasPrefix(e, want+".") {
-			return true
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(e), prefix); ok && rest != "" {
+			ex[rest] = true
 		}
 	}
-	return false
+	return ex
 }
 
 func (s *Server) handleProjects(w http.ResponseWriter, r *http.Request) {
@@ -82,31 +105,317 @@ func (s *Server) handleProjects(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) handleResults(w http.ResponseWriter, r *http.Request) {
-	base, page := s.base(r), pagingOf(r)
-	planKey := strings.TrimSuffix(r.PathValue("key"), ".json")
-	withArtifacts := expanded(r, "results.result.artifacts")
+// handleProject serves /project/{key}: one project, plans with expand=plans.
+func (s *Server) handleProject(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimSuffix(r.PathValue("key"), ".json")
 	s.mu.RLock()
-	p := s.findPlanLocked(planKey)
-	if p == nil {
-		s.mu.RUnlock()
-		writeError(w, r, http.StatusNotFound, "Plan "+planKey+" not found.")
-		return
+	defer s.mu.RUnlock()
+	for _, p := range s.projects {
+		if p.key == key {
+			writeDoc(w, r, "project", projectDoc(s.base(r), p, expanded(r, "plans")))
+			return
+		}
 	}
-	from, to := page.window(len(p.results))
+	writeError(w, r, http.StatusNotFound, "Project "+key+" not found")
+}
+
+// handlePlans serves /plan: every plan the account may see, paged.
+func (s *Server) handlePlans(w http.ResponseWriter, r *http.Request) {
+	base, page := s.base(r), pagingOf(r)
+	s.mu.RLock()
+	var all []*plan
+	for _, p := range s.projects {
+		all = append(all, visiblePlans(p)...)
+	}
+	from, to := page.window(len(all))
 	items := make([]any, 0, to-from)
-	for _, res := range p.results[from:to] {
-		items = append(items, resultDoc(base, res, withArtifacts))
+	for _, p := range all[from:to] {
+		items = append(items, fullPlanDoc(base, p, nil))
 	}
 	s.mu.RUnlock()
+	writeDoc(w, r, "plans", doc{
+		"expand": "plans",
+		"link":   link(base + "/rest/api/latest/plan"),
+		"plans": doc{
+			"size": len(all), "expand": "plan", "start-index": from,
+			"max-result": len(items), "plan": items,
+		},
+	})
+}
 
+// planFor looks a plan up for a request, answering 404 (absent) or 403
+// (hidden from the account) itself when it cannot be served. The caller
+// holds s.mu.
+func (s *Server) planFor(w http.ResponseWriter, r *http.Request, key string) *plan {
+	p := s.findPlanLocked(key)
+	switch {
+	case p == nil:
+		writeError(w, r, http.StatusNotFound, "Plan "+key+" not found.")
+	case p.hidden || (p.master != nil && p.master.hidden):
+		writeError(w, r, http.StatusForbidden, "You are not authorised to view plan "+key+".")
+	default:
+		return p
+	}
+	return nil
+}
+
+func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimSuffix(r.PathValue("key"), ".json")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if p := s.planFor(w, r, key); p != nil {
+		writeDoc(w, r, "plan", fullPlanDoc(s.base(r), p, expandUnder(r, "")))
+	}
+}
+
+// handleBranches serves /plan/{key}/branch: the plan's branches, paged.
+func (s *Server) handleBranches(w http.ResponseWriter, r *http.Request) {
+	if sub := r.PathValue("sub"); sub != "branch" && sub != "branch.json" {
+		writeError(w, r, http.StatusNotFound, "null for uri: "+s.base(r)+r.URL.RequestURI())
+		return
+	}
+	key, base, page := r.PathValue("key"), s.base(r), pagingOf(r)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	p := s.planFor(w, r, key)
+	if p == nil {
+		return
+	}
+	branches := visibleBranches(p)
+	from, to := page.window(len(branches))
+	items := make([]any, 0, to-from)
+	for _, b := range branches[from:to] {
+		items = append(items, branchDoc(base, b))
+	}
+	writeDoc(w, r, "branches", doc{
+		"expand": "branches",
+		"link":   link(base + "/rest/api/latest/plan/" + key + "/branch"),
+		"branches": doc{
+			"size": len(branches), "expand": "branch", "start-index": from,
+			"max-result": len(items), "branch": items,
+		},
+	})
+}
+
+// resultFilter holds Bamboo's result-list filters as a request gave them.
+type resultFilter struct {
+	labels, issues       []string
+	state                string
+	allStates, continues bool
+	favourite, clover    bool
+}
+
+func filterOf(r *http.Request) resultFilter {
+	q := r.URL.Query()
+	list := func(name string) []string {
+		var out []string
+		for _, v := range q[name] {
+			for _, item := range strings.Split(v, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					out = append(out, item)
+				}
+			}
+		}
+		return out
+	}
+	flag := func(name string) bool { return strings.EqualFold(q.Get(name), "true") }
+	return resultFilter{
+		labels: list("label"), issues: list("issueKey"), state: q.Get("buildstate"),
+		allStates: flag("includeAllStates"), continues: flag("continuable"),
+		favourite: flag("favourite"), clover: flag("cloverEnabled"),
+	}
+}
+
+// matches applies the filters that concern one result.
+func (f resultFilter) matches(res *result) bool {
+	switch {
+	case !f.allStates && res.lifeCycle != lifeCycleFinished:
+		return false
+	case f.state != "" && !strings.EqualFold(f.state, res.state):
+		return false
+	case f.continues && !res.continuable:
+		return false
+	case len(f.labels) > 0 && !slices.ContainsFunc(f.labels, func(l string) bool { return slices.Contains(res.labels, l) }):
+		return false
+	case len(f.issues) > 0 && !slices.ContainsFunc(f.issues, func(i string) bool { return slices.Contains(res.issues, i) }):
+		return false
+	}
+	return true
+}
+
+// planMatches applies the filters that concern a plan (on /result lists).
+func (f resultFilter) planMatches(p *plan) bool {
+	return !p.hidden && (!f.favourite || p.favourite) && (!f.clover || p.clover)
+}
+
+func (s *Server) writeResults(w http.ResponseWriter, r *http.Request, self string, results []*result, from int) {
+	base := s.base(r)
+	ex := expandUnder(r, "results.result.")
+	items := make([]any, 0, len(results))
+	for _, res := range results {
+		items = append(items, resultDoc(base, res, ex))
+	}
 	writeDoc(w, r, "results", doc{
 		"expand": "results",
-		"link":   link(base + "/rest/api/latest/result/" + planKey),
+		"link":   link(base + "/rest/api/latest/result" + self),
 		"results": doc{
 			"size": len(items), "expand": "result", "start-index": from,
 			"max-result": len(items), "result": items,
 		},
+	})
+}
+
+// latestOf is, per plan, the newest result passing f (nil when none).
+func latestOf(plans []*plan, f resultFilter) []*result {
+	var out []*result
+	for _, p := range plans {
+		if !f.planMatches(p) {
+			continue
+		}
+		if i := slices.IndexFunc(p.results, f.matches); i >= 0 {
+			out = append(out, p.results[i])
+		}
+	}
+	return out
+}
+
+// handleLatestResults serves /result: the latest result of every plan.
+func (s *Server) handleLatestResults(w http.ResponseWriter, r *http.Request) {
+	page := pagingOf(r)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var plans []*plan
+	for _, p := range s.projects {
+		plans = append(plans, p.plans...)
+	}
+	all := latestOf(plans, filterOf(r))
+	from, to := page.window(len(all))
+	s.writeResults(w, r, "", all[from:to], from)
+}
+
+// handleResultKey serves /result/{key}: a project's latest results (K), a
+// plan's results (K-P), one result (K-P-N) or one job result (K-P-J-N).
+func (s *Server) handleResultKey(w http.ResponseWriter, r *http.Request) {
+	key := strings.TrimSuffix(r.PathValue("key"), ".json")
+	parts := strings.Split(key, "-")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	last := parts[len(parts)-1]
+	_, numErr := strconv.Atoi(last)
+	switch {
+	case len(parts) == 1:
+		s.projectResults(w, r, key)
+	case len(parts) == 2:
+		s.planResults(w, r, key)
+	case len(parts) == 3 && (numErr == nil || last == "latest"):
+		s.oneResult(w, r, parts[0]+"-"+parts[1], last)
+	case len(parts) == 4 && numErr == nil:
+		s.jobResult(w, r, parts[0]+"-"+parts[1], parts[2], last)
+	default:
+		writeError(w, r, http.StatusNotFound, "Result "+key+" not found.")
+	}
+}
+
+// handleResultSub serves /result/K-P/{N|latest} and /result/K-P-N/{label|comment}.
+func (s *Server) handleResultSub(w http.ResponseWriter, r *http.Request) {
+	key, sub := r.PathValue("key"), strings.TrimSuffix(r.PathValue("sub"), ".json")
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	switch sub {
+	case "label", "comment":
+		s.resultLists(w, r, key, sub)
+	default:
+		s.oneResult(w, r, key, sub)
+	}
+}
+
+func (s *Server) projectResults(w http.ResponseWriter, r *http.Request, key string) {
+	i := slices.IndexFunc(s.projects, func(p *project) bool { return p.key == key })
+	if i < 0 {
+		writeError(w, r, http.StatusNotFound, "Project "+key+" not found.")
+		return
+	}
+	page := pagingOf(r)
+	all := latestOf(s.projects[i].plans, filterOf(r))
+	from, to := page.window(len(all))
+	s.writeResults(w, r, "/"+key, all[from:to], from)
+}
+
+func (s *Server) planResults(w http.ResponseWriter, r *http.Request, key string) {
+	p := s.planFor(w, r, key)
+	if p == nil {
+		return
+	}
+	f := filterOf(r)
+	var all []*result
+	for _, res := range p.results {
+		if f.matches(res) {
+			all = append(all, res)
+		}
+	}
+	from, to := pagingOf(r).window(len(all))
+	s.writeResults(w, r, "/"+key, all[from:to], from)
+}
+
+// resultOf finds build number (or "latest") of plan key, answering the
+// error itself when there is none.
+func (s *Server) resultOf(w http.ResponseWriter, r *http.Request, planKey, number string) *result {
+	p := s.planFor(w, r, planKey)
+	if p == nil {
+		return nil
+	}
+	var res *result
+	if number == "latest" {
+		res = p.latest()
+	} else if n, err := strconv.Atoi(number); err == nil {
+		if i := slices.IndexFunc(p.results, func(x *result) bool { return x.number == n }); i >= 0 {
+			res = p.results[i]
+		}
+	}
+	if res == nil {
+		writeError(w, r, http.StatusNotFound, "Result "+planKey+"-"+number+" not found.")
+	}
+	return res
+}
+
+func (s *Server) oneResult(w http.ResponseWriter, r *http.Request, planKey, number string) {
+	if res := s.resultOf(w, r, planKey, number); res != nil {
+		writeDoc(w, r, "result", resultDoc(s.base(r), res, expandUnder(r, "")))
+	}
+}
+
+func (s *Server) jobResult(w http.ResponseWriter, r *http.Request, planKey, job, number string) {
+	res := s.resultOf(w, r, planKey, number)
+	if res == nil {
+		return
+	}
+	if !slices.Contains(res.jobs(), job) {
+		writeError(w, r, http.StatusNotFound, "Result "+planKey+"-"+job+"-"+number+" not found.")
+		return
+	}
+	writeDoc(w, r, "result", jobResultDoc(s.base(r), res, job, expandUnder(r, "")))
+}
+
+// resultLists serves a result's labels or comments.
+func (s *Server) resultLists(w http.ResponseWriter, r *http.Request, key, what string) {
+	cut := strings.LastIndex(key, "-")
+	if cut < 0 {
+		writeError(w, r, http.StatusNotFound, "Result "+key+" not found.")
+		return
+	}
+	res := s.resultOf(w, r, key[:cut], key[cut+1:])
+	if res == nil {
+		return
+	}
+	values, member := res.labels, "name"
+	if what == "comment" {
+		values, member = res.comments, "content"
+	}
+	d := namedList(what, values, member, true)
+	writeDoc(w, r, what+"s", doc{
+		"expand":   what + "s",
+		"link":     link(s.base(r) + "/rest/api/latest/result/" + key + "/" + what),
+		what + "s": d,
 	})
 }
 
@@ -131,8 +440,13 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	filename := found.Name
-	if rest := strings.Trim(strings.TrimPrefix(r.URL.Path, "/browse/"+r.PathValue("build")+"/artifact/"+job+"/"+name), "/"); rest != "" {
+	rest := strings.Trim(strings.TrimPrefix(r.URL.Path, "/browse/"+r.PathValue("build")+"/artifact/"+job+"/"+name), "/")
+	if rest != "" {
 		filename = rest[strings.LastIndex(rest, "/")+1:]
+	}
+	if found.Directory && rest == "" {
+		s.listingPage(w, r, *found)
+		return
 	}
 	serveFile(w, r, *found, res, filename)
 }
@@ -170,4 +484,14 @@ func serveFile(w http.ResponseWriter, r *http.Request, a Artifact, res *result, 
 	w.Header().Set("Content-Type", a.contentType())
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": filename}))
 	http.ServeContent(w, r, filename, res.completed(), a.open(res))
+}
+
+// listingPage is Bamboo's HTML page for an artifact directory: links to
+// the files on the server's own host, and its version in the footer.
+func (s *Server) listingPage(w http.ResponseWriter, r *http.Request, a Artifact) {
+	w.Header().Set("Content-Type", "text/html;charset=UTF-8")
+	dir := s.base(r) + r.URL.EscapedPath()
+	_, _ = fmt.Fprintf(w, `<!DOCTYPE html><html><head><title>Artifact %s - Atlassian Bamboo</title></head>
+<body><ul><li><a href="%s%s">%s</a></li></ul><footer>Powered by Atlassian Bamboo version %s</footer></body></html>
+`, html.EscapeString(a.Name), html.EscapeString(dir), html.EscapeString(url.PathEscape(a.Name)), html.EscapeString(a.Name), Version)
 }

@@ -12,7 +12,10 @@ package bambootest
 
 import (
 	"crypto/subtle"
+	"fmt"
+	"html"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -41,8 +44,9 @@ type Server struct {
 	projects []*project
 	nextID   int64
 
-	faultMu sync.Mutex
-	faults  faults
+	faultMu   sync.Mutex
+	faults    faults
+	redirects map[string]string // escaped path -> Location, see Redirect
 
 	callMu sync.Mutex
 	calls  []RecordedCall
@@ -107,11 +111,69 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.misbehave(w, r) {
 		return
 	}
+	if r.URL.Path == loginPath {
+		s.loginPage(w, r)
+		return
+	}
 	if !s.authorised(r) {
-		writeError(w, r, http.StatusUnauthorized, "Client must be authenticated to access this resource.")
+		s.refuseUnauthenticated(w, r)
+		return
+	}
+	if to, ok := s.redirectFor(r.URL.EscapedPath()); ok {
+		http.Redirect(w, r, to, http.StatusFound)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// loginPath is Bamboo's login page.
+const loginPath = "/userlogin!doDefault.action"
+
+// refuseUnauthenticated answers as Bamboo does: the REST API with 401 and
+// an error document, every other page (artifacts, logs) with a redirect to
+// the login page.
+func (s *Server) refuseUnauthenticated(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/rest/") {
+		writeError(w, r, http.StatusUnauthorized, "Client must be authenticated to access this resource.")
+		return
+	}
+	http.Redirect(w, r, s.base(r)+loginPath+"?os_destination="+url.QueryEscape(r.URL.RequestURI()), http.StatusFound)
+}
+
+// loginPage is Bamboo's login form: HTML naming the server and its version.
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html;charset=UTF-8")
+	_, _ = fmt.Fprintf(w, `<!DOCTYPE html><html><head><title>Log in as a Bamboo user - Atlassian Bamboo</title></head>
+<body><form action="%s/userlogin.action" method="post"><input name="os_username"><input name="os_password" type="password"></form>
+<footer>Powered by Atlassian Bamboo version %s</footer></body></html>
+`, html.EscapeString(s.base(r)), Version)
+}
+
+// Version is the Bamboo version the server's pages claim.
+const Version = "9.6.2 build 90610"
+
+// Redirect makes requests for the escaped path from answer 302 with
+// Location to (absolute, or relative to the server), after the token
+// check, as a reverse proxy or a moved artifact would. An empty to removes
+// the redirect.
+func (s *Server) Redirect(from, to string) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	if s.redirects == nil {
+		s.redirects = map[string]string{}
+	}
+	if to == "" {
+		delete(s.redirects, from)
+		return
+	}
+	s.redirects[from] = to
+}
+
+func (s *Server) redirectFor(path string) (string, bool) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	to, ok := s.redirects[path]
+	return to, ok
 }
 
 func (s *Server) authorised(r *http.Request) bool {

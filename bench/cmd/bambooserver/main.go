@@ -1,14 +1,17 @@
 // Command bambooserver serves the Bamboo-compatible test server
 // (upstream/bambootest) on a loopback port, filled with the demo's
 // projects and, optionally, generated ones, so that load benchmarks have
-// a realistic upstream document. It is a tool of bench/projects.sh, not
+// a realistic upstream document. It is a tool of bench/run.sh, not
 // part of the product.
 //
-//	BAMBOO_TOKEN=secret bambooserver -addr 127.0.0.1:8085 -projects 300 -plans 4
+//	BAMBOO_TOKEN=secret bambooserver -addr 127.0.0.1:8085 -projects 300 -plans 4 -artifact-size 1073741824
 //
 // The generated projects are B001, B002, ... with plans BUILD, TEST,
-// DEPLOY, NIGHTLY, ... (as many as -plans asks). It stops on SIGINT or
-// SIGTERM.
+// DEPLOY, NIGHTLY, ... (as many as -plans asks). With -artifact-size, the
+// result B001-BUILD-1 carries a shared artifact "bench.img" of that many
+// bytes, generated while it is downloaded (never held in memory), served at
+// /browse/B001-BUILD-1/artifact/shared/bench.img/bench.img. It stops on
+// SIGINT or SIGTERM.
 package main
 
 import (
@@ -36,6 +39,7 @@ type options struct {
 	projects int
 	plans    int
 	token    string
+	artifact int64
 }
 
 func main() {
@@ -62,6 +66,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen address (loopback)")
 	fs.IntVar(&o.projects, "projects", 0, "generated projects added to the demo's four")
 	fs.IntVar(&o.plans, "plans", 4, fmt.Sprintf("plans per generated project (1-%d)", len(planNames)))
+	fs.Int64Var(&o.artifact, "artifact-size", 0, "bytes of the artifact bench.img of B001-BUILD-1 (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -74,6 +79,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-projects must be 0-9999")
 	case o.plans < 1 || o.plans > len(planNames):
 		return o, fmt.Errorf("-plans must be 1-%d", len(planNames))
+	case o.artifact < 0 || (o.artifact > 0 && o.projects < 1):
+		return o, errors.New("-artifact-size must be >= 0 and needs -projects >= 1")
 	}
 	return o, nil
 }
@@ -88,6 +95,10 @@ func serve(ctx context.Context, o options, stdout io.Writer) error {
 	bt := bambootest.New(bambootest.WithToken(o.token), bambootest.WithBaseURL(base))
 	bambootest.DemoData(bt)
 	addGenerated(bt, o.projects, o.plans)
+	if o.artifact > 0 {
+		bt.AddResult("B001-BUILD", 1, "Successful",
+			bambootest.Artifact{Name: "bench.img", ProducerJobKey: "JOB1", Shared: true, Size: o.artifact})
+	}
 
 	hs := &http.Server{Handler: bt, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan error, 1)

@@ -1,0 +1,245 @@
+package authz
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/casbin/casbin/v2"
+)
+
+// Every test here compares the service with stock casbin v2 loading the
+// same files from disk (casbin.NewEnforcer(model, policy)), which is what
+// casbin's editor, casbin-server and ops' scripts do.
+
+// families are model.conf variants ops may write; each must be decided by
+// the index (recognized) with casbin's answers.
+var families = map[string]string{
+	"shipped": "", // the repository's model.conf
+	"rbac-plain": `[request_definition]
+r = sub, obj, act
+[policy_definition]
+p = sub, obj, act
+[role_definition]
+g = _, _
+[policy_effect]
+e = some(where (p.eft == allow))
+[matchers]
+m = g(r.sub, p.sub) && r.obj == p.obj && r.act == p.act`,
+	"resource-groups-g2": `[request_definition]
+r = sub, obj, act
+[policy_definition]
+p = sub, obj, act
+[role_definition]
+g = _, _
+g2 = _, _
+[policy_effect]
+e = some(where (p.eft == allow))
+[matchers]
+m = g(r.sub, p.sub) && g2(r.obj, p.obj) && r.act == p.act`,
+	"deny-keymatch": `[request_definition]
+r = sub, obj, act
+[policy_definition]
+p = sub, obj, act, eft
+[role_definition]
+g = _, _
+[policy_effect]
+e = some(where (p.eft == allow)) && !some(where (p.eft == deny))
+[matchers]
+m = !regexMatch(r.sub, ":") && g(r.sub, p.sub) && (g(r.obj, p.obj) || keyMatch(r.obj, p.obj)) && r.act == p.act`,
+	"deny-keymatch2": `[request_definition]
+r = sub, obj, act
+[policy_definition]
+p = sub, obj, act, eft
+[role_definition]
+g = _, _
+g2 = _, _
+[policy_effect]
+e = some(where (p.eft == allow)) && !some(where (p.eft == deny))
+[matchers]
+m = r.act == p.act && (keyMatch2(r.obj, p.obj) || g2(r.obj, p.obj)) && g(r.sub, p.sub)`,
+	"globmatch-allow-only-eft": `[request_definition]
+r = sub, obj, act
+[policy_definition]
+p = sub, obj, act, eft
+[role_definition]
+g = _, _
+[policy_effect]
+e = some(where (p.eft == allow))
+[matchers]
+m = g(r.sub, p.sub) && globMatch(r.obj, p.obj) && r.act == p.act`,
+}
+
+func familyModel(t testing.TB, name string) string {
+	if name == "shipped" {
+		return shippedModel(t)
+	}
+	return families[name]
+}
+
+// randomPolicy writes g lines (nested groups, cycles, chains past casbin's
+// 10 links, students in classes, plans in projects) and p lines (literal,
+// wildcard, deny) over a small vocabulary so questions often hit.
+func randomPolicy(rng *rand.Rand, eft bool, g2 bool) []string {
+	principals := []string{"ann", "ben", "cat", "dan"}
+	groups := []string{"team:a", "team:b", "team:c", "team:d", "team:e", "group:x"}
+	objects := []string{"account:1", "account:2", "project:P", "project:Q", "plan:P-X", "plan:P-Y", "class:c1", "class:c2", "student:s1", "student:s2"}
+	patterns := []string{"account:*", "plan:P-*", "project:*", "plan:*", "*", "student:s*", "plan:P-X*", "class:c?", "plan:P-[XY]"}
+	acts := []string{"view", "update", "view_account", "transfer"}
+	objG := "g"
+	if g2 {
+		objG = "g2"
+	}
+	var lines []string
+	for range rng.IntN(30) {
+		lines = append(lines, fmt.Sprintf("g, %s, %s", pick(rng, append(principals, groups...)), pick(rng, groups)))
+	}
+	if rng.IntN(3) == 0 { // a chain of 12 links: casbin stops following after 10
+		for i := range 12 {
+			lines = append(lines, fmt.Sprintf("g, chain:%d, chain:%d", i, i+1))
+		}
+		lines = append(lines, "g, ann, chain:0", "p, chain:12, account:1, view_account")
+		if eft {
+			lines[len(lines)-1] += ", allow"
+		}
+	}
+	for range rng.IntN(12) {
+		from := pick(rng, []string{"student:s1", "student:s2", "plan:P-X", "plan:P-Y", "class:c1"})
+		lines = append(lines, fmt.Sprintf("%s, %s, %s", objG, from, pick(rng, []string{"class:c1", "class:c2", "project:P", "project:Q", "class:all"})))
+	}
+	for range 1 + rng.IntN(25) {
+		obj := pick(rng, objects)
+		if rng.IntN(3) == 0 {
+			obj = pick(rng, patterns)
+		}
+		line := fmt.Sprintf("p, %s, %s, %s", pick(rng, append(principals, groups...)), obj, pick(rng, acts))
+		if eft {
+			line += ", " + pick(rng, []string{"allow", "allow", "deny", "maybe"})
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// agree loads model text and lines into the Authorizer's decider and into
+// stock casbin, and compares n random questions plus every question the
+// policy's own names make.
+func agree(t *testing.T, modelText string, lines []string, rng *rand.Rand, wantDecider string) {
+	t.Helper()
+	dir := t.TempDir()
+	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
+	writeFile(t, modelPath, modelText)
+	writeFile(t, policyPath, strings.Join(lines, "\n")+"\n")
+	f, err := readFiles(modelPath, policyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, problems := compile(f)
+	if st == nil {
+		t.Fatalf("refused: %v\n%s", problems, strings.Join(lines, "\n"))
+	}
+	if st.decider.kind() != wantDecider {
+		t.Fatalf("decider %s (%s), want %s", st.decider.kind(), st.family, wantDecider)
+	}
+	stock, err := casbin.NewEnforcer(modelPath, policyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := []string{"ann", "ben", "cat", "dan", "zed", "team:a", "chain:11", ""}
+	objs := []string{"account:1", "account:2", "account:9", "project:P", "project:Q", "plan:P-X", "plan:P-Y", "plan:Q-Z", "class:c1", "class:c2", "class:c3", "student:s1", "student:s2", "student:s9", "team:a", "plan:P-*"}
+	acts := []string{"view", "update", "view_account", "transfer"}
+	for _, sub := range subs {
+		for _, obj := range objs {
+			for _, act := range acts {
+				want, err := stock.Enforce(sub, obj, act)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := st.enforce(sub, obj, act); got != want {
+					t.Fatalf("Enforce(%q, %s, %s): service %v, stock casbin %v\nmodel:\n%s\npolicy:\n%s", sub, obj, act, got, want, modelText, strings.Join(lines, "\n"))
+				}
+			}
+		}
+	}
+}
+
+// TestIndexAgreesWithStockCasbinOnRandomPolicies: every recognized family,
+// 30 random policies each, every question over the vocabulary.
+func TestIndexAgreesWithStockCasbinOnRandomPolicies(t *testing.T) {
+	for name := range families {
+		t.Run(name, func(t *testing.T) {
+			modelText := familyModel(t, name)
+			rng := rand.New(rand.NewPCG(uint64(len(name)), 9))
+			for range 30 {
+				lines := randomPolicy(rng, strings.Contains(modelText, "eft\n"), strings.Contains(modelText, "g2("))
+				agree(t, modelText, lines, rng, deciderIndex)
+			}
+		})
+	}
+}
+
+// TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin: the README's own
+// examples on the repository's files, asked of stock casbin and of the
+// service's Authorizer through the question each route asks.
+func TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin(t *testing.T) {
+	stock, err := casbin.NewEnforcer("../model.conf", "../policy.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New("../model.conf", "../policy.csv", discardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := a.Status(); st.Decider != deciderIndex {
+		t.Fatalf("shipped model decided by %q, want the index", st.Decider)
+	}
+	cases := []struct {
+		sub, obj, act string
+		want          bool
+		service       func() bool
+	}{
+		{"alice", "account:1001", "view_account", true, func() bool { return a.CanViewAccount(alice, "1001") }},
+		{"alice", "account:2002", "view_account", false, func() bool { return a.CanViewAccount(alice, "2002") }},
+		{"carol", "plan:WEB-NIGHTLY", "view", true, func() bool { return a.CanViewPlan(carol, "WEB", "NIGHTLY") }},
+		{"carol", "project:PROJ", "view", true, func() bool { return a.CanViewProject(carol, "PROJ") }},
+		{"bob", "class:english-101", "update", true, func() bool {
+			return a.CanViewClass(facadePrincipal("bob", "professor"), "english-101")
+		}},
+		{"bob", "student:alice", "update", true, func() bool { return a.CanWriteGrade(facadePrincipal("bob", "professor"), "alice") }},
+		{"bob", "student:dave", "view", false, func() bool { return a.CanViewGrade(facadePrincipal("bob", "professor"), "dave") }},
+		{"dev", "project:PROJ", "view", true, func() bool { return a.CanViewProject(facadePrincipal("dev", "developer"), "PROJ") }},
+		{"wendy", "plan:WEB-ANYTHING", "view", true, func() bool { return a.CanViewPlan(facadePrincipal("wendy", ""), "WEB", "ANYTHING") }},
+		{"team:platform", "project:PROJ", "view", false, func() bool {
+			return a.CanViewProject(facadePrincipal("team:platform", "developer"), "PROJ")
+		}},
+	}
+	for _, c := range cases {
+		got, err := stock.Enforce(c.sub, c.obj, c.act)
+		if err != nil || got != c.want {
+			t.Errorf("stock casbin Enforce(%s, %s, %s) = %v, %v; want %v", c.sub, c.obj, c.act, got, err, c.want)
+		}
+		if c.service() != c.want {
+			t.Errorf("service on (%s, %s, %s) = %v, want %v", c.sub, c.obj, c.act, !c.want, c.want)
+		}
+	}
+}
+
+// FuzzIndexAgreesWithStockCasbin: policies built from fuzzed bytes, on the
+// deny + wildcard family and the shipped model.
+func FuzzIndexAgreesWithStockCasbin(f *testing.F) {
+	f.Add(uint64(1), uint64(2), false)
+	f.Add(uint64(7), uint64(99), true)
+	f.Fuzz(func(t *testing.T, a, b uint64, deny bool) {
+		rng := rand.New(rand.NewPCG(a, b))
+		name := "shipped"
+		if deny {
+			name = "deny-keymatch"
+		}
+		modelText := familyModel(t, name)
+		agree(t, modelText, randomPolicy(rng, deny, false), rng, deciderIndex)
+	})
+}
+
+func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }

@@ -1,0 +1,98 @@
+package authz
+
+import (
+	"slices"
+	"strings"
+	"sync"
+
+	facade "github.com/facade-dev/facade"
+)
+
+// Questions about a class as a whole, for a professor's class view. They
+// follow the grade rules: only a professor reaches grades, and each student
+// shown is one the professor may view (CanViewGrade), so a deny rule on one
+// student is honoured on the class page too.
+
+// CanViewClass: (sub, class:C, view) by a principal of role professor.
+func (a *Authorizer) CanViewClass(p facade.Principal, classID string) bool {
+	return a.record(opViewClass, p.Role == facade.RoleProfessor && p.ID != "" && facade.ValidID(classID) &&
+		a.state().enforce(p.ID, prefixClass+classID, actView))
+}
+
+// ClassStudents returns the students enrolled in classID (g, student:S,
+// class:C, directly or through nested groups) whose grade p may view,
+// sorted. Ask CanViewClass first.
+func (a *Authorizer) ClassStudents(p facade.Principal, classID string) []string {
+	st := a.state()
+	var visible []string
+	for _, s := range st.classIndex().students[prefixClass+classID] {
+		if st.grade(p, s, actView) {
+			visible = append(visible, s)
+		}
+	}
+	return visible
+}
+
+// ViewableClasses returns the classes the principal may view (see
+// CanViewClass), sorted; none for a principal who is not a professor.
+func (a *Authorizer) ViewableClasses(p facade.Principal) []string {
+	if p.Role != facade.RoleProfessor || p.ID == "" {
+		return nil
+	}
+	st := a.state()
+	var classes []string
+	for _, c := range st.classIndex().classes {
+		if st.enforce(p.ID, c, actView) {
+			classes = append(classes, strings.TrimPrefix(c, prefixClass))
+		}
+	}
+	return classes
+}
+
+var opViewClass = newOp("view_class")
+
+// classIndex lists the policy's classes and their enrolled students, built
+// once per loaded policy on first use: decisions never need it, only class
+// pages do.
+type classIndex struct {
+	once     sync.Once
+	classes  []string            // every class:C the policy names, sorted
+	students map[string][]string // class:C -> student ids enrolled (any depth casbin follows)
+}
+
+func (st *state) classIndex() *classIndex {
+	ix := &st.classes
+	ix.once.Do(func() {
+		ix.students = map[string][]string{}
+		var classes []string
+		var links [][2]string
+		for _, r := range st.rules {
+			for _, f := range r.fields {
+				if strings.HasPrefix(f, prefixClass) && facade.ValidID(f[len(prefixClass):]) {
+					classes = append(classes, f)
+				}
+			}
+			if r.ptype == "g" || strings.HasPrefix(r.ptype, "g") && len(r.fields) == 2 {
+				links = append(links, [2]string{r.fields[0], r.fields[1]})
+			}
+		}
+		ix.classes = sortedStrings(classes)
+		isClass := map[string]bool{}
+		for _, c := range ix.classes {
+			isClass[c] = true
+		}
+		for name, reached := range buildClosures(links, isClass) {
+			sid, ok := strings.CutPrefix(name, prefixStudent)
+			if !ok || !facade.ValidID(sid) {
+				continue
+			}
+			for _, c := range reached {
+				ix.students[c] = append(ix.students[c], sid)
+			}
+		}
+		for _, s := range ix.students {
+			slices.Sort(s)
+		}
+	})
+	return ix
+}

@@ -1,0 +1,77 @@
+package authz
+
+import (
+	"slices"
+	"testing"
+
+	facade "github.com/facade-dev/facade"
+)
+
+// TestClassQuestions: who may view a class, who is enrolled in it, and
+// which classes a professor sees, agree with the grade rules.
+func TestClassQuestions(t *testing.T) {
+	a, _ := newAuthorizer(t,
+		"p, bob, class:english-101, view",
+		"p, bob, class:english-101, update",
+		"p, erin, class:english-101, view",
+		"p, team:history, class:history-201, view",
+		"g, frank, team:inner",
+		"g, team:inner, team:history",
+		"p, carol, class:english-101, view",
+		"p, ursula, class:math-301, update",
+		"g, student:zoe, class:english-101",
+		"g, student:alice, class:english-101",
+		"g, student:alice, class:history-201",
+		"g, student:dave, class:history-201",
+	)
+	prof := func(id string) facade.Principal { return facade.Principal{ID: id, Role: facade.RoleProfessor} }
+	cases := []struct {
+		p     facade.Principal
+		class string
+		want  bool
+	}{
+		{prof("bob"), "english-101", true},
+		{prof("erin"), "english-101", true},
+		{prof("frank"), "history-201", true}, // through two groups
+		{prof("bob"), "history-201", false},
+		{prof("ursula"), "math-301", false}, // update alone is not view
+		{prof("nobody"), "english-101", false},
+		{prof("team:history"), "history-201", false}, // a sub is never a group
+		{facade.Principal{ID: "carol", Role: "developer"}, "english-101", false},
+		{facade.Principal{ID: "bob", Role: facade.RoleStudent}, "english-101", false},
+		{facade.Principal{ID: "bob"}, "english-101", false},
+		{prof("bob"), "english-101 update", false},
+		{prof("bob"), "", false},
+	}
+	for _, c := range cases {
+		if got := a.CanViewClass(c.p, c.class); got != c.want {
+			t.Errorf("CanViewClass(%v, %q) = %v, want %v", c.p, c.class, got, c.want)
+		}
+	}
+	if got := a.ClassStudents(prof("bob"), "english-101"); !slices.Equal(got, []string{"alice", "zoe"}) {
+		t.Errorf("english-101 students: %v", got)
+	}
+	if got := a.ClassStudents(prof("frank"), "history-201"); !slices.Equal(got, []string{"alice", "dave"}) {
+		t.Errorf("history-201 students: %v", got)
+	}
+	if got := a.ClassStudents(prof("ursula"), "math-301"); len(got) != 0 {
+		t.Errorf("math-301 students: %v", got)
+	}
+	for _, s := range a.ClassStudents(prof("erin"), "english-101") {
+		if !a.CanViewGrade(prof("erin"), s) {
+			t.Errorf("erin views english-101 but not %s's grade", s)
+		}
+	}
+	lists := map[facade.Principal][]string{
+		prof("bob"):                      {"english-101"},
+		prof("frank"):                    {"history-201"},
+		prof("ursula"):                   nil,
+		prof("nobody"):                   nil,
+		{ID: "carol", Role: "developer"}: nil,
+	}
+	for p, want := range lists {
+		if got := a.ViewableClasses(p); !slices.Equal(got, want) {
+			t.Errorf("ViewableClasses(%v) = %v, want %v", p, got, want)
+		}
+	}
+}

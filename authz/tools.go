@@ -1,0 +1,353 @@
+package authz
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	facade "github.com/facade-dev/facade"
+)
+
+// Policy is a model and policy loaded for the operator tools (`facade
+// policy ...`): the same decisions as a serving Authorizer, plus the
+// questions ops ask about a policy.
+type Policy struct {
+	st                    *state
+	modelPath, policyPath string
+	Problems              []Problem // warnings found while loading
+}
+
+// Open loads modelPath and policyPath; files with refusing problems are an
+// error naming the first (file:line).
+func Open(modelPath, policyPath string) (*Policy, error) {
+	f, err := readFiles(modelPath, policyPath)
+	if err != nil {
+		return nil, err
+	}
+	st, problems := compile(f)
+	if st == nil {
+		return nil, firstError(problems)
+	}
+	return &Policy{st: st, modelPath: modelPath, policyPath: policyPath, Problems: problems}, nil
+}
+
+// Decider is "index" when the service decides the model with its own index,
+// "casbin" when casbin's Enforce does.
+func (p *Policy) Decider() string { return p.st.decider.kind() }
+
+// Family names the recognized model family, or why casbin decides.
+func (p *Policy) Family() string { return p.st.family }
+
+// Hash is the content hash /readyz and the metric show for these files.
+func (p *Policy) Hash() string { return p.st.hash }
+
+// Enforce is casbin's Enforce(sub, obj, act) on these files.
+func (p *Policy) Enforce(sub, obj, act string) bool { return p.st.enforce(sub, obj, act) }
+
+// Explanation says why a question was decided as it was.
+type Explanation struct {
+	Allow bool
+	Rule  string   // the deciding policy line, "file:line: text"; empty when nothing matched
+	Chain []string // the g lines that took sub (then obj) to the deciding line's sub and obj
+	Notes []string // built-in rules, or what was searched
+}
+
+// Explain answers the question (sub, obj, act) as the service would for a
+// principal of the given role. Grade questions (obj student:S) apply the
+// role rules first; plan:K-P is also covered by view on project:K.
+func (p *Policy) Explain(sub, role, obj, act string) (Explanation, error) {
+	if sid, ok := strings.CutPrefix(obj, prefixStudent); ok && role != "" {
+		if x, decided := gradeRole(facade.Principal{ID: sub, Role: role}, sid, act); decided {
+			return x, nil
+		}
+	}
+	x := p.explain(sub, obj, act)
+	if project, _, ok := strings.Cut(strings.TrimPrefix(obj, prefixPlan), "-"); !x.Allow && ok && strings.HasPrefix(obj, prefixPlan) && act == actView {
+		if px := p.explain(sub, prefixProject+project, act); px.Allow {
+			px.Notes = append(px.Notes, fmt.Sprintf("results and artifacts of %s are also visible with view on %s%s", obj, prefixProject, project))
+			return px, nil
+		}
+	}
+	return x, nil
+}
+
+// gradeRole applies the service's role rules for grades; decided is false
+// when the policy decides (role professor).
+func gradeRole(pr facade.Principal, studentID, act string) (Explanation, bool) {
+	switch {
+	case pr.Role == facade.RoleProfessor:
+		return Explanation{}, false
+	case pr.Role == facade.RoleStudent && act == actView && pr.ID == studentID:
+		return Explanation{Allow: true, Notes: []string{"built-in rule: role student views their own grade; no policy line is involved"}}, true
+	case pr.Role == facade.RoleStudent:
+		return Explanation{Notes: []string{"built-in rule: role student views only their own grade and never writes one, whatever the policy says"}}, true
+	}
+	return Explanation{Notes: []string{fmt.Sprintf("built-in rule: only roles student and professor reach grades, not role %q", pr.Role)}}, true
+}
+
+// explain is the casbin question alone.
+func (p *Policy) explain(sub, obj, act string) Explanation {
+	switch d := p.st.decider.(type) {
+	case *index:
+		return p.explainIndex(d, sub, obj, act)
+	case *casbinDecider:
+		allow, row, err := d.explain(sub, obj, act)
+		x := Explanation{Allow: allow && err == nil}
+		if err != nil {
+			x.Notes = append(x.Notes, "casbin could not evaluate the question: deny")
+		}
+		if len(row) > 0 {
+			x.Rule = p.cite(row)
+		}
+		x.Notes = append(x.Notes, "decided by casbin's Enforce (the model is not one the index decides): no chain of g links is shown")
+		return x
+	}
+	return Explanation{}
+}
+
+func (p *Policy) explainIndex(x *index, sub, obj, act string) Explanation {
+	if x.shape.guard && strings.Contains(sub, ":") {
+		return Explanation{Notes: []string{fmt.Sprintf("%q has a colon: it names a group or an object, never a principal (the matcher's !regexMatch(r.sub, \":\"))", sub)}}
+	}
+	var viaSub, viaObj string
+	allow, at := x.decide(sub, obj, act, nil)
+	if at >= 0 {
+		x.decide(sub, obj, act, func(i int, s, o string) {
+			if i == at && viaSub == "" {
+				viaSub, viaObj = s, o
+			}
+		})
+	}
+	e := Explanation{Allow: allow}
+	if at < 0 {
+		e.Notes = append(e.Notes, p.searched(x, sub, obj, act))
+		return e
+	}
+	r := x.rules[at]
+	e.Rule = r.cite(p.policyPath)
+	e.Chain = append(p.chain(x.shape.subRole, sub, viaSub), p.chain(x.shape.objRole, obj, viaObj)...)
+	if viaObj != obj && !slices.Contains(x.objs[obj], viaObj) {
+		e.Notes = append(e.Notes, fmt.Sprintf("%s matches the wildcard %s (%s)", obj, viaObj, x.shape.objMatch))
+	}
+	if !allow {
+		e.Notes = append(e.Notes, "a deny rule matched: deny wins over any allow")
+	}
+	return e
+}
+
+// chain cites the g lines from -> ... -> to in role definition g.
+func (p *Policy) chain(g, from, to string) []string {
+	if g == "" || from == to {
+		return nil
+	}
+	links := linksOf(p.st.rules, g)
+	names := newGraph(links).chain(from, to)
+	var lines []string
+	for i := 1; i < len(names); i++ {
+		for _, r := range p.st.rules {
+			if r.ptype == g && r.fields[0] == names[i-1] && r.fields[1] == names[i] {
+				lines = append(lines, r.cite(p.policyPath))
+				break
+			}
+		}
+	}
+	return lines
+}
+
+// cite finds the policy line of a p row casbin returned.
+func (p *Policy) cite(row []string) string {
+	for _, r := range p.st.rules {
+		if r.ptype == "p" && slices.Equal(r.fields, row) {
+			return r.cite(p.policyPath)
+		}
+	}
+	return "p, " + strings.Join(row, ", ")
+}
+
+func (p *Policy) searched(x *index, sub, obj, act string) string {
+	who := sub
+	if gs := x.subs[sub]; len(gs) > 0 {
+		who += " or its groups (" + strings.Join(gs, ", ") + ")"
+	}
+	what := obj
+	if os := x.objs[obj]; len(os) > 0 {
+		what += " or its groups (" + strings.Join(os, ", ") + ")"
+	}
+	return fmt.Sprintf("no policy line grants %s on %s to %s", act, what, who)
+}
+
+// TestResult is the outcome of a `policy test` file.
+type TestResult struct {
+	Cases      int
+	Mismatches []string // "file:line: want allow, got deny: sub obj act" and explain's reasoning
+}
+
+// RunTests checks a file of expected decisions: lines "allow|deny SUB OBJ
+// ACT", blank lines and # comments. Each is the casbin question (sub, obj,
+// act), as stock casbin answers it. A malformed line is an error.
+func (p *Policy) RunTests(path string, data []byte) (TestResult, error) {
+	var res TestResult
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 4 || (f[0] != "allow" && f[0] != "deny") {
+			return res, fmt.Errorf("%s:%d: expected \"allow|deny SUB OBJ ACT\"", path, n)
+		}
+		res.Cases++
+		x := p.explain(f[1], f[2], f[3])
+		if x.Allow == (f[0] == "allow") {
+			continue
+		}
+		got := map[bool]string{true: "allow", false: "deny"}[x.Allow]
+		msg := fmt.Sprintf("%s:%d: want %s, got %s: %s %s %s", path, n, f[0], got, f[1], f[2], f[3])
+		for _, l := range x.Lines() {
+			msg += "\n    " + l
+		}
+		res.Mismatches = append(res.Mismatches, msg)
+	}
+	return res, sc.Err()
+}
+
+// Lines formats an explanation for people: the deciding rule, the chain,
+// then notes prefixed "# ".
+func (x Explanation) Lines() []string {
+	var lines []string
+	lines = append(lines, x.Chain...)
+	if x.Rule != "" {
+		lines = append(lines, x.Rule)
+	}
+	for _, n := range x.Notes {
+		lines = append(lines, "# "+n)
+	}
+	return lines
+}
+
+// names returns every name the policy mentions as a p subject or in g
+// lines (principals and groups), and every p object, g name with a known
+// object prefix, and p action.
+func (p *Policy) names() (subjects, objects, actions []string) {
+	for _, r := range p.st.rules {
+		if len(r.fields) < 2 {
+			continue
+		}
+		if r.ptype == "p" {
+			subjects = append(subjects, r.fields[0])
+			objects = append(objects, r.fields[1])
+			if len(r.fields) > 2 {
+				actions = append(actions, r.fields[2])
+			}
+			continue
+		}
+		for _, n := range r.fields[:2] {
+			if _, ok := objectKind(n); ok && !strings.ContainsAny(n, "*?[{") {
+				objects = append(objects, n)
+			} else {
+				subjects = append(subjects, n)
+			}
+		}
+	}
+	return sortedStrings(subjects), sortedStrings(objects), sortedStrings(actions)
+}
+
+// asGroup decides (name, obj, act) for a group name as its members get it:
+// the colon guard, which keeps a token from posing as a group, is not
+// applied (index only; casbin's Enforce always applies the model).
+func (p *Policy) asGroup(name, obj, act string) bool {
+	if x, ok := p.st.decider.(*index); ok && x.shape.guard {
+		s := *x.shape
+		s.guard = false
+		y := *x
+		y.shape = &s
+		return y.enforce(name, obj, act)
+	}
+	return p.st.enforce(name, obj, act)
+}
+
+// Who returns every principal and every group that may act on obj
+// (principals: names without a colon, as a token sub would be).
+func (p *Policy) Who(obj, act string) (principals, groups []string) {
+	subjects, _, _ := p.names()
+	for _, s := range subjects {
+		if strings.Contains(s, ":") {
+			if p.asGroup(s, obj, act) {
+				groups = append(groups, s)
+			}
+		} else if p.st.enforce(s, obj, act) {
+			principals = append(principals, s)
+		}
+	}
+	return principals, groups
+}
+
+// What returns every (object, action) the policy names that sub may do,
+// through its groups, objects' groups and wildcards ("obj act" pairs,
+// sorted). A group name (with a colon) is asked as its members get it.
+func (p *Policy) What(sub string) []string {
+	_, objects, actions := p.names()
+	var out []string
+	for _, o := range objects {
+		for _, a := range actions {
+			if p.asGroupOrPrincipal(sub, o, a) {
+				out = append(out, o+" "+a)
+			}
+		}
+	}
+	return out
+}
+
+func (p *Policy) asGroupOrPrincipal(sub, obj, act string) bool {
+	if strings.Contains(sub, ":") {
+		return p.asGroup(sub, obj, act)
+	}
+	return p.st.enforce(sub, obj, act)
+}
+
+// Change is one decision that differs between two policies.
+type Change struct {
+	Sub, Obj, Act string
+	Now           bool // the decision under the new policy
+}
+
+func (c Change) String() string {
+	if c.Now {
+		return fmt.Sprintf("+ allow %s %s %s", c.Sub, c.Obj, c.Act)
+	}
+	return fmt.Sprintf("- allow %s %s %s", c.Sub, c.Obj, c.Act)
+}
+
+// maxDiffQuestions bounds a diff: principals x objects x actions.
+const maxDiffQuestions = 20_000_000
+
+// Diff returns the decisions that change from old to new for every
+// principal, object and action either policy mentions.
+func Diff(old, new *Policy) ([]Change, error) {
+	s1, o1, a1 := old.names()
+	s2, o2, a2 := new.names()
+	var subs []string
+	for _, s := range sortedStrings(append(s1, s2...)) {
+		if !strings.Contains(s, ":") {
+			subs = append(subs, s)
+		}
+	}
+	objs, acts := sortedStrings(append(o1, o2...)), sortedStrings(append(a1, a2...))
+	if n := len(subs) * len(objs) * len(acts); n > maxDiffQuestions {
+		return nil, fmt.Errorf("authz: %d questions to compare (over %d): diff smaller files", n, maxDiffQuestions)
+	}
+	var changes []Change
+	for _, s := range subs {
+		for _, o := range objs {
+			for _, a := range acts {
+				if was, now := old.Enforce(s, o, a), new.Enforce(s, o, a); was != now {
+					changes = append(changes, Change{s, o, a, now})
+				}
+			}
+		}
+	}
+	return changes, nil
+}

@@ -1,0 +1,102 @@
+package logbuf
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer records what reaches the underlying writer, write by write.
+type lockedBuffer struct {
+	mu     sync.Mutex
+	b      bytes.Buffer
+	writes int
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writes++
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) snapshot() (string, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String(), l.writes
+}
+
+func TestLinesArriveWithinTheIntervalInFewWrites(t *testing.T) {
+	var out lockedBuffer
+	w := New(&out, 30*time.Millisecond, 1<<20)
+	for i := range 100 {
+		fmt.Fprintf(w, "line %d\n", i)
+	}
+	if s, _ := out.snapshot(); s != "" {
+		t.Fatalf("written before the interval: %q", s)
+	}
+	time.Sleep(150 * time.Millisecond)
+	s, writes := out.snapshot()
+	if strings.Count(s, "\n") != 100 || !strings.HasPrefix(s, "line 0\n") || !strings.HasSuffix(s, "line 99\n") {
+		t.Fatalf("after the interval: %q", s)
+	}
+	if writes != 1 {
+		t.Fatalf("%d writes for 100 lines within one interval, want 1", writes)
+	}
+}
+
+func TestFullBufferAndCloseFlushAtOnce(t *testing.T) {
+	var out lockedBuffer
+	w := New(&out, time.Hour, 64)
+	line := strings.Repeat("x", 40) + "\n"
+	w.Write([]byte(line))
+	w.Write([]byte(line)) // 82 bytes >= 64
+	if s, _ := out.snapshot(); s != line+line {
+		t.Fatalf("full buffer not flushed: %q", s)
+	}
+	w.Write([]byte("last\n"))
+	w.Close()
+	if s, _ := out.snapshot(); !strings.HasSuffix(s, "last\n") {
+		t.Fatalf("Close did not flush: %q", s)
+	}
+	w.Write([]byte("after\n"))
+	if s, _ := out.snapshot(); !strings.HasSuffix(s, "after\n") {
+		t.Fatalf("write after Close not passed through: %q", s)
+	}
+}
+
+func TestConcurrentLinesStayWholeAndInOrderPerWriter(t *testing.T) {
+	var out lockedBuffer
+	w := New(&out, time.Millisecond, 512)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				fmt.Fprintf(w, "g%d-%04d\n", g, i)
+			}
+		}()
+	}
+	wg.Wait()
+	w.Close()
+	s, _ := out.snapshot()
+	next := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		var g string
+		var i int
+		if _, err := fmt.Sscanf(l, "%2s-%d", &g, &i); err != nil || len(l) != 7 {
+			t.Fatalf("torn line %q", l)
+		}
+		if i != next[g] {
+			t.Fatalf("%s: line %d after %d", g, i, next[g]-1)
+		}
+		next[g]++
+	}
+	if len(next) != 8 {
+		t.Fatalf("lines from %d writers, want 8", len(next))
+	}
+}

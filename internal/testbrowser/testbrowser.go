@@ -1,0 +1,248 @@
+// Package testbrowser drives a real headless Chromium (Debian's chromium
+// package; bash .ci/run installs it) for the tests of the page at /ui/,
+// through chromedp. Under CI=true a missing chromium fails the test;
+// elsewhere the test is skipped with a note. When a browser test fails, a
+// screenshot of the tab is kept in the test's artifact directory (go test
+// -artifacts -outputdir DIR keeps it; .ci/run does) and the page's console
+// errors are logged.
+package testbrowser
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Wait bounds every step and every wait.
+const Wait = 15 * time.Second
+
+// PhoneWidth is the window the tests use: the page must work at phone width.
+const PhoneWidth, PhoneHeight = 390, 844
+
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed: the browser tests need it (bash .ci/run installs Debian's chromium)")
+	}
+	t.Skip("chromium is not installed; the browser tests run under bash .ci/run, which installs it")
+	return ""
+}
+
+// Tab is one headless Chromium with one tab, for one test. Ctx is the
+// tab's chromedp context, for actions and events the helpers do not cover.
+type Tab struct {
+	T   *testing.T
+	Ctx context.Context
+
+	mu      sync.Mutex
+	console []string // console errors and uncaught exceptions of the page
+}
+
+// New starts Chromium at phone width with a fresh profile; it stops when
+// the test ends.
+func New(t *testing.T) *Tab {
+	t.Helper()
+	path := chromiumPath(t)
+	profile := t.TempDir()
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(PhoneWidth, PhoneHeight),
+	)
+	ctx, cancel := chromedp.NewContext(actx)
+	b := &Tab{T: t, Ctx: ctx}
+	// The first action starts the browser; its context is the browser's
+	// whole life, so it gets no timeout of its own.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelAlloc()
+		t.Fatalf("starting chromium: %v", err)
+	}
+	go collect(b, runtime.ConsoleAPICalled, func(ev runtime.EventConsoleAPICalled) string {
+		if ev.Type != runtime.ConsoleAPICalledTypeError && ev.Type != runtime.ConsoleAPICalledTypeWarning {
+			return ""
+		}
+		var parts []string
+		for _, a := range ev.Args {
+			parts = append(parts, a.Description+string(a.Value))
+		}
+		return "console " + string(ev.Type) + ": " + strings.Join(parts, " ")
+	})
+	go collect(b, runtime.ExceptionThrown, func(ev runtime.EventExceptionThrown) string {
+		msg := ev.ExceptionDetails.Text
+		if ex := ev.ExceptionDetails.Exception; ex != nil {
+			msg += " " + ex.Description
+		}
+		return "exception: " + msg
+	})
+	// A headless window is at least 500px wide; emulate the phone's.
+	b.Do(chromedp.EmulateViewport(PhoneWidth, PhoneHeight, chromedp.EmulateMobile))
+	t.Cleanup(func() {
+		if t.Failed() {
+			b.keepScreenshot()
+			b.mu.Lock()
+			for _, c := range b.console {
+				t.Log(c)
+			}
+			b.mu.Unlock()
+		}
+		cancel()
+		cancelAlloc()
+	})
+	return b
+}
+
+// collect keeps what line makes of each event of one kind (empty: skip).
+func collect[E any](b *Tab, ev cdp.Event[E], line func(E) string) {
+	for e, err := range chromedp.Events(b.Ctx, ev) {
+		if err != nil {
+			return
+		}
+		if l := line(e); l != "" {
+			b.mu.Lock()
+			b.console = append(b.console, l)
+			b.mu.Unlock()
+		}
+	}
+}
+
+func (b *Tab) keepScreenshot() {
+	ctx, cancel := context.WithTimeout(b.Ctx, 5*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.T.Logf("no screenshot: %v", err)
+		return
+	}
+	path := filepath.Join(b.T.ArtifactDir(), "screenshot.png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.T.Logf("no screenshot: %v", err)
+		return
+	}
+	b.T.Logf("screenshot of the failing page: %s", path)
+}
+
+// Do runs steps, failing the test on the first error.
+func (b *Tab) Do(steps ...chromedp.Action[chromedp.Void]) {
+	b.T.Helper()
+	ctx, cancel := context.WithTimeout(b.Ctx, Wait)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		b.T.Fatalf("browser: %v", err)
+	}
+}
+
+// Eval runs a JavaScript expression (awaiting a promise) in the page.
+func Eval[T any](b *Tab, js string) T {
+	b.T.Helper()
+	ctx, cancel := context.WithTimeout(b.Ctx, Wait)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.T.Fatalf("evaluating %q: %v", js, err)
+	}
+	return v
+}
+
+// WaitText waits until the text of the element that css selects contains
+// want, and returns that text.
+func (b *Tab) WaitText(css, want string) string {
+	b.T.Helper()
+	deadline := time.Now().Add(Wait)
+	js := fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ""`, css)
+	for {
+		got := Eval[string](b, js)
+		if strings.Contains(got, want) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			b.T.Fatalf("%s says %q, want it to contain %q", css, got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// OpenPage loads the page and pastes token into it.
+func (b *Tab) OpenPage(baseURL, token string) {
+	b.T.Helper()
+	b.Do(
+		chromedp.Navigate(baseURL+"/ui/"),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"] #token`)),
+		chromedp.SetValue(chromedp.ID("token"), token),
+		chromedp.Click(chromedp.ID("token-use")),
+		chromedp.WaitVisible(chromedp.ID("tabs")),
+	)
+	if loc := Eval[string](b, `location.href`); strings.Contains(loc, token[:20]) {
+		b.T.Fatalf("the token is in the address: %s", loc)
+	}
+	b.CheckFitsPhone()
+}
+
+// CheckFitsPhone fails when the page is wider than the phone-width window.
+func (b *Tab) CheckFitsPhone() {
+	b.T.Helper()
+	if w := Eval[int](b, `document.documentElement.scrollWidth - window.innerWidth`); w > 0 {
+		b.T.Errorf("the page is %dpx wider than a %dpx phone screen", w, PhoneWidth)
+	}
+}
+
+// Download lets the tab save files into dir, runs the steps that start a
+// download and returns the path of the finished file.
+func (b *Tab) Download(dir string, steps ...chromedp.Action[chromedp.Void]) string {
+	b.T.Helper()
+	progress := chromedp.Events(b.Ctx, browser.DownloadProgress)
+	allow := chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		events := true
+		_, err := chromedp.Call(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: &events,
+		})
+		return err
+	})
+	b.Do(append([]chromedp.Action[chromedp.Void]{allow}, steps...)...)
+	timeout := time.AfterFunc(Wait, func() { _ = chromedp.Cancel(b.Ctx) })
+	defer timeout.Stop()
+	for ev, err := range progress {
+		switch {
+		case err != nil:
+			b.T.Fatalf("waiting for the download: %v", err)
+		case ev.State == browser.DownloadProgressStateCompleted:
+			return filepath.Join(dir, ev.GUID)
+		case ev.State == browser.DownloadProgressStateCanceled:
+			b.T.Fatal("the download was cancelled")
+		}
+	}
+	b.T.Fatal("no download")
+	return ""
+}
+
+// CheckLabels fails when a visible form control has no label, or a button
+// no accessible text: a screen reader would announce it as nothing.
+func (b *Tab) CheckLabels() {
+	b.T.Helper()
+	unlabelled := Eval[[]string](b, `Array.from(document.querySelectorAll('input, select, textarea, button'))
+		.filter(e => e.offsetParent !== null)
+		.filter(e => e.tagName === 'BUTTON' ? e.textContent.trim() === '' && !e.getAttribute('aria-label') : e.labels.length === 0)
+		.map(e => e.outerHTML.slice(0, 80))`)
+	if len(unlabelled) > 0 {
+		b.T.Errorf("controls without a label: %q", unlabelled)
+	}
+}

@@ -1,0 +1,223 @@
+package proxy
+
+import (
+	"maps"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/facade-dev/facade"
+)
+
+// routeQuery is what a request to a build route asked for, validated. The
+// upstream query is built from it (upstreamValues), never from the
+// caller's text.
+type routeQuery struct {
+	listParams          // paging, and whether the project list's plans are expanded
+	expand     []string // the route's supported expand values asked for, sorted
+	filters    []filterValue
+}
+
+type filterValue struct{ name, value string }
+
+// filterRules validates each Bamboo result filter and says how it is
+// forwarded; refused filters (favourite) have no rule.
+var filterRules = map[string]struct {
+	refused *facade.Error
+	norm    func(string) (string, bool) // the value to forward ("" forwards nothing), or false
+}{
+	FilterLabel:            {facade.ErrFilterLabel, commaList(validLabel)},
+	FilterIssueKey:         {facade.ErrFilterIssueKey, commaList(validIssueKey)},
+	FilterBuildState:       {facade.ErrFilterBuildState, buildState},
+	FilterIncludeAllStates: {facade.ErrFilterIncludeAllStates, boolFlag},
+	FilterContinuable:      {facade.ErrFilterContinuable, boolFlag},
+	FilterCloverEnabled:    {facade.ErrFilterCloverEnabled, boolFlag},
+	FilterFavourite:        {facade.ErrFilterFavourite, nil},
+}
+
+// parseRouteQuery reads paging (max-results or max-result, start-index),
+// expand and the route's filters from a raw query. Every other parameter
+// (showEmpty, os_authType, ...) is ignored. A Bamboo filter the route does
+// not honour, or a malformed value of one it does, is a 400 that names
+// the parameter; paging is checked as parseListParams does.
+func parseRouteQuery(rawQuery string, rt *Route) (routeQuery, error) {
+	lp, err := parseListParams(rawQuery)
+	if err != nil {
+		return routeQuery{}, err
+	}
+	q := routeQuery{listParams: lp}
+	seen := map[string][]string{}
+	for rawQuery != "" {
+		var pair string
+		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
+		rawKey, rawValue, _ := strings.Cut(pair, "=")
+		key, ok := unescapeQuery(rawKey)
+		if !ok {
+			continue
+		}
+		_, isFilter := filterRules[key]
+		if key != "expand" && !isFilter {
+			continue
+		}
+		value, ok := unescapeQuery(rawValue)
+		if !ok {
+			return q, badParameter()
+		}
+		seen[key] = append(seen[key], value)
+	}
+	q.expand = selectExpand(seen["expand"], rt.Expand)
+	if q.has("projects.project.plans") {
+		q.listParams.expand = expandPlans
+	}
+	for _, name := range slices.Sorted(maps.Keys(seen)) {
+		if name == "expand" {
+			continue
+		}
+		rule := filterRules[name]
+		refused := rule.refused
+		if rule.norm == nil || !slices.Contains(rt.Filters, name) {
+			return q, refused
+		}
+		value, ok := rule.norm(strings.Join(seen[name], ","))
+		if !ok {
+			return q, refused
+		}
+		if value != "" {
+			q.filters = append(q.filters, filterValue{name, value})
+		}
+	}
+	return q, nil
+}
+
+// selectExpand keeps, from comma-joined expand values, the supported ones:
+// a value equal to a supported one, or deeper below it (which selects the
+// supported one: what lies below is never forwarded).
+func selectExpand(values, supported []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			item = strings.TrimSpace(item)
+			best := ""
+			for _, s := range supported {
+				if (item == s || strings.HasPrefix(item, s+".")) && len(s) > len(best) {
+					best = s
+				}
+			}
+			if best != "" && !slices.Contains(out, best) {
+				out = append(out, best)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// withRecount adds the route's Recount lists to the expand values asked
+// of upstream.
+func (q routeQuery) withRecount(rt *Route) routeQuery {
+	if len(rt.Recount) == 0 {
+		return q
+	}
+	expand := slices.Clone(q.expand)
+	for _, v := range rt.Recount {
+		if !slices.Contains(expand, v) {
+			expand = append(expand, v)
+		}
+	}
+	slices.Sort(expand)
+	q.expand = expand
+	return q
+}
+
+// has reports whether expand value v was asked for.
+func (q routeQuery) has(v string) bool { return slices.Contains(q.expand, v) }
+
+// upstreamValues is the query sent upstream: expand, filters, and paging
+// when paging is the upstream's.
+func (q routeQuery) upstreamValues(withPaging bool) url.Values {
+	v := url.Values{}
+	if len(q.expand) > 0 {
+		v.Set("expand", strings.Join(q.expand, ","))
+	}
+	for _, f := range q.filters {
+		v.Set(f.name, f.value)
+	}
+	if withPaging {
+		v.Set("max-results", strconv.Itoa(q.maxResults))
+		if q.startIndex > 0 {
+			v.Set("start-index", strconv.Itoa(q.startIndex))
+		}
+	}
+	return v
+}
+
+// Filter value rules. Bamboo reads a boolean as Java's Boolean.valueOf
+// (case-insensitive "true", anything else false); only "true" changes
+// anything, so "false" and a bare flag forward nothing.
+func boolFlag(v string) (string, bool) {
+	switch strings.ToLower(v) {
+	case "true":
+		return "true", true
+	case "false", "":
+		return "", true
+	}
+	return "", false
+}
+
+func buildState(v string) (string, bool) {
+	for _, s := range []string{"Successful", "Failed", "Unknown"} {
+		if strings.EqualFold(v, s) {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// maxFilterItems bounds a comma-separated filter list.
+const maxFilterItems = 20
+
+func commaList(valid func(string) bool) func(string) (string, bool) {
+	return func(v string) (string, bool) {
+		items := strings.Split(v, ",")
+		if len(items) > maxFilterItems {
+			return "", false
+		}
+		for i, item := range items {
+			items[i] = strings.TrimSpace(item)
+			if !valid(items[i]) {
+				return "", false
+			}
+		}
+		return strings.Join(items, ","), true
+	}
+}
+
+// validLabel: Bamboo labels are words of letters, digits and . _ -.
+func validLabel(s string) bool {
+	if len(s) < 1 || len(s) > 255 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validIssueKey: a Jira issue key, PROJECT-123.
+func validIssueKey(s string) bool {
+	project, number, ok := strings.Cut(s, "-")
+	if !ok || len(project) > 64 || !validBuildNumber(number) || project == "" || project[0] < 'A' || project[0] > 'Z' {
+		return false
+	}
+	for i := 0; i < len(project); i++ {
+		c := project[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,261 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/cache"
+)
+
+// Serve returns the handler of one path served by routes. Several routes
+// share a path when the key's shape tells them apart: /result/{key} names
+// a project (PROJ), a plan (PROJ-PLAN), a result (PROJ-PLAN-7) or a job
+// result (PROJ-PLAN-JOB-7). The order of work is the same for every route:
+// key and query validated (400), permission decided (403), and only then
+// the cache or the upstream.
+func (h *Handler) Serve(routes ...Route) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		for i := range routes {
+			if key, ok := parseKey(routes[i].Key, c.Param("key"), c.Param("number")); ok {
+				return h.serve(c, &routes[i], key)
+			}
+		}
+		return badIdentifier()
+	}
+}
+
+// buildKey is a parsed key: project, plan, job and number as far as the
+// route's key kind has them. number is digits or "latest".
+type buildKey struct{ project, plan, job, number string }
+
+func (k buildKey) planRef() planRef { return planRef{k.project, k.plan} }
+
+// String is the key as Bamboo writes it: PROJ, PROJ-PLAN, PROJ-PLAN-7,
+// PROJ-PLAN-JOB-7.
+func (k buildKey) String() string {
+	s := k.project
+	for _, part := range []string{k.plan, k.job, k.number} {
+		if part != "" {
+			s += "-" + part
+		}
+	}
+	return s
+}
+
+// parseKey reads the :key (and :number) path parameters for a key kind.
+// They arrive still percent-encoded, so an encoded character is simply
+// outside the allowed set. A ".json" suffix on the last one is Bamboo's
+// format selector.
+func parseKey(kind KeyKind, raw, number string) (buildKey, bool) {
+	if number != "" {
+		number = strings.TrimSuffix(number, ".json")
+	} else {
+		raw = strings.TrimSuffix(raw, ".json")
+	}
+	if kind == KeyNone {
+		return buildKey{}, raw == "" && number == ""
+	}
+	parts := strings.Split(raw, "-")
+	if !facade.ValidProjectKey(parts[0]) {
+		return buildKey{}, false
+	}
+	k := buildKey{project: parts[0]}
+	if len(parts) > 1 {
+		k.plan = parts[1]
+		if !facade.ValidPlanKey(k.plan) {
+			return buildKey{}, false
+		}
+	}
+	switch {
+	case kind == KeyProject:
+		return k, len(parts) == 1 && number == ""
+	case kind == KeyPlan:
+		return k, len(parts) == 2 && number == ""
+	case kind == KeyResult && number != "":
+		k.number = number
+		return k, len(parts) == 2 && validResultNumber(number)
+	case kind == KeyResult:
+		if len(parts) != 3 {
+			return buildKey{}, false
+		}
+		k.number = parts[2]
+		return k, validResultNumber(k.number)
+	case kind == KeyJobResult:
+		if len(parts) != 4 || number != "" {
+			return buildKey{}, false
+		}
+		k.job, k.number = parts[2], parts[3]
+		return k, facade.ValidPlanKey(k.job) && validBuildNumber(k.number)
+	}
+	return buildKey{}, false
+}
+
+func validResultNumber(s string) bool { return s == "latest" || validBuildNumber(s) }
+
+func (h *Handler) serve(c echo.Context, rt *Route, key buildKey) error {
+	q, err := parseRouteQuery(c.Request().URL.RawQuery, rt)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	p := facade.PrincipalFrom(ctx)
+	switch rt.Need {
+	case NeedPlan:
+		if err := h.authorizePlan(c, "view_"+rt.Name, p, key.planRef()); err != nil {
+			return err
+		}
+	case NeedProject:
+		if err := h.authorizeProject(c, "view_"+rt.Name, p, key.project); err != nil {
+			return err
+		}
+	}
+	switch rt.View {
+	case ViewProjects:
+		return h.projects(c, q.listParams)
+	case ViewProject:
+		return h.project(c, q, key.project)
+	case ViewPlans:
+		return h.plans(c, q)
+	}
+	entry, err := h.document(ctx, docKey(rt, key, q), h.fetcher(rt, key, q))
+	if err != nil {
+		return err
+	}
+	base := h.publicBase(c.Request())
+	var body []byte
+	switch rt.View {
+	case ViewDocument:
+		body, err = h.rewrittenView(entry, base)
+	case ViewPruned:
+		body, err = h.prunedView(entry, base, p, rt, q)
+	case ViewList:
+		body, err = h.listView(entry, base, p, rt, q)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(c, entry.Status, body)
+}
+
+// authorizeProject decides NeedProject: view on the project, or on one of
+// the plans the shared project list gives it. The list is the same
+// document for every caller and every project (no upstream call names
+// the target), and the refusal is the same whether the project exists or
+// not.
+func (h *Handler) authorizeProject(c echo.Context, op string, p facade.Principal, project string) error {
+	if h.az.CanViewProject(p, project) {
+		return nil
+	}
+	ctx := c.Request().Context()
+	idx, _, err := h.projectIndex(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := findVisible(idx, h.visibility(idx, h.az.Version(), p), project); ok {
+		return nil
+	}
+	return h.az.Refuse(ctx, p, op, "project:"+project)
+}
+
+// docKey names the cached document of a request: route, upstream path and
+// upstream query, all built from validated parts.
+func docKey(rt *Route, key buildKey, q routeQuery) string {
+	vals := q.withRecount(rt).upstreamValues(rt.Cache == CachePage && rt.List != "")
+	return "doc:" + rt.Name + ":" + strings.Join(upstreamPath(rt, key), "/") + "?" + vals.Encode()
+}
+
+func upstreamPath(rt *Route, key buildKey) []string {
+	out := make([]string, len(rt.Upstream))
+	for i, seg := range rt.Upstream {
+		if seg == "{key}" {
+			seg = key.String()
+		}
+		out[i] = seg
+	}
+	return out
+}
+
+// fetcher asks upstream for exactly what the request selected.
+func (h *Handler) fetcher(rt *Route, key buildKey, q routeQuery) func(context.Context) ([]byte, error) {
+	segments := upstreamPath(rt, key)
+	q = q.withRecount(rt)
+	if rt.Cache == CacheCollected {
+		vals := q.upstreamValues(false)
+		return func(ctx context.Context) ([]byte, error) { return h.collect(ctx, rt, segments, vals) }
+	}
+	vals := q.upstreamValues(rt.List != "")
+	return func(ctx context.Context) ([]byte, error) {
+		body, err := h.up.Document(ctx, rt.Name, vals, segments...)
+		if err != nil {
+			return nil, err
+		}
+		// Checked before it is cached: a document of another shape would
+		// otherwise be served (as a 502) for a whole TTL.
+		if rt.List != "" {
+			if err := checkListShape(body, rt.List); err != nil {
+				return nil, upstreamBad(err)
+			}
+		}
+		return body, nil
+	}
+}
+
+var errNoList = errors.New("upstream list document has no list object")
+
+func checkListShape(body []byte, list string) error {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return err
+	}
+	if t := bytes.TrimSpace(doc[list]); len(t) == 0 || t[0] != '{' {
+		return errNoList
+	}
+	return nil
+}
+
+// rewrittenView returns the document with its links rewritten for base. It
+// is the same for every principal allowed to see it, so it is keyed by
+// document version and base only.
+func (h *Handler) rewrittenView(entry cache.Entry, base string) ([]byte, error) {
+	key := viewKey{kind: kindResults, doc: entry.Version, base: base}
+	if body, ok := h.views.get(key); ok {
+		return body, nil
+	}
+	v, err, _ := h.builds.Do(flightKey(key), func() (any, error) {
+		body, err := rewriteDocument(entry.Body)
+		if err != nil {
+			return nil, upstreamBad(err)
+		}
+		body = finish(body, base)
+		h.views.add(key, body, int64(len(body)))
+		return body, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]byte), nil
+}
+
+// rewriteDocument decodes a document, rewrites every upstream URL in it to
+// the placeholder and encodes it again.
+func rewriteDocument(body []byte) ([]byte, error) {
+	doc, err := decodeJSON(body)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, errNotObject
+	}
+	doc = newRewriter(doc).rewriteTree(doc)
+	var buf bytes.Buffer
+	if err := encodeJSON(&buf, doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

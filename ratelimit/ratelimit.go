@@ -1,0 +1,319 @@
+// Package ratelimit is a limit per key (a principal, a client address)
+// shared by every instance of the service through Redis, without a Redis
+// round trip on every request.
+//
+// Each key is a GCRA bucket (the algorithm of redis_rate: a "theoretical
+// arrival time" that every admitted request pushes one emission interval
+// further; a request is refused when that time would run more than Burst
+// intervals ahead of now). Each instance keeps a local copy of the buckets
+// of the keys it saw recently and decides from it; every Interval one
+// pipelined call settles with Redis for all of them at once: it adds what
+// this instance admitted since the last settlement and reads back what every
+// instance admitted together. A key seen for the first time (or again after
+// it went idle) is asked of Redis directly, so a new principal cannot start
+// from a full local bucket on every instance.
+//
+// Error bound: between two settlements each instance decides alone, from
+// the state of the last one. With N instances serving the same key, in one
+// Interval the key can be admitted at most
+//
+//	(N-1) x (Burst + Rate x Interval)
+//
+// requests more than one instance alone would admit (each instance spends
+// the same remaining burst plus what refills in the interval), plus Rate x
+// the duration of a settlement call per instance (the view is dated from
+// the call's start, so that settling never costs a key its rate). The excess
+// is settled as debt: Redis counts every admitted request, so at the next
+// settlement every instance sees the bucket that far ahead and refuses the
+// key until the debt is repaid; over any window longer than an Interval the
+// key gets its rate. With the service's defaults (50/s, burst 100, 100 ms)
+// and two instances: at most 105 requests over, once, then refusals.
+//
+// When Redis cannot be reached, requests are let through (Allow returns
+// the error for the caller to log), as before this package: the stores
+// behind the limit answer 503 on their own, and refusing here would also
+// refuse what can still be served.
+package ratelimit
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Limit is Rate requests per Period with bursts of up to Burst.
+type Limit struct {
+	Rate   int
+	Period time.Duration
+	Burst  int
+}
+
+// PerSecond is rate requests a second with a burst of burst.
+func PerSecond(rate, burst int) Limit { return Limit{Rate: rate, Period: time.Second, Burst: burst} }
+
+// Options tune a Limiter; the zero value is the defaults.
+type Options struct {
+	// Interval between settlements with Redis (default 100 ms): the
+	// window of the error bound in the package comment.
+	Interval time.Duration
+	// MaxKeys bounds the local buckets (default 100,000); beyond it, new
+	// keys are decided by Redis on every request instead of locally.
+	MaxKeys int
+	// Logger receives settlement failures (default slog.Default()).
+	Logger *slog.Logger
+	// now is the clock (tests).
+	now func() time.Time
+}
+
+const (
+	defaultInterval = 100 * time.Millisecond
+	defaultMaxKeys  = 100_000
+	// idleIntervals: a key unused for this many intervals leaves the local
+	// table (its state stays in Redis); the next request asks Redis again.
+	idleIntervals = 20
+)
+
+// Limiter limits requests per key. Create it with New.
+type Limiter struct {
+	rdb      redis.UniversalClient
+	prefix   string
+	limit    Limit
+	emission time.Duration // Period / Rate: what one request costs
+	tolerate time.Duration // Burst x emission: how far ahead a bucket may run
+	interval time.Duration
+	maxKeys  int
+	log      *slog.Logger
+	now      func() time.Time
+
+	mu       sync.Mutex
+	buckets  map[string]*bucket
+	settling bool // the settlement loop runs (only while there are buckets)
+}
+
+// bucket is this instance's view of one key.
+type bucket struct {
+	tat      time.Time // theoretical arrival time, local clock
+	pending  int       // admitted here since the last settlement
+	lastUsed time.Time
+}
+
+// New returns a limiter storing its buckets in rdb under prefix+key (the
+// caller's namespace, e.g. "facade:rl:"). A Rate of zero or less is an
+// error: callers that want no limit should not build one.
+func New(rdb redis.UniversalClient, prefix string, limit Limit, opts Options) (*Limiter, error) {
+	if limit.Rate <= 0 || limit.Period <= 0 || limit.Burst < 1 {
+		return nil, errors.New("ratelimit: Rate, Period and Burst must be positive")
+	}
+	l := &Limiter{
+		rdb: rdb, prefix: prefix, limit: limit,
+		emission: limit.Period / time.Duration(limit.Rate),
+		interval: opts.Interval, maxKeys: opts.MaxKeys, log: opts.Logger, now: opts.now,
+		buckets: map[string]*bucket{},
+	}
+	l.tolerate = time.Duration(limit.Burst) * l.emission
+	if l.interval <= 0 {
+		l.interval = defaultInterval
+	}
+	if l.maxKeys <= 0 {
+		l.maxKeys = defaultMaxKeys
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	if l.now == nil {
+		l.now = time.Now
+	}
+	return l, nil
+}
+
+// Allow admits one request for key, or refuses it and says when one would
+// be admitted. A non-nil error means Redis could not be asked: the request
+// is admitted (ok is true) and the caller should log the error.
+func (l *Limiter) Allow(ctx context.Context, key string) (ok bool, retryAfter time.Duration, err error) {
+	now := l.now()
+	l.mu.Lock()
+	if b := l.buckets[key]; b != nil {
+		ok, retryAfter = l.take(b, now)
+		l.mu.Unlock()
+		return ok, retryAfter, nil
+	}
+	l.mu.Unlock()
+	return l.ask(ctx, key)
+}
+
+// take decides locally: the GCRA step on this instance's copy.
+func (l *Limiter) take(b *bucket, now time.Time) (bool, time.Duration) {
+	b.lastUsed = now
+	tat := b.tat
+	if tat.Before(now) {
+		tat = now
+	}
+	next := tat.Add(l.emission)
+	if ahead := next.Sub(now); ahead > l.tolerate {
+		return false, ahead - l.tolerate
+	}
+	b.tat = next
+	b.pending++
+	return true, 0
+}
+
+// ask decides a key this instance holds no bucket for, in Redis, and keeps
+// the answer as the key's local bucket.
+func (l *Limiter) ask(ctx context.Context, key string) (bool, time.Duration, error) {
+	now := l.now() // see settle: the call's start
+	res, err := takeScript.Run(ctx, l.rdb, []string{l.prefix + key},
+		l.emission.Microseconds(), l.tolerate.Microseconds(), 1, 1).Int64Slice()
+	if err != nil {
+		return true, 0, err
+	}
+	allowed, ahead := res[0] == 1, time.Duration(res[1])*time.Microsecond
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	switch {
+	case b == nil && len(l.buckets) >= l.maxKeys:
+		// Full: decided by Redis, remembered nowhere.
+	case b == nil:
+		l.buckets[key] = &bucket{tat: now.Add(ahead), lastUsed: now}
+		l.startSettling()
+	case now.Add(ahead).After(b.tat):
+		// Another request made the bucket meanwhile; Redis already
+		// counted this one, so only move the view forward.
+		b.tat = now.Add(ahead)
+	}
+	if !allowed {
+		return false, ahead + l.emission - l.tolerate, nil
+	}
+	return true, 0, nil
+}
+
+// startSettling starts the settlement loop if it is not running. l.mu held.
+func (l *Limiter) startSettling() {
+	if l.settling {
+		return
+	}
+	l.settling = true
+	go l.settleLoop()
+}
+
+// settleLoop settles every Interval until the local table is empty.
+func (l *Limiter) settleLoop() {
+	t := time.NewTicker(l.interval)
+	defer t.Stop()
+	for range t.C {
+		if !l.settle(context.Background()) {
+			return
+		}
+	}
+}
+
+// settle sends one pipeline: for every local bucket, what this instance
+// admitted since the last settlement; and reads back each bucket as every
+// instance left it. It reports whether the loop should go on.
+func (l *Limiter) settle(ctx context.Context) bool {
+	keys, sent := l.snapshot()
+	if len(keys) == 0 {
+		return l.stopIfEmpty()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*l.interval+time.Second)
+	defer cancel()
+	// Redis's answers are "ahead of now" at some moment during the call;
+	// counting from its start errs towards admitting (by at most the
+	// call's duration), where counting from its end would lose that much
+	// of the rate at every settlement.
+	sentAt := l.now()
+	cmds, err := l.pipeline(ctx, keys, sent)
+	if err != nil {
+		// Keep today's behaviour with Redis down: forget the local view,
+		// so requests go to ask(), which lets them through, logged.
+		l.log.Warn("rate limiter could not settle with Redis; local buckets dropped", "keys", len(keys), "err", err.Error())
+		l.mu.Lock()
+		clear(l.buckets)
+		l.mu.Unlock()
+		return l.stopIfEmpty()
+	}
+	l.mu.Lock()
+	for i, key := range keys {
+		b := l.buckets[key]
+		if b == nil {
+			continue
+		}
+		v, _ := cmds[i].Int64Slice() // checked by pipeline
+		ahead := time.Duration(v[1]) * time.Microsecond
+		// Redis has everything up to the snapshot; admissions made here
+		// since then are still pending and go on top.
+		b.tat = sentAt.Add(ahead).Add(time.Duration(b.pending) * l.emission)
+	}
+	l.mu.Unlock()
+	return true
+}
+
+// snapshot takes the pending counts of every bucket (resetting them) and
+// drops buckets idle for idleIntervals with nothing to send.
+func (l *Limiter) snapshot() ([]string, []int) {
+	now := l.now()
+	idle := time.Duration(idleIntervals) * l.interval
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	keys := make([]string, 0, len(l.buckets))
+	sent := make([]int, 0, len(l.buckets))
+	for key, b := range l.buckets {
+		if b.pending == 0 && now.Sub(b.lastUsed) > idle {
+			delete(l.buckets, key)
+			continue
+		}
+		keys = append(keys, key)
+		sent = append(sent, b.pending)
+		b.pending = 0
+	}
+	return keys, sent
+}
+
+func (l *Limiter) pipeline(ctx context.Context, keys []string, sent []int) ([]*redis.Cmd, error) {
+	run := func() ([]*redis.Cmd, error) {
+		cmds := make([]*redis.Cmd, len(keys))
+		_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, key := range keys {
+				cmds[i] = p.EvalSha(ctx, takeScript.Hash(), []string{l.prefix + key},
+					l.emission.Microseconds(), l.tolerate.Microseconds(), sent[i], 0)
+			}
+			return nil
+		})
+		return cmds, err
+	}
+	cmds, err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err = takeScript.Load(ctx, l.rdb).Err(); err == nil {
+			cmds, err = run()
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cmds {
+		if v, err := c.Int64Slice(); err != nil || len(v) != 2 {
+			return nil, errors.New("ratelimit: unexpected settlement reply")
+		}
+	}
+	return cmds, nil
+}
+
+func (l *Limiter) stopIfEmpty() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buckets) == 0 {
+		l.settling = false
+		return false
+	}
+	return true
+}
+
+//go:embed take.lua
+var takeSource string
+
+var takeScript = redis.NewScript(takeSource)

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade/server/problem"
+)
+
+// maxHeaderBytes is the service's own limit on a request's header block
+// (request line included). The http.Server's limit is set well above it so
+// that the service, not net/http, refuses oversize headers, with the same
+// problem body and headers as every other error (see limitHeaders).
+const (
+	maxHeaderBytes    = 16 << 10
+	serverHeaderBytes = 64 << 10
+)
+
+// limitHeaders answers 431 when the request line and headers exceed
+// maxHeaderBytes.
+func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if headerSize(c.Request()) > maxHeaderBytes {
+			return problem.HeadersTooLarge
+		}
+		return next(c)
+	}
+}
+
+// headerSize counts the header block as it was on the wire: the request
+// line, and "Name: value\r\n" for every header line.
+func headerSize(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n + len(r.Host) + len("Host: \r\n")
+}
+
+// Listener wraps ln so the few answers net/http writes on its own, before
+// any handler runs (400 for a malformed request line, Host or escape, 431
+// past the server's header limit, 501 and 505), leave as problem bodies
+// with the headers every response carries, like every other error.
+func Listener(ln net.Listener) net.Listener { return answeringListener{ln} }
+
+type answeringListener struct{ net.Listener }
+
+func (l answeringListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return answeringConn{c}, nil
+}
+
+type answeringConn struct{ net.Conn }
+
+// goAnswer matches net/http's own error answers, which it writes in one
+// Write with exactly these headers. Responses from handlers always carry a
+// Date header and write Connection before Content-Type, so never match.
+var goAnswer = regexp.MustCompile(`^HTTP/1\.1 (\d{3}) [^\r\n]*\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n`)
+
+func (c answeringConn) Write(p []byte) (int, error) {
+	m := goAnswer.FindSubmatch(p)
+	if m == nil {
+		return c.Conn.Write(p)
+	}
+	status, _ := strconv.Atoi(string(m[1]))
+	if _, err := c.Conn.Write(connProblem(status)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// goRefusals are net/http's own statuses and what the service says instead.
+var goRefusals = map[int]error{
+	http.StatusRequestHeaderFieldsTooLarge: problem.HeadersTooLarge,
+	http.StatusNotImplemented:              problem.NotImplemented,
+	http.StatusHTTPVersionNotSupported:     problem.VersionNotSupported,
+}
+
+// connProblem is a whole HTTP/1.1 response for one of net/http's refusals,
+// written through renderProblem like every other error.
+func connProblem(goStatus int) []byte {
+	err, ok := goRefusals[goStatus]
+	if !ok {
+		err = problem.MalformedRequest
+	}
+	h := http.Header{}
+	setBaseHeaders(h, newRequestID())
+	status, body := problem.Render(h, err, h.Get("X-Request-ID"))
+	res := &http.Response{
+		StatusCode: status, ProtoMajor: 1, ProtoMinor: 1, Header: h, Close: true,
+		ContentLength: int64(len(body)), Body: io.NopCloser(bytes.NewReader(body)),
+	}
+	var b bytes.Buffer
+	_ = res.Write(&b)
+	return b.Bytes()
+}

@@ -1,0 +1,83 @@
+package server
+
+import (
+	"net"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/server/problem"
+)
+
+// authFailureKey is where the failed authentications of one client address
+// are counted (redis_rate adds "rate:"); shared by every instance like the
+// per-principal limit. IPv6 addresses count per /64, which one client
+// usually holds whole.
+func authFailureKey(addr string) string {
+	ip := net.ParseIP(addr)
+	if ip != nil && ip.To4() == nil {
+		addr = ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return "facade:authfail:" + addr
+}
+
+// authFailureLimit allows FACADE_AUTH_FAILURE_LIMIT failed authentications
+// per minute per client address, as a burst.
+func (s *Server) authFailureLimit() redis_rate.Limit {
+	n := s.cfg.AuthFailureLimit
+	return redis_rate.Limit{Rate: n, Period: time.Minute, Burst: n}
+}
+
+// authThrottled reports whether c's client address has used up its failed
+// authentications, and when to retry. It only looks (a zero-cost call), so
+// a blocked address cannot push its own release further away; while it is
+// blocked no token from it is verified at all. When Redis cannot be
+// reached the request goes on, as with the per-principal limit.
+func (s *Server) authThrottled(c echo.Context) (time.Duration, bool) {
+	if s.cfg.AuthFailureLimit <= 0 {
+		return 0, false
+	}
+	limit := s.authFailureLimit()
+	res, err := s.authFailures.AllowN(c.Request().Context(), authFailureKey(c.RealIP()), limit, 0)
+	if err != nil {
+		s.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
+		return 0, false
+	}
+	if res.Remaining >= 1 {
+		return 0, false
+	}
+	// The next failure is allowed one emission interval after the last.
+	return max(limit.Period/time.Duration(limit.Rate), time.Second), true
+}
+
+// countAuthFailure spends one of c's client address's failures.
+func (s *Server) countAuthFailure(c echo.Context) {
+	if s.cfg.AuthFailureLimit <= 0 {
+		return
+	}
+	if _, err := s.authFailures.Allow(c.Request().Context(), authFailureKey(c.RealIP()), s.authFailureLimit()); err != nil {
+		s.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
+	}
+}
+
+// errAuthThrottled is the 429 for an address over its failure limit.
+func errAuthThrottled(retry time.Duration) error {
+	return &facade.Error{Code: problem.AuthThrottled.Code, RetryAfter: retry}
+}
+
+// ipExtractor finds the client address: the peer, or, when the peer is one
+// of FACADE_TRUSTED_PROXIES, the right-most X-Forwarded-For entry that is
+// not itself a trusted proxy. Nothing is trusted by default (not even
+// loopback or private networks, which Echo would trust).
+func ipExtractor(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}

@@ -1,0 +1,89 @@
+package server_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/facade-dev/facade/web"
+)
+
+// TestPageIsServedWithItsOwnPolicy: the page's files need no token and
+// carry the page's CSP; the API keeps its own; nothing else is public.
+func TestPageIsServedWithItsOwnPolicy(t *testing.T) {
+	e := newEnv(t)
+	files := map[string]string{
+		"/ui/":           "text/html; charset=utf-8",
+		"/ui/app.js":     "text/javascript; charset=utf-8",
+		"/ui/app.css":    "text/css; charset=utf-8",
+		"/ui/index.html": "text/html; charset=utf-8",
+	}
+	for path, ct := range files {
+		r := e.do(req{method: "GET", path: path})
+		if r.status != 200 || r.header.Get("Content-Type") != ct {
+			t.Errorf("%s: %d %q", path, r.status, r.header.Get("Content-Type"))
+		}
+		csp := r.header.Get("Content-Security-Policy")
+		if csp != web.CSP || !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		for h, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"} {
+			if r.header.Get(h) != want {
+				t.Errorf("%s: %s %q", path, h, r.header.Get(h))
+			}
+		}
+	}
+	// /ui redirects to the page (the client follows it).
+	if r := e.do(req{method: "GET", path: "/ui"}); r.status != 200 || !strings.Contains(r.body, `<script src="app.js"`) {
+		t.Errorf("/ui: %d", r.status)
+	}
+	for _, path := range []string{"/ui/missing.js", "/ui/../rs/account/1001", "/ui/%2e%2e/rs/account/1001/balance"} {
+		r := e.do(req{method: "GET", path: path})
+		if r.status != 404 || r.header.Get("Content-Security-Policy") == web.CSP {
+			t.Errorf("%s: %d, CSP %q", path, r.status, r.header.Get("Content-Security-Policy"))
+		}
+	}
+	// The API next to it still wants a token and keeps the API's policy.
+	r := e.do(req{method: "GET", path: "/rs/account/1001/balance"})
+	if r.status != 401 || r.header.Get("Content-Security-Policy") != "default-src 'none'; frame-ancestors 'none'" {
+		t.Errorf("API without a token: %d, CSP %q", r.status, r.header.Get("Content-Security-Policy"))
+	}
+	if r := e.do(req{method: "POST", path: "/ui/", body: `{}`}); r.status != 401 && r.status != 405 {
+		t.Errorf("POST /ui/: %d", r.status)
+	}
+}
+
+// TestPageHasNoInlineCode: nothing in the page needs 'unsafe-inline' (no
+// inline script or style, no event-handler or style attributes) and
+// nothing is loaded from another origin.
+func TestPageHasNoInlineCode(t *testing.T) {
+	f, ok := web.Lookup("")
+	if !ok {
+		t.Fatal("no page")
+	}
+	html := string(f.Body)
+	bad := map[string]*regexp.Regexp{
+		"inline script":   regexp.MustCompile(`(?i)<script(?:\s[^>]*)?>\s*[^<\s]`),
+		"style element":   regexp.MustCompile(`(?i)<style`),
+		"style attribute": regexp.MustCompile(`(?i)\sstyle\s*=`),
+		"event handler":   regexp.MustCompile(`(?i)\son[a-z]+\s*=`),
+		"other origin":    regexp.MustCompile(`(?i)(?:src|href)\s*=\s*"(?:https?:)?//`),
+		"javascript: URL": regexp.MustCompile(`(?i)javascript:`),
+	}
+	for _, tag := range regexp.MustCompile(`(?i)<script[^>]*>`).FindAllString(html, -1) {
+		if !strings.Contains(tag, ` src="`) {
+			t.Errorf("script element without src: %s", tag)
+		}
+	}
+	for what, re := range bad {
+		if m := re.FindString(html); m != "" {
+			t.Errorf("index.html has %s: %q", what, m)
+		}
+	}
+	js, _ := web.Lookup("app.js")
+	for _, forbidden := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "localStorage", ".style."} {
+		if strings.Contains(string(js.Body), forbidden) {
+			t.Errorf("app.js uses %s", forbidden)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/facade-dev/facade/upstream/bambootest"
+)
+
+// TestDownloadsRunWhileBytesFlowAndStopWhenTheReaderStalls: with a 300 ms
+// write deadline, a download read steadily for longer than that completes,
+// and one whose reader stalls is cut off instead of holding the connection.
+func TestDownloadsRunWhileBytesFlowAndStopWhenTheReaderStalls(t *testing.T) {
+	const size = 32 << 20
+	e := newEnv(t, withBuilds(), withWriteTimeout(300*time.Millisecond))
+	e.bamboo.AddResult("WEB-NIGHTLY", 90, "Successful", bambootest.Artifact{
+		Name: "big.img", ProducerJobKey: "JOB1", Shared: true, Size: size,
+	})
+	carol := token(t, "carol", "developer")
+	download := func() *http.Response {
+		r, _ := http.NewRequest("GET", e.url+"/browse/WEB-NIGHTLY-90/artifact/shared/big.img/", nil)
+		r.Header.Set("Authorization", "Bearer "+carol)
+		res, err := http.DefaultClient.Do(r)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("download: %v %v", res, err)
+		}
+		return res
+	}
+
+	steady := download()
+	start, n := time.Now(), int64(0)
+	buf := make([]byte, 1<<20)
+	for {
+		k, err := steady.Body.Read(buf)
+		n += int64(k)
+		if err != nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // about 50 reads a second
+	}
+	steady.Body.Close()
+	if n != size || time.Since(start) < 300*time.Millisecond {
+		t.Errorf("steady reader got %d of %d bytes in %v", n, size, time.Since(start))
+	}
+
+	stalled := download()
+	defer stalled.Body.Close()
+	if _, err := io.ReadFull(stalled.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	rest, _ := io.Copy(io.Discard, stalled.Body)
+	if got := int64(len(buf)) + rest; got >= size {
+		t.Errorf("a reader that stalled for 700 ms still got all %d bytes", got)
+	}
+}

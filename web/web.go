@@ -1,0 +1,69 @@
+// Package web is Facade's browser page, served at /ui/: one HTML file, one
+// script and one style sheet, embedded in the binary (no CDN, no build
+// step). The page is a client of the public API like any other: it sends
+// the pasted bearer token, an X-XSRF-TOKEN header on every change, If-Match
+// on grade edits and an Idempotency-Key per transfer attempt, and it only
+// follows links that point at its own origin.
+//
+// The server mounts Lookup on /ui/ without authentication (the page is
+// loaded before a token is pasted) and answers it with CSP instead of the
+// API's policy.
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"mime"
+	"path"
+	"strings"
+)
+
+// CSP is the Content-Security-Policy of the page's responses: scripts,
+// styles and API calls from its own origin only, nothing inline, no
+// plugins, frames, forms posted elsewhere or base-URL tricks. The API's
+// responses keep their own, stricter policy.
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
+	"img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+
+//go:embed static
+var static embed.FS
+
+// File is one embedded file, ready to send.
+type File struct {
+	Body        []byte
+	ContentType string
+}
+
+var files = load()
+
+func load() map[string]File {
+	out := map[string]File{}
+	err := fs.WalkDir(static, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := static.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		ct := mime.TypeByExtension(path.Ext(p))
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		out[strings.TrimPrefix(p, "static/")] = File{Body: body, ContentType: ct}
+		return nil
+	})
+	if err != nil {
+		panic("web: embedded files unreadable: " + err.Error()) // a build defect, not a runtime condition
+	}
+	return out
+}
+
+// Lookup returns the file for a path below /ui/ ("" is the page itself).
+func Lookup(name string) (File, bool) {
+	if name == "" {
+		name = "index.html"
+	}
+	f, ok := files[name]
+	return f, ok
+}
