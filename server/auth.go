@@ -61,20 +61,40 @@ func NewAuthenticator(ctx context.Context, cfg AuthConfig) (*Authenticator, erro
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.JWKSURL != "" {
+		return newJWKSAuthenticator(ctx, cfg)
+	}
+	secret := cfg.Secret
+	a := newAuthenticator(cfg, jwt.WithValidMethods([]string{"HS256"}))
+	a.keyfunc = func(context.Context) jwt.Keyfunc { return func(*jwt.Token) (any, error) { return secret, nil } }
+	return a, nil
+}
+
+// Check reports every problem NewAuthenticator would refuse cfg for,
+// without contacting the JWKS URL, so a start-up can list them all at once
+// (errors.Join; each names its setting).
+func (cfg AuthConfig) Check() error {
 	switch {
 	case cfg.JWKSURL != "" && len(cfg.Secret) > 0:
-		return nil, configError("set only one of FACADE_JWT_SECRET and FACADE_JWKS_URL")
+		return configError("set only one of FACADE_JWT_SECRET and FACADE_JWKS_URL")
 	case cfg.JWKSURL != "":
-		return newJWKSAuthenticator(ctx, cfg)
+		var errs []error
+		if cfg.Issuer == "" {
+			errs = append(errs, configError("FACADE_JWT_ISSUER is required with FACADE_JWKS_URL"))
+		}
+		if cfg.Audience == "" {
+			errs = append(errs, configError("FACADE_JWT_AUDIENCE is required with FACADE_JWKS_URL"))
+		}
+		return errors.Join(errs...)
 	case len(cfg.Secret) >= 32:
-		secret := cfg.Secret
-		a := newAuthenticator(cfg, jwt.WithValidMethods([]string{"HS256"}))
-		a.keyfunc = func(context.Context) jwt.Keyfunc { return func(*jwt.Token) (any, error) { return secret, nil } }
-		return a, nil
+		return nil
 	case len(cfg.Secret) > 0:
-		return nil, configError("FACADE_JWT_SECRET must be at least 32 bytes")
+		return configError("FACADE_JWT_SECRET must be at least 32 bytes")
 	}
-	return nil, configError("FACADE_JWT_SECRET (or FACADE_JWKS_URL) is required")
+	return configError("FACADE_JWT_SECRET (or FACADE_JWKS_URL) is required")
 }
 
 // newAuthenticator holds the rules both modes share: exp required, iat not
@@ -92,12 +112,6 @@ func newAuthenticator(cfg AuthConfig, opts ...jwt.ParserOption) *Authenticator {
 }
 
 func newJWKSAuthenticator(ctx context.Context, cfg AuthConfig) (*Authenticator, error) {
-	if cfg.Issuer == "" {
-		return nil, configError("FACADE_JWT_ISSUER is required with FACADE_JWKS_URL")
-	}
-	if cfg.Audience == "" {
-		return nil, configError("FACADE_JWT_AUDIENCE is required with FACADE_JWKS_URL")
-	}
 	// A token with an unknown kid may trigger one refresh per 5 minutes; never
 	// let a request wait on that rate limit (the default waits a minute).
 	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{cfg.JWKSURL}, keyfunc.Override{

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/facade-dev/facade/redisdb"
+	"github.com/facade-dev/facade/server"
 )
 
 // settings are the environment variables of SPEC section 1.
@@ -32,8 +37,9 @@ type settings struct {
 	LogLevel                          string
 }
 
-// loadSettings reads the environment; the first malformed value is an
-// error that names its variable.
+// loadSettings reads the environment. Every malformed value is reported
+// at once (settingsErrors, a line each naming its variable), so a person
+// fixing a deployment fixes them all in one round.
 func loadSettings(getenv func(string) string) (settings, error) {
 	env := func(k, def string) string {
 		if v := strings.TrimSpace(getenv(k)); v != "" {
@@ -56,7 +62,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		LogLevel:          env("FACADE_LOG_LEVEL", "info"),
 	}
 	s.OpsAddr = env("FACADE_OPS_ADDR", s.Addr)
-	var err error
+	var bad settingsErrors
 	durations := []struct {
 		dst       *time.Duration
 		name, def string
@@ -69,24 +75,80 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		{&s.DrainDelay, "FACADE_DRAIN_DELAY", "5s", true},
 	}
 	for _, d := range durations {
-		*d.dst, err = time.ParseDuration(env(d.name, d.def))
-		if err != nil || *d.dst < 0 || (*d.dst == 0 && !d.zeroOK) {
-			return s, fmt.Errorf("%s must be a positive duration such as 10s", d.name)
+		v, err := time.ParseDuration(env(d.name, d.def))
+		if err != nil || v < 0 || (v == 0 && !d.zeroOK) {
+			bad = append(bad, fmt.Errorf("%s must be a positive duration such as 10s", d.name))
 		}
+		*d.dst = v
 	}
+	var err error
 	if s.RateLimit, err = strconv.Atoi(env("FACADE_RATE_LIMIT", "50")); err != nil || s.RateLimit < 0 {
-		return s, fmt.Errorf("FACADE_RATE_LIMIT must be a whole number of requests per second")
+		bad = append(bad, errors.New("FACADE_RATE_LIMIT must be a whole number of requests per second"))
 	}
 	if s.AuthFailureLimit, err = strconv.Atoi(env("FACADE_AUTH_FAILURE_LIMIT", "20")); err != nil || s.AuthFailureLimit < 0 {
-		return s, fmt.Errorf("FACADE_AUTH_FAILURE_LIMIT must be a whole number of failures per minute")
+		bad = append(bad, errors.New("FACADE_AUTH_FAILURE_LIMIT must be a whole number of failures per minute"))
 	}
 	if s.TrustedProxies, err = parseNetworks(splitList(env("FACADE_TRUSTED_PROXIES", ""))); err != nil {
-		return s, fmt.Errorf("FACADE_TRUSTED_PROXIES must be a comma list of IP addresses or CIDR ranges")
+		bad = append(bad, errors.New("FACADE_TRUSTED_PROXIES must be a comma list of IP addresses or CIDR ranges"))
 	}
 	if s.MaxTransfer, err = strconv.ParseInt(env("FACADE_MAX_TRANSFER", "1000000"), 10, 64); err != nil || s.MaxTransfer <= 0 {
-		return s, fmt.Errorf("FACADE_MAX_TRANSFER must be a positive whole number of major units")
+		bad = append(bad, errors.New("FACADE_MAX_TRANSFER must be a positive whole number of major units"))
+	}
+	var level slog.Level
+	if level.UnmarshalText([]byte(s.LogLevel)) != nil {
+		bad = append(bad, errors.New("FACADE_LOG_LEVEL must be one of debug, info, warn, error"))
+	}
+	if v := getenv("FACADE_POLICY_ALLOW_SHRINK"); v != "" && v != "0" && v != "1" {
+		bad = append(bad, errors.New("FACADE_POLICY_ALLOW_SHRINK must be 0 or 1"))
+	}
+	if len(bad) > 0 {
+		return s, bad
 	}
 	return s, nil
+}
+
+// checkService adds to the malformed values of err (from loadSettings)
+// every setting serve needs and lacks, and returns them all, or nil. It
+// asks the parts themselves (redisdb, the authenticator, CORS) so that a
+// rule lives in one place, and contacts nothing.
+func (s settings) checkService(err error) error {
+	var bad settingsErrors
+	if !errors.As(err, &bad) && err != nil {
+		return err
+	}
+	add := func(err error) {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			bad = append(bad, joined.Unwrap()...)
+		} else if err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if rdb, err := redisdb.Open(s.redisConfig()); err != nil {
+		add(err)
+	} else {
+		_ = rdb.Close()
+	}
+	add(s.authConfig(nil).Check())
+	_, err = server.NewOrigins(s.ReadOrigins, s.WriteOrigins)
+	add(err)
+	for name, path := range map[string]string{"FACADE_MODEL": s.Model, "FACADE_POLICY": s.Policy} {
+		if _, err := os.Stat(path); err != nil {
+			add(fmt.Errorf("%s: cannot read %s", name, path))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.SliceStable(bad, func(i, j int) bool { return bad[i].Error() < bad[j].Error() })
+	return bad
+}
+
+// authConfig is the token check the settings describe, on clock now.
+func (s settings) authConfig(now func() time.Time) server.AuthConfig {
+	return server.AuthConfig{
+		Secret: []byte(s.JWTSecret), JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
+		Audience: s.JWTAudience, RoleClaim: s.RoleClaim, MaxLifetime: s.JWTMaxLifetime, Now: now,
+	}
 }
 
 // redisConfig says where Redis is, from FACADE_REDIS_URL or

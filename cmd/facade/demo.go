@@ -38,7 +38,14 @@ var demoTokens = []struct{ name, label, sub, role string }{
 // miniredis for Redis, the Bamboo-compatible test server as upstream, the
 // embedded policy, and demo data. It is for trying things out only; serve
 // never does any of this.
-func cmdDemo(ctx context.Context, _ []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("demo", "facade demo   (FACADE_ADDR picks the address; default 127.0.0.1:8080, or a free port)")
+	if err := fs.parse(args, stdout, 0); err != nil {
+		return err
+	}
+	if _, err := loadSettings(getenv); err != nil {
+		return err // every malformed FACADE_* value, before anything starts
+	}
 	mr := miniredis.NewMiniRedis()
 	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
 		return err
@@ -64,7 +71,11 @@ func cmdDemo(ctx context.Context, _ []string, getenv func(string) string, stdout
 		return err
 	}
 	log := newLogger(stderr, s.LogLevel)
-	if _, err := seed(ctx, rdb, demoSeed, log); err != nil {
+	demoData, problems := parseSeed(demoSeed)
+	if len(problems) > 0 {
+		return fmt.Errorf("demo data: %v", problems[0])
+	}
+	if _, err := seed(ctx, rdb, demoData, log); err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
 	app, err := newApp(ctx, s, rdb, log)
@@ -133,7 +144,7 @@ func freeOr(addr string) string {
 
 func printDemo(w io.Writer, addr string, s settings) {
 	base := "http://" + addr
-	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %s\n  health:  %s/readyz\n\nTokens (valid 12h), ready to paste into a shell:\n", base, base)
+	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %[1]s\n  page:    %[1]s/ui/   (paste one of the tokens below)\n  health:  %[1]s/readyz\n\nTokens (valid 12h), ready to paste into a shell:\n", base)
 	for _, t := range demoTokens {
 		tok, err := server.Mint([]byte(s.JWTSecret), t.sub, t.role, s.RoleClaim, 12*time.Hour)
 		if err != nil {

@@ -5,13 +5,15 @@
 //	facade token --sub ID --role R    mint an HS256 token (FACADE_JWT_SECRET)
 //	facade seed --file F              load accounts and grades into Redis
 //	facade policy check|explain|test|who|what|diff   the casbin policy tools
+//	facade version                    the module version and commit
 //
-// Settings come from FACADE_* environment variables (see README.md).
+// Settings come from FACADE_* environment variables (see README.md). Exit
+// codes follow the usual convention: 0 done, 1 failed (or, for the policy
+// tools, "deny"/"mismatch"), 2 the command line or the settings are wrong.
 package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -19,52 +21,56 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
-const usage = `usage: facade <command> [flags]
-
-commands:
-  serve                                   run the service (needs FACADE_REDIS_URL, FACADE_JWT_SECRET or FACADE_JWKS_URL)
-  demo                                    run everything in one process with demo data
-  token --sub ID --role ROLE [--ttl 1h]   print a token signed with FACADE_JWT_SECRET
-  seed --file F                           load accounts and grades from a JSON file into Redis
-  policy check [--model F] [--policy F]   validate the casbin model and policy
-  policy explain|test|who|what|diff     explain a decision, test expectations, list who/what, diff two policies (facade policy for usage)
-`
+// commands is every command, in the order `facade --help` lists them.
+var commands = []command{
+	{name: "serve", synopsis: "run the service (needs FACADE_REDIS_URL, FACADE_JWT_SECRET or FACADE_JWKS_URL)",
+		run: func(ctx context.Context, c *cmdEnv) error { return cmdServe(ctx, c.args, c.getenv, c.stdout, c.stderr) }},
+	{name: "demo", synopsis: "run everything in one process with demo data (nothing to install)",
+		run: func(ctx context.Context, c *cmdEnv) error { return cmdDemo(ctx, c.args, c.getenv, c.stdout, c.stderr) }},
+	{name: "token", synopsis: "print a token signed with FACADE_JWT_SECRET: --sub ID --role ROLE [--ttl 1h]",
+		run: func(_ context.Context, c *cmdEnv) error { return cmdToken(c.args, c.getenv, c.stdout) }},
+	{name: "seed", synopsis: "load accounts and grades from a JSON file into Redis: --file F|- [--dry-run]",
+		run: func(ctx context.Context, c *cmdEnv) error { return cmdSeed(ctx, c) }},
+	{name: "policy", synopsis: "casbin policy tools: check, explain, test, who, what, diff",
+		run: func(_ context.Context, c *cmdEnv) error { return cmdPolicy(c.args, c.getenv, c.stdout, c.stderr) }},
+	{name: "version", synopsis: "print the module version and commit (also --version)",
+		run: func(_ context.Context, c *cmdEnv) error { return cmdVersion(c) }},
+}
 
 // run dispatches a command and returns the process exit code. Everything
 // it reads from outside comes in: the arguments, the settings source
-// (os.Getenv in production, a map in tests) and the output streams.
-func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// (os.Getenv in production, a map in tests) and the standard streams.
+func run(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+		printUsage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		printUsage(stdout)
+		return exitOK
+	case "--version", "-version":
+		name = "version"
+	}
+	cmd, ok := findCommand(name)
+	if !ok {
+		return usageFailure(stderr, "facade", errorf("unknown command %q", args[0]), printUsage)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	var err error
-	switch args[0] {
-	case "serve":
-		err = cmdServe(ctx, args[1:], getenv, stderr)
-	case "demo":
-		err = cmdDemo(ctx, args[1:], getenv, stdout, stderr)
-	case "token":
-		err = cmdToken(args[1:], getenv, stdout, stderr)
-	case "seed":
-		err = cmdSeed(ctx, args[1:], getenv, stdout, stderr)
-	case "policy":
-		return cmdPolicy(args[1:], getenv, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "facade: unknown command %q\n%s", args[0], usage)
-		return 2
+	env := &cmdEnv{args: args[1:], getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	return exitCode(stderr, "facade "+cmd.name, cmd.run(ctx, env))
+}
+
+func findCommand(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "facade %s: %v\n", args[0], err)
-		return 1
-	}
-	return 0
+	return command{}, false
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -33,34 +34,68 @@ func settingsFrom(vars map[string]string) func(string) string {
 }
 
 func runCmd(getenv func(string) string, args ...string) (code int, stdout, stderr string) {
+	return runCmdWithInput(getenv, "", args...)
+}
+
+func runCmdWithInput(getenv func(string) string, stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = run(args, getenv, &out, &errb)
+	code = run(args, getenv, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
-func TestServeNamesMissingSettings(t *testing.T) {
+// TestServeListsEveryBadSettingAtOnce: a person fixing a deployment sees
+// every problem in one run, one line each naming its variable, and
+// nothing starts.
+func TestServeListsEveryBadSettingAtOnce(t *testing.T) {
+	files := map[string]string{"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv"}
+	with := func(vars map[string]string) map[string]string {
+		out := map[string]string{}
+		for k, v := range files {
+			out[k] = v
+		}
+		for k, v := range vars {
+			out[k] = v
+		}
+		return out
+	}
+	redisURL := "redis://127.0.0.1:1/0"
 	cases := []struct {
 		vars map[string]string
-		want string
+		want []string
 	}{
-		{map[string]string{}, "FACADE_REDIS_URL"},
-		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0"}, "FACADE_JWT_SECRET"},
-		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": "short"}, "FACADE_JWT_SECRET"},
-		{map[string]string{"FACADE_REDIS_URL": "mysql://x", "FACADE_JWT_SECRET": secret}, "FACADE_REDIS_URL"},
-		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_CORS_WRITE_ORIGINS": "*"}, "FACADE_CORS_WRITE_ORIGINS"},
-		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_CACHE_TTL": "soon"}, "FACADE_CACHE_TTL"},
-		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_CACHE_TTL": "0s"}, "FACADE_CACHE_TTL"},
-		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_UPSTREAM_TIMEOUT": "0"}, "FACADE_UPSTREAM_TIMEOUT"},
-		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_MAX_TRANSFER": "-1"}, "FACADE_MAX_TRANSFER"},
-		{map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0", "FACADE_JWT_SECRET": secret, "FACADE_POLICY": "/nonexistent/policy.csv", "FACADE_MODEL": "../../model.conf"}, "FACADE_POLICY"},
+		{with(nil), []string{"FACADE_REDIS_URL", "FACADE_JWT_SECRET"}},
+		{map[string]string{}, []string{"FACADE_REDIS_URL", "FACADE_JWT_SECRET", "FACADE_MODEL", "FACADE_POLICY"}},
+		{with(map[string]string{"FACADE_REDIS_URL": redisURL, "FACADE_JWT_SECRET": "short"}), []string{"FACADE_JWT_SECRET"}},
+		{with(map[string]string{"FACADE_REDIS_URL": "mysql://x", "FACADE_JWT_SECRET": secret}), []string{"FACADE_REDIS_URL"}},
+		{with(map[string]string{"FACADE_REDIS_URL": redisURL, "FACADE_JWKS_URL": "https://idp.example/jwks"}),
+			[]string{"FACADE_JWT_ISSUER", "FACADE_JWT_AUDIENCE"}},
+		{with(map[string]string{
+			"FACADE_REDIS_URL": redisURL, "FACADE_JWT_SECRET": secret, "FACADE_CORS_WRITE_ORIGINS": "*",
+			"FACADE_CACHE_TTL": "soon", "FACADE_UPSTREAM_TIMEOUT": "0", "FACADE_MAX_TRANSFER": "-1",
+			"FACADE_LOG_LEVEL": "verbose", "FACADE_RATE_LIMIT": "lots", "FACADE_TRUSTED_PROXIES": "10.0.0.0/33",
+			"FACADE_POLICY": "/nonexistent/policy.csv",
+		}), []string{"FACADE_CORS_WRITE_ORIGINS", "FACADE_CACHE_TTL", "FACADE_UPSTREAM_TIMEOUT", "FACADE_MAX_TRANSFER",
+			"FACADE_LOG_LEVEL", "FACADE_RATE_LIMIT", "FACADE_TRUSTED_PROXIES", "FACADE_POLICY"}},
 	}
 	for _, c := range cases {
-		env := settingsFrom(c.vars)
-		code, _, stderr := runCmd(env, "serve")
+		code, stdout, stderr := runCmd(settingsFrom(c.vars), "serve")
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
-			t.Errorf("env %v: exit %d, stderr %q; want one line naming %s", c.vars, code, stderr, c.want)
+		if code != 2 || stdout != "" || len(lines) != len(c.want) {
+			t.Errorf("env %v: exit %d, %d lines; want exit 2 and %d lines naming %v:\n%s", c.vars, code, len(lines), len(c.want), c.want, stderr)
+			continue
 		}
+		for _, name := range c.want {
+			if !strings.Contains(stderr, "facade serve: "+name) {
+				t.Errorf("env %v: no line naming %s:\n%s", c.vars, name, stderr)
+			}
+		}
+	}
+	// demo fills in Redis, the secret and the files itself; what the
+	// person set wrongly is still listed, all at once, before anything starts.
+	env := settingsFrom(map[string]string{"FACADE_LOG_LEVEL": "loud", "FACADE_CACHE_TTL": "-1s"})
+	code, _, stderr := runCmd(env, "demo")
+	if code != 2 || !strings.Contains(stderr, "FACADE_LOG_LEVEL") || !strings.Contains(stderr, "FACADE_CACHE_TTL") {
+		t.Errorf("demo with bad settings: exit %d\n%s", code, stderr)
 	}
 }
 
@@ -269,6 +304,10 @@ func TestDemoServes(t *testing.T) {
 			t.Errorf("GET %s: %d %s", c.path, code, body)
 		}
 	}
+	if !strings.Contains(out, "page:    "+base+"/ui/") {
+		t.Errorf("the banner does not give the page's address:\n%s", out)
+	}
+	runPrintedCurls(t, out)
 	cancel()
 	select {
 	case err := <-done:
@@ -277,6 +316,33 @@ func TestDemoServes(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("demo did not stop on cancel")
+	}
+}
+
+// runPrintedCurls runs the curl lines of the demo's banner as a newcomer
+// pastes them (after the export lines), through sh and the real curl, and
+// wants a 2xx from each.
+func runPrintedCurls(t *testing.T, banner string) {
+	t.Helper()
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("curl is not installed (bash .ci/run installs it)")
+		}
+		t.Skip("curl is not installed; this check runs under bash .ci/run")
+	}
+	exports := regexp.MustCompile(`(?m)^\s*export [A-Z]+=\S+$`).FindAllString(banner, -1)
+	joined := strings.ReplaceAll(banner, "\\\n", " ") // continuation lines
+	curls := regexp.MustCompile(`(?m)^\s*curl .*$`).FindAllString(joined, -1)
+	if len(curls) < 3 {
+		t.Fatalf("the banner has %d curl lines:\n%s", len(curls), banner)
+	}
+	for _, line := range curls {
+		script := strings.Join(exports, "\n") + "\n" + strings.TrimSpace(line) + ` -sS -o /dev/null -w '%{http_code}'`
+		out, err := exec.Command("sh", "-c", script).CombinedOutput()
+		if err != nil || len(out) != 3 || out[0] != '2' {
+			t.Errorf("printed command failed (%s: %v): %s\n%s", curl, err, out, line)
+		}
 	}
 }
 
@@ -334,7 +400,7 @@ func TestServeEndToEnd(t *testing.T) {
 	var logs testlog.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- cmdServe(ctx, nil, env, &logs) }()
+	go func() { done <- cmdServe(ctx, nil, env, io.Discard, &logs) }()
 	base := "http://" + addr
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,55 +21,65 @@ const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [fl
   diff --old F --new F                  decisions that change between two policy files; exit 1 when any does
 `
 
-// cmdPolicy runs the policy tools; it returns the exit code itself because
-// "deny", "mismatch" and "problems found" are answers, not crashes.
-func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// cmdPolicy runs the policy tools. "deny", "mismatch" and "problems found"
+// are answers, not crashes: a tool prints its answer and sets the exit code
+// (exitStatus).
+func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	printPolicyUsage := func(w io.Writer) { fmt.Fprint(w, policyUsage) }
 	if len(args) == 0 {
-		fmt.Fprint(stderr, policyUsage)
-		return 2
+		return usageError{errors.New("which tool?"), printPolicyUsage}
 	}
-	s, err := loadSettings(getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "facade policy: %v\n", err)
-		return 2
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		printPolicyUsage(stdout)
+		return errHelp
 	}
-	fs := flag.NewFlagSet("policy "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	t := &policyTool{stdout: stdout, stderr: stderr, name: args[0]}
-	t.model = fs.String("model", s.Model, "casbin model file")
-	t.policy = fs.String("policy", s.Policy, "casbin policy file")
+	fs := newFlags("policy "+args[0], "facade policy "+args[0]+" [--model F] [--policy F]")
+	maxArgs := 0
 	var run func() int
 	switch args[0] {
 	case "check":
 		run = t.check
 	case "explain":
+		fs.synopsis = "facade policy explain --sub ID [--role R] --obj OBJ --act ACT   (exit 0 allow, 1 deny, 2 error)"
 		t.sub = fs.String("sub", "", "principal id (a token's sub)")
 		t.role = fs.String("role", "", "role (for grade questions, obj student:S)")
 		t.obj = fs.String("obj", "", "object, e.g. account:1001, plan:WEB-NIGHTLY or student:alice")
 		t.act = fs.String("act", "", "action, e.g. view_account")
 		run = t.explain
 	case "test":
+		fs.synopsis = "facade policy test FILE   (lines \"allow|deny SUB OBJ ACT\", # comments; exit 1 on a mismatch)"
+		maxArgs = 1
 		run = t.test
 	case "who":
+		fs.synopsis = "facade policy who --obj OBJ --act ACT"
 		t.obj = fs.String("obj", "", "object")
 		t.act = fs.String("act", "", "action")
 		run = t.who
 	case "what":
+		fs.synopsis = "facade policy what --sub SUB"
 		t.sub = fs.String("sub", "", "principal or group")
 		run = t.what
 	case "diff":
+		fs.synopsis = "facade policy diff --old F --new F   (exit 1 when a decision changes)"
 		t.old = fs.String("old", "", "policy file before the change")
 		t.new = fs.String("new", "", "policy file after the change")
 		run = t.diff
 	default:
-		fmt.Fprintf(stderr, "facade policy: unknown command %q\n%s", args[0], policyUsage)
-		return 2
+		return usageError{fmt.Errorf("unknown tool %q", args[0]), printPolicyUsage}
 	}
-	if fs.Parse(args[1:]) != nil {
-		return 2
+	s, err := loadSettings(getenv)
+	if err != nil {
+		return err
+	}
+	t.model = fs.String("model", s.Model, "casbin model `file` (FACADE_MODEL)")
+	t.policy = fs.String("policy", s.Policy, "casbin policy `file` (FACADE_POLICY)")
+	if err := fs.parse(args[1:], stdout, maxArgs); err != nil {
+		return err
 	}
 	t.args = fs.Args()
-	return run()
+	return exitStatus(run())
 }
 
 type policyTool struct {

@@ -26,9 +26,13 @@ import (
 
 // cmdServe is production: every required setting must be present, and it
 // never falls back to an in-memory store.
-func cmdServe(ctx context.Context, _ []string, getenv func(string) string, stderr io.Writer) error {
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve", "facade serve   (settings: FACADE_* environment variables, README.md)")
+	if err := fs.parse(args, stdout, 0); err != nil {
+		return err
+	}
 	s, err := loadSettings(getenv)
-	if err != nil {
+	if err = s.checkService(err); err != nil {
 		return err
 	}
 	// Log lines are batched (at most 50 ms late; package logbuf says what
@@ -79,10 +83,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	now := time.Now // the one clock the parts that keep time read
-	auth, err := server.NewAuthenticator(ctx, server.AuthConfig{
-		Secret: []byte(s.JWTSecret), JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
-		Audience: s.JWTAudience, RoleClaim: s.RoleClaim, MaxLifetime: s.JWTMaxLifetime, Now: now,
-	})
+	auth, err := server.NewAuthenticator(ctx, s.authConfig(now))
 	if err != nil {
 		return nil, err
 	}

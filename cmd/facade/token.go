@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -11,27 +10,26 @@ import (
 )
 
 // cmdToken prints an HS256 token for development and tests.
-func cmdToken(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	sub := fs.String("sub", "", "principal id (the token's sub)")
-	role := fs.String("role", "", "role claim (may be empty)")
-	ttl := fs.Duration("ttl", time.Hour, "lifetime")
-	if err := fs.Parse(args); err != nil {
+func cmdToken(args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := newFlags("token", "facade token --sub ID [--role ROLE] [--ttl 1h]   (signs with FACADE_JWT_SECRET)")
+	sub := fs.String("sub", "", "principal id (the token's `sub`)")
+	role := fs.String("role", "", "`role` claim (may be empty)")
+	ttl := fs.Duration("ttl", time.Hour, "`lifetime`")
+	if err := fs.parse(args, stdout, 0); err != nil {
 		return err
 	}
 	if *sub == "" {
-		return errors.New("--sub is required")
+		return usageError{errors.New("--sub is required"), fs.usage}
 	}
 	if *ttl <= 0 {
-		return errors.New("--ttl must be positive")
+		return usageError{errors.New("--ttl must be positive"), fs.usage}
 	}
 	s, err := loadSettings(getenv)
 	if err != nil {
 		return err
 	}
 	if len(s.JWTSecret) < 32 {
-		return errors.New("FACADE_JWT_SECRET must be set to at least 32 bytes")
+		return settingsErrors{errors.New("FACADE_JWT_SECRET must be set to at least 32 bytes")}
 	}
 	if *ttl > s.JWTMaxLifetime {
 		// The service would refuse it: say so now rather than at first use.
