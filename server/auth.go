@@ -236,7 +236,7 @@ func (a *Authenticator) checkLifetime(claims jwt.MapClaims, exp time.Time) error
 // the request context. Every failure gets the same 401.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if isPublicPath(c.Request().URL.Path) || isPageRoute(c.Path()) {
+		if isPublicPath(c.Request().URL.Path) || isPublicRoute(c.Path()) {
 			return next(c)
 		}
 		raw, ok := bearerToken(c.Request().Header.Get("Authorization"))
@@ -289,10 +289,13 @@ func isPublicPath(p string) bool {
 	return p == "/healthz" || p == "/readyz" || p == "/metrics"
 }
 
-// isPageRoute reports whether the matched route serves the browser page's
-// own files, which need no token. It asks the router's match, not the raw
-// path, so no spelling of a path can reach an API route without a token.
-func isPageRoute(route string) bool { return route == "/ui" || route == "/ui/*" }
+// isPublicRoute reports whether the matched route needs no token: the
+// browser page's own files and the API description. It asks the router's
+// match, not the raw path, so no spelling of a path can reach an API route
+// without a token.
+func isPublicRoute(route string) bool {
+	return route == "/ui" || route == "/ui/*" || route == "/openapi.json"
+}
 
 func hasControl(s string) bool {
 	for _, r := range s {

@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -31,7 +33,20 @@ import (
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
-func TestMain(m *testing.M) { testredis.Main(m) }
+// TestMain runs the tests and then, when the whole package ran, requires
+// that every operation of /openapi.json had a success answer validated
+// against it by some test (see checkAgainstOpenAPI).
+func TestMain(m *testing.M) {
+	code := testredis.Run(m)
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
+		if missing := unvalidatedOperations(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "FAIL: no test validated a success answer of these /openapi.json operations:\n  %s\n",
+				strings.Join(missing, "\n  "))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 var testSecret = []byte("test-secret-that-is-at-least-32-bytes-long!")
 
@@ -264,13 +279,14 @@ func (e *env) do(r req) resp {
 		}
 		hr.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(hr)
+	res, err := noRedirects.Do(hr)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	out := resp{status: res.StatusCode, header: res.Header, body: string(b)}
+	checkAgainstOpenAPI(e.t, hr, r.body, out)
 	if res.StatusCode >= 400 {
 		e.mu.Lock()
 		e.bodies = append(e.bodies, out.body)
@@ -279,6 +295,10 @@ func (e *env) do(r req) resp {
 	}
 	return out
 }
+
+// noRedirects is the tests' client: a redirect is an answer the test sees
+// (its status and Location), as a script's client would.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // checkProblem asserts the RFC 9457 shape every error must have.
 func (e *env) checkProblem(r resp) {

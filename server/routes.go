@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/facade-dev/facade/api"
 	"github.com/facade-dev/facade/proxy"
 )
 
@@ -81,6 +82,9 @@ func (s *Server) routes() {
 	e.Any(rest+"/result/:key/label/:name", writeRefused(""))
 	e.Any(rest+"/result/:key/comment/:id", writeRefused(""))
 
+	// This API's description (package api): public, like the page.
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/openapi.json", openAPI)
+
 	// The browser page (package web): public, its own CSP.
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/ui", pageRoot)
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/ui/*", page)
@@ -89,6 +93,11 @@ func (s *Server) routes() {
 	// Accept check here: a download may ask for any media type.
 	e.GET("/browse/:resultKey/artifact/*", s.builds.Artifact, files...)
 	e.GET("/download/*", s.builds.Artifact, files...)
+}
+
+// openAPI serves the OpenAPI description of every route.
+func openAPI(c echo.Context) error {
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, api.OpenAPI)
 }
 
 // writeRefused answers every method with 405 and the given Allow list:

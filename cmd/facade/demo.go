@@ -144,7 +144,7 @@ func freeOr(addr string) string {
 
 func printDemo(w io.Writer, addr string, s settings) {
 	base := "http://" + addr
-	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %[1]s\n  page:    %[1]s/ui/   (paste one of the tokens below)\n  health:  %[1]s/readyz\n\nTokens (valid 12h), ready to paste into a shell:\n", base)
+	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %[1]s\n  page:    %[1]s/ui/   (paste one of the tokens below)\n  API description (OpenAPI 3.1): %[1]s/openapi.json\n  health:  %[1]s/readyz\n\nTokens (valid 12h), ready to paste into a shell:\n", base)
 	for _, t := range demoTokens {
 		tok, err := server.Mint([]byte(s.JWTSecret), t.sub, t.role, s.RoleClaim, 12*time.Hour)
 		if err != nil {

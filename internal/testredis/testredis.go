@@ -175,13 +175,17 @@ func Addr(tb testing.TB) string {
 
 // Main runs the package's tests and then stops the shared server. Use it
 // from TestMain: func TestMain(m *testing.M) { testredis.Main(m) }.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain that checks more after the tests: it runs
+// them, stops the shared server and returns the exit code.
+func Run(m *testing.M) int {
 	code := m.Run()
 	if shared != nil {
 		shared.Stop()
 		_ = os.RemoveAll(shared.dir)
 	}
-	os.Exit(code)
+	return code
 }
 
 func freePort() (int, error) {

@@ -1,0 +1,322 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/api"
+	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/server"
+)
+
+// openAPI is the served description, loaded and validated once per test
+// binary, with the router that finds a request's operation in it.
+var openAPI = sync.OnceValues(func() (*openAPIDoc, error) {
+	// The page's files are text; kin-openapi decodes JSON and plain text
+	// out of the box.
+	for _, ct := range []string{"text/html", "text/javascript", "text/css"} {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, err
+	}
+	return &openAPIDoc{doc, router}, nil
+})
+
+// validated records the operations whose success answer some test of
+// this run validated (TestMain reports the ones none did).
+var validated sync.Map
+
+type openAPIDoc struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+func TestOpenAPIIsAValidDescriptionServedWithoutAToken(t *testing.T) {
+	d, err := openAPI()
+	if err != nil {
+		t.Fatalf("/openapi.json is not a valid OpenAPI document: %v", err)
+	}
+	if !d.doc.IsOpenAPI31OrLater() {
+		t.Fatalf("openapi %q, want 3.1", d.doc.OpenAPI)
+	}
+	e := newEnv(t)
+	r := e.do(req{method: "GET", path: "/openapi.json"})
+	if r.status != 200 || r.header.Get("Content-Type") != "application/json" || r.body != string(api.OpenAPI) {
+		t.Fatalf("GET /openapi.json without a token: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	for _, h := range []string{"X-Request-ID", "X-Content-Type-Options"} {
+		if r.header.Get(h) == "" {
+			t.Errorf("/openapi.json lacks %s", h)
+		}
+	}
+	// The headers a client relies on are described.
+	for _, h := range []string{"ETag", "Idempotent-Replayed", "X-Cache", "Retry-After", "X-Request-ID"} {
+		if d.doc.Components.Headers[h] == nil {
+			t.Errorf("components.headers lacks %s", h)
+		}
+	}
+	for _, p := range []string{"ifMatch", "idempotencyKey", "xsrf"} {
+		if d.doc.Components.Parameters[p] == nil {
+			t.Errorf("components.parameters lacks %s", p)
+		}
+	}
+	if d.doc.Components.SecuritySchemes["bearer"] == nil || d.doc.Components.Schemas["Problem"] == nil {
+		t.Error("no bearer scheme or Problem schema")
+	}
+}
+
+// TestOpenAPIAndRouteTableAgree: every route the server answers is
+// described, and every described operation is a route.
+func TestOpenAPIAndRouteTableAgree(t *testing.T) {
+	d, err := openAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, withBuilds())
+	served := map[string][]string{} // path shape -> methods
+	refused := map[string]bool{}    // Bamboo write paths: every method is a 405
+	for _, r := range server.RoutesOf(e.srv) {
+		shape := echoShape(r.Path)
+		if strings.Contains(r.Name, "writeRefused") {
+			refused[shape] = true
+			continue
+		}
+		served[shape] = append(served[shape], r.Method)
+	}
+	documented := map[string][]string{}
+	for path, item := range d.doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented[docShape(path)] = append(documented[docShape(path)], method)
+		}
+	}
+	for shape, methods := range served {
+		for _, m := range methods {
+			if !slices.Contains(documented[shape], m) {
+				t.Errorf("%s %s is served but not in /openapi.json", m, shape)
+			}
+		}
+	}
+	for shape, methods := range documented {
+		for _, m := range methods {
+			if !slices.Contains(served[shape], m) && !refused[shape] {
+				t.Errorf("%s %s is in /openapi.json but not served", m, shape)
+			}
+		}
+	}
+	for shape := range refused {
+		if len(documented[shape]) == 0 {
+			t.Errorf("the refused Bamboo write path %s is not in /openapi.json", shape)
+		}
+	}
+}
+
+var (
+	echoParam = regexp.MustCompile(`:[A-Za-z_]+|\*`)
+	docParam  = regexp.MustCompile(`\{[^}]+\}`)
+)
+
+func echoShape(p string) string { return echoParam.ReplaceAllString(p, "{}") }
+func docShape(p string) string  { return docParam.ReplaceAllString(p, "{}") }
+
+// checkAgainstOpenAPI validates one exchange of the test suite against
+// /openapi.json: every response whose operation is described (its status,
+// headers and body), and the request too when it succeeded, since what
+// the service accepts must be what the description says it accepts.
+func checkAgainstOpenAPI(t testing.TB, hr *http.Request, body string, res resp) {
+	t.Helper()
+	d, err := openAPI()
+	if err != nil {
+		t.Errorf("/openapi.json: %v", err)
+		return
+	}
+	route, params, err := d.router.FindRoute(asOneSegment(hr))
+	if err != nil {
+		return // a path the description does not name (the tests of 404s)
+	}
+	in := &openapi3filter.RequestValidationInput{
+		Request: hr, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	}
+	if res.status < 300 {
+		hr.Body = io.NopCloser(strings.NewReader(body))
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			t.Errorf("%s %s succeeded but the request does not match /openapi.json: %v", hr.Method, hr.URL.Path, err)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in, Status: res.status, Header: res.header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	out.SetBodyBytes([]byte(res.body))
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("%s %s: the %d answer does not match /openapi.json: %v", hr.Method, hr.URL.Path, res.status, err)
+		return
+	}
+	if route.Operation.Responses.Status(res.status) != nil {
+		validated.Store(route.Operation.OperationID, true) // a described (not default) answer
+	}
+}
+
+// unvalidatedOperations lists the described operations no test of the run
+// validated a success answer of.
+func unvalidatedOperations() []string {
+	d, err := openAPI()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var missing []string
+	for path, item := range d.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if _, ok := validated.Load(op.OperationID); !ok {
+				missing = append(missing, method+" "+path)
+			}
+		}
+	}
+	slices.Sort(missing)
+	return missing
+}
+
+// described is one call of TestEveryDescribedOperationAnswersAsDescribed.
+type described struct {
+	method, path, token, body string
+	header                    map[string]string
+	want                      int
+}
+
+// TestEveryDescribedOperationAnswersAsDescribed calls each operation of
+// /openapi.json as its intended user would; env.do validates every answer
+// (and, on success, the request) against the description, so the
+// document cannot drift from what the service does.
+func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
+	e := newEnv(t, withBuilds())
+	ctx := context.Background()
+	if _, err := grades.NewStore(e.rdb, quietLog).Seed(ctx, "alice", grades.SubjectEnglish, "B+"); err != nil {
+		t.Fatal(err)
+	}
+	st := accounts.NewStore(e.rdb, quietLog)
+	for _, a := range []accounts.SeedAccount{
+		{ID: "1001", Owner: "alice", Currency: "EUR", Balance: "250.00"},
+		{ID: "2002", Owner: "bob", Currency: "EUR", Balance: "10.00"},
+	} {
+		if _, err := st.Seed(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	student, professor := token(t, "alice", "student"), token(t, "bob", "professor")
+	holder, developer := token(t, "alice", "customer"), token(t, "carol", "developer")
+	const rest = "/rest/api/latest"
+	calls := []described{
+		{"GET", "/student/alice/english/grade", student, "", nil, 200},
+		{"PUT", "/student/alice/english/grade", professor, `{"grade":"A-"}`, map[string]string{"If-Match": `"1"`}, 200},
+		{"POST", "/student/ghost/english/grade", professor, `{"grade":"C"}`, nil, 201},
+		{"GET", "/student/alice/english/grade/history?limit=5", professor, "", nil, 200},
+		{"GET", "/class", professor, "", nil, 200},
+		{"GET", "/class/english-101/grades?limit=1&start=0", professor, "", nil, 200},
+		{"GET", "/rs/account/1001", holder, "", nil, 200},
+		{"GET", "/rs/account/1001/balance", holder, "", nil, 200},
+		{"POST", "/rs/transfer/from/1001/to/2002/amount/1.50", holder, "", map[string]string{"Idempotency-Key": "once"}, 201},
+		{"POST", "/rs/transfer/from/1001/to/2002/amount/1.50", holder, "", map[string]string{"Idempotency-Key": "once"}, 201}, // the replay
+		{"GET", "/rs/account/1001/transfers?limit=10", holder, "", nil, 200},
+		{"GET", rest + "/project?expand=projects.project.plans&max-results=10", developer, "", nil, 200},
+		{"GET", rest + "/project/PROJ?expand=plans", developer, "", nil, 200},
+		{"GET", rest + "/plan?max-result=10&start-index=0", developer, "", nil, 200},
+		{"GET", rest + "/plan/PROJ-CORE?expand=branches", developer, "", nil, 200},
+		{"GET", rest + "/plan/PROJ-CORE/branch", developer, "", nil, 200},
+		{"GET", rest + "/result?buildstate=Successful&includeAllStates=true", developer, "", nil, 200},
+		{"GET", rest + "/result/PROJ-CORE?label=release&max-results=5", developer, "", nil, 200},
+		{"GET", rest + "/result/PROJ-CORE-6?expand=artifacts", developer, "", nil, 200},
+		{"GET", rest + "/result/PROJ-CORE/latest", developer, "", nil, 200},
+		{"GET", rest + "/result/PROJ-CORE-6/label", developer, "", nil, 200},
+		{"GET", rest + "/result/PROJ-CORE-6/comment", developer, "", nil, 200},
+		{"POST", rest + "/queue", developer, "", nil, 405},
+		{"PUT", rest + "/queue/PROJ-CORE-6", developer, "", nil, 405},
+		{"DELETE", rest + "/queue/PROJ-CORE-6", developer, "", nil, 405},
+		{"DELETE", rest + "/result/PROJ-CORE-6/label/release", developer, "", nil, 405},
+		{"DELETE", rest + "/result/PROJ-CORE-6/comment/1", developer, "", nil, 405},
+		{"GET", "/download/PROJ-CORE-JOB1/build_logs/PROJ-CORE-JOB1-6.log", developer, "", nil, 200},
+		{"GET", "/browse/PROJ-CORE-6/artifact/shared/core-service.jar/core-service.jar", developer, "", nil, 200},
+		{"GET", "/ui/", "", "", nil, 200},
+		{"GET", "/ui/app.js", "", "", nil, 200},
+		{"GET", "/openapi.json", "", "", nil, 200},
+		{"GET", "/healthz", "", "", nil, 200},
+		{"GET", "/readyz", "", "", nil, 200},
+		{"GET", "/metrics", "", "", nil, 200},
+	}
+	// Every .json twin and every HEAD twin answers as its GET does.
+	n := len(calls)
+	for _, c := range calls[:n] {
+		if c.method != "GET" {
+			continue
+		}
+		path, query, _ := strings.Cut(c.path, "?")
+		if strings.HasPrefix(path, rest) && !strings.HasSuffix(path, "/latest") {
+			json := path + ".json"
+			if query != "" {
+				json += "?" + query
+			}
+			calls = append(calls, described{"GET", json, c.token, "", nil, c.want})
+		}
+		if !strings.HasPrefix(path, "/browse/") && !strings.HasPrefix(path, "/download/") &&
+			path != "/healthz" && path != "/metrics" && path != "/readyz" {
+			calls = append(calls, described{"HEAD", c.path, c.token, "", nil, c.want})
+			if strings.HasPrefix(path, rest) && !strings.HasSuffix(path, "/latest") {
+				calls = append(calls, described{"HEAD", path + ".json", c.token, "", nil, c.want})
+			}
+		}
+	}
+	calls = append(calls,
+		described{"GET", rest + "/result/PROJ-CORE/6", developer, "", nil, 200},
+		described{"HEAD", rest + "/result/PROJ-CORE/6", developer, "", nil, 200},
+		described{"GET", "/ui", "", "", nil, 301},
+		described{"HEAD", "/ui", "", "", nil, 301})
+	for _, c := range calls {
+		r := e.do(req{method: c.method, path: c.path, token: c.token, body: c.body, header: c.header})
+		if r.status != c.want {
+			t.Errorf("%s %s: %d, want %d: %.300s", c.method, c.path, r.status, c.want, r.body)
+		}
+	}
+}
+
+// asOneSegment returns hr with the tail of an artifact path (which has
+// slashes; OpenAPI path parameters cannot) escaped into one segment, so
+// the router finds its operation.
+func asOneSegment(hr *http.Request) *http.Request {
+	p := hr.URL.EscapedPath()
+	var head, tail string
+	switch {
+	case strings.HasPrefix(p, "/download/"):
+		head, tail = "/download/", strings.TrimPrefix(p, "/download/")
+	case strings.HasPrefix(p, "/browse/") && strings.Contains(p, "/artifact/"):
+		i := strings.Index(p, "/artifact/") + len("/artifact/")
+		head, tail = p[:i], p[i:]
+	default:
+		return hr
+	}
+	c := hr.Clone(hr.Context())
+	u := *hr.URL
+	u.RawPath = head + strings.ReplaceAll(tail, "/", "%2F")
+	u.Path = head + tail
+	c.URL = &u
+	return c
+}
