@@ -22,7 +22,14 @@ type Store struct {
 	log     *slog.Logger
 	metrics *metrics.Metrics
 	now     func() time.Time
+	// transfers pipelines concurrent transfers (redisdb.Batcher says why).
+	transfers *redisdb.Batcher
 }
+
+// transferPipelines is how many transfer pipelines may be in flight at
+// once: enough to keep Redis busy while a batch travels, few enough that
+// concurrent transfers gather into batches (bench/run.sh).
+const transferPipelines = 4
 
 // Option configures a Store.
 type Option func(*Store)
@@ -44,6 +51,7 @@ func NewStore(rdb redis.UniversalClient, logger *slog.Logger, opts ...Option) *S
 		o(s)
 	}
 	s.metrics = metrics.Or(s.metrics)
+	s.transfers = redisdb.NewBatcher(rdb, transferScript, transferPipelines)
 	return s
 }
 

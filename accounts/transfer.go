@@ -20,9 +20,10 @@ import (
 //go:embed transfer.lua
 var transferSource string
 
-// transferScript is the one atomic step of a transfer. Run sends EVALSHA
-// and falls back to EVAL once when the server (or a new cluster shard) has
-// not cached it, so there is nothing to load at start-up.
+// transferScript is the one atomic step of a transfer. The store's
+// Batcher sends EVALSHA and falls back to EVAL once when the server (or a
+// new cluster shard) has not cached it, so there is nothing to load at
+// start-up.
 var transferScript = redis.NewScript(transferSource)
 
 // IdempotencyTTL is how long the first answer for an Idempotency-Key is kept.
@@ -98,7 +99,7 @@ func (s *Store) Transfer(ctx context.Context, req TransferRequest, maxMajor int6
 	tid := newTransferID()
 	args := append([]any{tid, req.From, req.To, int64(IdempotencyTTL / time.Second)},
 		amountByExponent(req.Amount, maxMajor)...)
-	reply, err := transferScript.Run(ctx, s.rdb, transferKeys(req, tid), args...).Slice()
+	reply, err := s.transfers.Run(ctx, transferKeys(req, tid), args...).Slice()
 	if err != nil {
 		return Transfer{}, false, scriptError(err)
 	}

@@ -15,15 +15,20 @@
 #     to a file, the default cache TTL, everything else default;
 #   - nginx (proxy_cache of the upstream document; a static file the size of
 #     facade's answer);
+#   - bench/cmd/blobserver: plain net/http answering facade's list from
+#     memory (what Go itself costs, under facade's own work);
 #   - redis-benchmark against the same redis-server.
 # It installs nothing: it lists what is missing and stops.
 #
 # Workloads (facade, then its baselines, round after round; medians):
 #   transfer  POST /rs/transfer/from/A/to/B/amount/0.01, alternating A->B and
-#             B->A  vs  redis-benchmark EVAL of a plain 4-command Lua transfer
+#             B->A  vs  redis-benchmark EVAL of a plain 4-command Lua transfer,
+#             and vs redis-benchmark EVALSHA of facade's own transfer script
+#             (unique transfer ids, two accounts of its own)
 #   list      GET the filtered project list (expand=projects.project.plans),
-#             warm  vs  nginx proxy_cache of the whole upstream document, and
-#             vs nginx serving a static file of the same size as facade's answer
+#             warm  vs  nginx proxy_cache of the whole upstream document,
+#             vs nginx serving a static file of the same size as facade's answer,
+#             and vs blobserver answering the same bytes from memory
 #   grade     GET /student/S/english/grade  vs  redis-benchmark GET
 #   balance   GET /rs/account/A/balance     vs  redis-benchmark GET
 #   artifact  a whole ARTIFACT_MB artifact through facade vs straight from the
@@ -71,6 +76,7 @@ list_path='/rest/api/latest/project?expand=projects.project.plans&max-results=10
 upstream_list_path='/rest/api/latest/project?expand=projects.project.plans&max-results=500'
 artifact_path='/browse/B001-BUILD-1/artifact/shared/bench.img/bench.img'
 acct_a=7001 acct_b=7002 student=bench-student
+acct_c=7003 acct_d=7004 # redis-benchmark's, for facade's own script
 
 log() { printf '%s\n' "$*" >&2; }
 die() {
@@ -93,13 +99,14 @@ require_tools() {
 tmp=''
 pids=()
 
+# cleanup stops the processes newest first, each before the next (facade
+# drains before its Redis goes away).
 cleanup() {
 	local pid i
 	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-		kill -TERM "${pids[i]}" 2>/dev/null || true
-	done
-	for pid in "${pids[@]}"; do
-		for _ in $(seq 50); do
+		pid=${pids[i]}
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 100); do
 			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
@@ -144,7 +151,8 @@ alive() { kill -0 "$1" 2>/dev/null || die "$2 exited (log: $(tail -5 "$3" 2>/dev
 
 build() {
 	log "building facade and bambooserver"
-	(cd "$repo" && go build -o "$tmp/facade" ./cmd/facade && go build -o "$tmp/bambooserver" ./bench/cmd/bambooserver)
+	(cd "$repo" && go build -o "$tmp/facade" ./cmd/facade && go build -o "$tmp/bambooserver" ./bench/cmd/bambooserver &&
+		go build -o "$tmp/blobserver" ./bench/cmd/blobserver)
 }
 
 start_redis() {
@@ -209,7 +217,9 @@ seed() {
 	cat >"$tmp/seed.json" <<EOF
 {"accounts": [
   {"id": "$acct_a", "owner": "bench", "currency": "EUR", "balance": "900000000.00"},
-  {"id": "$acct_b", "owner": "bench", "currency": "EUR", "balance": "900000000.00"}],
+  {"id": "$acct_b", "owner": "bench", "currency": "EUR", "balance": "900000000.00"},
+  {"id": "$acct_c", "owner": "bench", "currency": "EUR", "balance": "900000000.00"},
+  {"id": "$acct_d", "owner": "bench", "currency": "EUR", "balance": "900000000.00"}],
  "grades": [{"student_id": "$student", "subject": "english", "grade": "B+"}]}
 EOF
 	"$tmp/facade" seed --file "$tmp/seed.json" >"$tmp/seed.out" 2>&1 || die "seed: $(cat "$tmp/seed.out")"
@@ -217,6 +227,7 @@ EOF
 	redis-cli -p "$redis_port" hset 'bench:{t}:a' balance 900000000000 >/dev/null
 	redis-cli -p "$redis_port" hset 'bench:{t}:b' balance 900000000000 >/dev/null
 	redis-cli -p "$redis_port" set 'bench:grade' '{"grade":"B+"}' >/dev/null
+	own_script_sha=$(redis-cli -p "$redis_port" script load "$(cat "$repo/accounts/transfer.lua")")
 }
 
 start_facade() {
@@ -346,6 +357,18 @@ warm_and_check() {
 	s=$(status_of "$facade_url/rs/transfer/from/$acct_b/to/$acct_a/amount/0.01" "$tmp/transfer.json" "${auth[@]}" -X POST -H 'X-XSRF-TOKEN: bench')
 	[ "$s" = 201 ] || die "facade transfer back: $s $(cat "$tmp/transfer.json")"
 	balances_before=$(balances)
+}
+
+start_blob() {
+	"$tmp/blobserver" -file "$tmp/facade.json" >"$tmp/blobserver.out" 2>"$tmp/blobserver.log" &
+	pids+=($!)
+	blob_pid=$!
+	wait_for blobserver test -s "$tmp/blobserver.out"
+	alive "$blob_pid" blobserver "$tmp/blobserver.log"
+	blob_url=$(head -1 "$tmp/blobserver.out")
+	local s
+	s=$(status_of "$blob_url/list.json" "$tmp/blob.json")
+	[ "$s" = 200 ] && cmp -s "$tmp/blob.json" "$tmp/facade.json" || die "blobserver: $s or not facade's bytes"
 }
 
 check_nginx() {
@@ -509,11 +532,18 @@ round_transfer() {
 	wrk_run f-transfer "$facade_pid" "$facade_url" POST \
 		"/rs/transfer/from/$acct_a/to/$acct_b/amount/0.01 /rs/transfer/from/$acct_b/to/$acct_a/amount/0.01" "$tmp/tokens"
 	rb_run b-transfer EVAL "$lua_transfer" 3 'bench:{t}:a' 'bench:{t}:b' 'bench:{t}:ledger' 1 __rand_int__
+	# Facade's script as accounts.Store calls it: keys of accounts/keys.go,
+	# 0.01 in minor units for exponents 0-3 ("" = too precise).
+	local k='facade:accounts:{money}:'
+	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}account:$acct_c" "${k}account:$acct_d" "${k}ledger" \
+		"${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__" \
+		__rand_int__ "$acct_c" "$acct_d" 86400 '' '' 1 10
 }
 round_list() {
 	wrk_run f-list "$facade_pid" "$facade_url" GET "$list_path" "$tmp/tokens"
 	wrk_run b-list-cache "$(nginx_pids)" "http://127.0.0.1:$nginx_port" GET /rest/api/latest/project
 	wrk_run b-list-static "$(nginx_pids)" "http://127.0.0.1:$nginx_static_port" GET /list.json
+	wrk_run b-list-go "$blob_pid" "$blob_url" GET /list.json
 }
 round_grade() {
 	wrk_run f-grade "$facade_pid" "$facade_url" GET "/student/$student/english/grade" "$tmp/tokens"
@@ -609,10 +639,14 @@ report() {
 	echo "upstream: $((PROJECTS + 4)) projects, $PLANS plans each; a member sees $visible; $(nginx -v 2>&1 | sed 's/.*\///') nginx, redis $(redis-server --version | sed 's/.*v=\([^ ]*\).*/\1/')"
 	echo
 	printf '%-22s %8s %6s %6s %6s %6s | %-26s %8s %6s %6s %6s | %5s\n' workload 'req/s' p50ms p99ms 'cpuus' '429s' baseline 'req/s' p50ms p99ms cpuus ratio
-	has_workload transfer && row 'transfer POST A<->B' f-transfer 'redis-benchmark Lua xfer' b-transfer
+	if has_workload transfer; then
+		row 'transfer POST A<->B' f-transfer 'redis-benchmark Lua xfer' b-transfer
+		row 'transfer POST A<->B' f-transfer "redis-benchmark facade's" b-transfer-own
+	fi
 	if has_workload list; then
 		row 'project list (warm)' f-list 'nginx proxy_cache (whole)' b-list-cache
 		row 'project list (warm)' f-list 'nginx static (same size)' b-list-static
+		row 'project list (warm)' f-list 'Go net/http (same bytes)' b-list-go
 	fi
 	has_workload grade && row 'grade read' f-grade 'redis-benchmark GET' b-get-grade
 	has_workload balance && row 'balance read' f-balance 'redis-benchmark GET' b-get-balance
@@ -649,6 +683,13 @@ verify() {
 	sum() { grep -o '"balance":"[0-9.]*"' <<<"$1" | tr -dc '0-9.\n' | awk '{s += $1} END {printf "%.2f\n", s}'; }
 	[ "$(sum "$balances_before")" = "$(sum "$after")" ] || die "balances changed in sum: $balances_before -> $after"
 	grep -q '"msg":"request"' "$tmp/facade.log" || die "facade wrote no info access lines: is the log level info?"
+	# redis-benchmark does not count error replies: facade's script must
+	# have moved money (it refuses with an error reply otherwise).
+	if has_workload transfer; then
+		local c
+		c=$(redis-cli -p "$redis_port" hget "facade:accounts:{money}:account:$acct_c" balance)
+		[ "$c" -lt 90000000000 ] || die "redis-benchmark's runs of facade's script moved no money (balance $c)"
+	fi
 }
 
 perf_report() {
@@ -675,6 +716,7 @@ main() {
 	warm_and_check "$visible"
 	start_nginx
 	check_nginx
+	start_blob
 	write_wrk_lua
 	measure
 	verify

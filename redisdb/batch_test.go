@@ -1,0 +1,133 @@
+package redisdb
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade/internal/testredis"
+)
+
+var echoScript = redis.NewScript(`redis.call('INCR', KEYS[1]); return ARGV[1]`)
+
+// pipelineGate counts the pipelines that run the script and holds the
+// first one until released, so that callers pile up behind it. (go-redis
+// sends its own pipelines too, to set up a connection.)
+type pipelineGate struct {
+	pipelines atomic.Int64
+	release   chan struct{}
+}
+
+func (g *pipelineGate) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (g *pipelineGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+func (g *pipelineGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if name := cmds[0].Name(); name != "evalsha" && name != "eval" {
+			return next(ctx, cmds)
+		}
+		if g.pipelines.Add(1) == 1 {
+			<-g.release
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Callers that arrive while a batch is in flight go out together in the
+// next pipeline, and each still gets its own reply.
+func TestConcurrentRunsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
+	rdb := testredis.Client(t)
+	gate := &pipelineGate{release: make(chan struct{})}
+	rdb.AddHook(gate)
+	b := NewBatcher(rdb, echoScript, 1)
+
+	const callers = 64
+	replies := make([]string, callers)
+	errs := make([]error, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			replies[i], errs[i] = b.Run(context.Background(), []string{"counter"}, fmt.Sprint("caller-", i)).Text()
+		})
+	}
+	// One caller is in the held pipeline; the rest must queue behind it.
+	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == callers-1 })
+	close(gate.release)
+	wg.Wait()
+
+	for i := range callers {
+		if errs[i] != nil || replies[i] != fmt.Sprint("caller-", i) {
+			t.Fatalf("caller %d got %q, %v", i, replies[i], errs[i])
+		}
+	}
+	if n, _ := rdb.Get(context.Background(), "counter").Int(); n != callers {
+		t.Fatalf("the script ran %d times for %d callers", n, callers)
+	}
+	// The first pipeline (one caller, sent before the script was cached:
+	// NOSCRIPT, then EVAL) and one for the other 63.
+	if n := gate.pipelines.Load(); n > 3 {
+		t.Fatalf("%d pipelines for %d callers; want the waiting callers batched", n, callers)
+	}
+}
+
+// A server that lost its script cache (a restart, a new shard) still runs
+// every call, once.
+func TestRunsAfterTheScriptCacheIsFlushed(t *testing.T) {
+	ctx := context.Background()
+	rdb := testredis.Client(t)
+	b := NewBatcher(rdb, echoScript, 2)
+	for round := range 2 {
+		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := b.Run(ctx, []string{"n"}, "x").Text(); err != nil || got != "x" {
+			t.Fatalf("round %d: %q, %v", round, got, err)
+		}
+	}
+	if n, _ := rdb.Get(ctx, "n").Int(); n != 2 {
+		t.Fatalf("two calls ran the script %d times", n)
+	}
+}
+
+// With Redis down every caller learns it, as "unavailable" (503).
+func TestEveryCallerOfABatchLearnsRedisIsDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	down, err := Open(Config{URL: "redis://" + addr + "/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer down.Close()
+	b := NewBatcher(down, echoScript, 1)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if err := b.Run(context.Background(), []string{"k"}, "v").Err(); !IsUnavailable(err) {
+				t.Errorf("caller %d: %v; want unavailable", i, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
