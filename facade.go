@@ -11,7 +11,7 @@ package facade
 
 import "context"
 
-// Roles that carry built-in grade rules (SPEC section 3). Any other role
+// Roles that carry built-in grade rules (docs/contract.md §3). Any other role
 // string is valid and simply reaches accounts and builds through the policy.
 const (
 	RoleStudent   = "student"

@@ -1,6 +1,6 @@
 package facade
 
-// Identifier formats of SPEC section 3, in one place. Every package that
+// Identifier formats of docs/contract.md §3, in one place. Every package that
 // turns an identifier into a Redis key, an upstream URL or a policy object
 // checks it with these; none of them admits '/', '%', '?', '#', spaces or
 // control characters.

@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// amountPattern is SPEC section 5's grammar for an amount in a URL: ASCII
+// amountPattern is docs/contract.md §5's grammar for an amount in a URL: ASCII
 // digits only (no sign, exponent, spaces, commas or full-width digits), no
 // leading zeros, at most 15 integer digits. Go's $ matches only at the very
 // end of the text, so a trailing newline is refused too.
 var amountPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$`)
 
 // ParseAmount turns an amount as given in a transfer URL into minor units of
-// cur. It accepts exactly what SPEC section 5 allows:
+// cur. It accepts exactly what docs/contract.md §5 allows:
 //
 //   - the string matches ^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$;
 //   - it has at most cur.Exponent digits after the point, counted as
@@ -46,7 +46,7 @@ func ValidateAmountSyntax(s string, maxMajor int64) error {
 	return err
 }
 
-// ParseBalance turns an opening balance (seed file, SPEC section 8) into
+// ParseBalance turns an opening balance (seed file, docs/contract.md §8) into
 // minor units of cur. Same grammar and precision rule as ParseAmount, but
 // zero is allowed and there is no transfer limit.
 func ParseBalance(s string, cur Currency) (int64, error) {

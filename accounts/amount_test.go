@@ -17,7 +17,7 @@ var (
 	kwd = Currency{Code: "KWD", Exponent: 3}
 )
 
-// badAmounts are refused in any currency (SPEC section 5).
+// badAmounts are refused in any currency (docs/contract.md §5).
 var badAmounts = []string{
 	"-5", "0", "0.00", "0.000", "1e3", "NaN", "Infinity", "-Infinity", "01", "00.5", "+5",
 	" 5", "5 ", "5.", ".5", "1,5", "1.5.0", "５", "1０", "0x10", "1_000", "5\n", "",

@@ -21,7 +21,7 @@ import (
 // transfer (see BenchmarkTransferScriptDirect for what that core does).
 // Sharding accounts across slots would need a two-phase protocol (reserve
 // on the source, saga to the destination) and give up the single atomic
-// step SPEC section 5 asks for.
+// step docs/contract.md §5 asks for.
 //
 // Layout (ids are account ids, ^[A-Za-z0-9._@-]{1,64}$, so they can neither
 // contain the tag's braces nor a colon that would make two keys collide):

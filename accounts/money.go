@@ -1,4 +1,4 @@
-// Package accounts is Facade's money domain (SPEC section 5): currencies with
+// Package accounts is Facade's money domain (docs/contract.md §5): currencies with
 // their ISO 4217 exponents, amounts held as int64 minor units and written to
 // JSON without ever passing through a float, the parser for amounts given in
 // a URL, and the Redis store whose Transfer moves money in one atomic Lua

@@ -143,8 +143,8 @@ func (s *Store) Create(ctx context.Context, a Account) (created bool, err error)
 	return n == 1, nil
 }
 
-// SeedAccount is one entry of the seed file's "accounts" array (SPEC
-// section 8): {"id": "1001", "owner": "alice", "currency": "EUR", "balance": "250.00"}.
+// SeedAccount is one entry of the seed file's "accounts" array (docs/contract.md
+// §8): {"id": "1001", "owner": "alice", "currency": "EUR", "balance": "250.00"}.
 type SeedAccount struct {
 	ID       string `json:"id"`
 	Owner    string `json:"owner"`

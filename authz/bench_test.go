@@ -25,7 +25,7 @@ type scale struct {
 	planGrants, projectGrants            int // to teams (plans) and depts (projects)
 }
 
-// specScale is SPEC section 3's figure: 100,000 enrollment lines and 10,000
+// specScale is docs/contract.md §3's figure: 100,000 enrollment lines and 10,000
 // permission lines (4,000 class + 3,000 account + 3,000 build grants).
 var specScale = scale{
 	students: 20000, classesPerStudent: 5, classes: 2000, professors: 1000,
@@ -94,7 +94,7 @@ func generate(tb testing.TB, dir string, s scale) *fixture {
 	return f
 }
 
-// specSized generates the SPEC-sized policy in a temporary directory and
+// specSized generates the contract-sized policy in a temporary directory and
 // loads it, timing the load.
 func specSized(b *testing.B) (*fixture, *Authorizer, time.Duration) {
 	b.Helper()
@@ -109,7 +109,7 @@ func specSized(b *testing.B) (*fixture, *Authorizer, time.Duration) {
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// BenchmarkLoad reads, validates and builds the SPEC-sized policy.
+// BenchmarkLoad reads, validates and builds the contract-sized policy.
 func BenchmarkLoad(b *testing.B) {
 	f, _, _ := specSized(b)
 	b.Logf("policy: %d enrollment lines, %d permission lines, %d lines in all", f.enrollments, f.grants, len(f.lines))
@@ -132,11 +132,11 @@ func BenchmarkLoad(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MB-heap/policy")
 }
 
-// BenchmarkDecide measures single decisions on the SPEC-sized policy. The
+// BenchmarkDecide measures single decisions on the contract-sized policy. The
 // deny cases ask as a different, never-seen caller every time.
 func BenchmarkDecide(b *testing.B) {
 	f, a, took := specSized(b)
-	b.Logf("load of the SPEC-sized policy took %v", took.Round(time.Millisecond))
+	b.Logf("load of the contract-sized policy took %v", took.Round(time.Millisecond))
 	strangers := make([]string, 1<<18)
 	for i := range strangers {
 		strangers[i] = "intruder-" + strconv.Itoa(i)
@@ -210,7 +210,7 @@ func BenchmarkDecide(b *testing.B) {
 	})
 }
 
-// BenchmarkStockCasbin is the contrast: the same SPEC-sized question asked
+// BenchmarkStockCasbin is the contrast: the same contract-sized question asked
 // of casbin out of the box. "p-rows" is the textbook RBAC matcher over
 // 10,000 p rows; "g-matcher" is this package's model with casbin's default
 // role manager and Enforce, whose g() memo keeps every distinct question

@@ -11,9 +11,9 @@ import (
 	facade "github.com/facade-dev/facade"
 )
 
-// specPolicy is SPEC section 3's example plus the lines the table needs.
+// specPolicy is docs/contract.md §3's example plus the lines the table needs.
 var specPolicy = []string{
-	"# SPEC section 3",
+	"# docs/contract.md §3",
 	"p, bob, class:english-101, view",
 	"p, bob, class:english-101, update",
 	"g, student:alice, class:english-101",

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/redis/go-redis/v9"
-
 )
 
 const (

@@ -3,7 +3,6 @@ package authz
 import (
 	"strings"
 	"testing"
-
 )
 
 // An empty policy, or one that removes more than half of the lines, is far

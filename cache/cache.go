@@ -1,6 +1,6 @@
 // Package cache is the response cache for upstream (Bamboo) documents. It
-// lives in Redis, so every instance of the service shares it (SPEC sections
-// 6 and 7).
+// lives in Redis, so every instance of the service shares it (docs/contract.md
+// §6 and §7).
 //
 // Get returns the stored copy while it is fresh (HIT). Otherwise it fetches,
 // stores and returns the document (MISS). Concurrent misses for one key make

@@ -1,6 +1,6 @@
 // Package grades holds the grade domain rules (the letter scale, versions and
 // their ETags) and the Redis store behind /student/{id}/english/grade
-// (SPEC section 4).
+// (docs/contract.md §4).
 //
 // Every change (create, update, seed) is one Lua script: it reads the current
 // record, checks existence and version, writes the new record and appends the

@@ -30,7 +30,7 @@ func TestParseGradeAcceptsExactlyTheScale(t *testing.T) {
 		}
 	}
 	if len(Scale) != 13 {
-		t.Fatalf("Scale has %d grades, SPEC lists 13", len(Scale))
+		t.Fatalf("Scale has %d grades, the contract lists 13", len(Scale))
 	}
 }
 

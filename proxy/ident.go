@@ -8,7 +8,7 @@ import (
 	"github.com/facade-dev/facade"
 )
 
-// Identifier checks (SPEC section 3). Keys run on the RAW path text, as
+// Identifier checks (docs/contract.md §3). Keys run on the RAW path text, as
 // Echo hands it over still percent-encoded, so an encoded "/", "." or "?"
 // is simply a character outside the allowed set. Artifact path segments
 // are decoded one at a time, checked (no "/", "..", "%", "?", "#",

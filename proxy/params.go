@@ -7,7 +7,7 @@ import (
 	"github.com/facade-dev/facade"
 )
 
-// Paging of both list endpoints (SPEC section 6).
+// Paging of both list endpoints (docs/contract.md §6).
 const (
 	defaultPage = 25
 	maxPage     = 100

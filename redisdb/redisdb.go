@@ -1,5 +1,5 @@
 // Package redisdb opens the one Redis connection the service uses, from the
-// settings in SPEC section 1: a redis:// or rediss:// URL, a comma list of
+// settings in docs/contract.md §1: a redis:// or rediss:// URL, a comma list of
 // cluster addresses, or a Sentinel master name. Everything else takes a
 // redis.UniversalClient, so the three deployments need no other code.
 //
@@ -57,7 +57,7 @@ func Open(cfg Config) (redis.UniversalClient, error) {
 }
 
 // AppendOnly reports whether the server persists writes with AOF. Money must
-// not live in a Redis that forgets (SPEC section 5); serve warns when it does.
+// not live in a Redis that forgets (docs/contract.md §5); serve warns when it does.
 func AppendOnly(ctx context.Context, c redis.UniversalClient) (bool, error) {
 	v, err := c.ConfigGet(ctx, "appendonly").Result()
 	if err != nil {

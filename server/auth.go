@@ -16,7 +16,7 @@ import (
 	"github.com/facade-dev/facade/server/problem"
 )
 
-// AuthConfig selects one of the two token modes of SPEC section 2. Exactly
+// AuthConfig selects one of the two token modes of docs/contract.md §2. Exactly
 // one of Secret (HS256) or JWKSURL (RS256/ES256 with issuer and audience)
 // must be set.
 type AuthConfig struct {
@@ -211,7 +211,7 @@ func (a *Authenticator) Principal(ctx context.Context, raw string) (facade.Princ
 		return facade.Principal{}, err
 	}
 	// A role claim that is absent or not a string means "no role", not an
-	// error (SPEC section 3).
+	// error (docs/contract.md §3).
 	role, _ := claims[a.roleClaim].(string)
 	p := facade.Principal{ID: sub, Role: role}
 	a.cache.put(raw, p, exp.Add(tokenLeeway))

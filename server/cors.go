@@ -8,7 +8,7 @@ import (
 	"github.com/facade-dev/facade/server/problem"
 )
 
-// Origins holds the two CORS lists of SPEC section 2: read origins may use
+// Origins holds the two CORS lists of docs/contract.md §2: read origins may use
 // GET/HEAD, write origins POST/PUT. Echo's CORS middleware has one list for
 // all methods (STACK-NOTES), hence this small one of our own.
 type Origins struct {

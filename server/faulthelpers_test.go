@@ -159,7 +159,7 @@ func (m *moneyEnv) transfer(from, to, amount, key string) (moneyAnswer, error) {
 	return m.send(http.MethodPost, "/rs/transfer/from/"+from+"/to/"+to+"/amount/"+amount, key)
 }
 
-// moneyTransfer is the 201 body of SPEC section 5, field for field.
+// moneyTransfer is the 201 body of docs/contract.md §5, field for field.
 type moneyTransfer struct {
 	TransferID string      `json:"transfer_id"`
 	From       string      `json:"from_account_id"`

@@ -72,7 +72,7 @@ func (s *Server) updateGrade(c echo.Context) error {
 	return writeGrade(c, http.StatusOK, rec)
 }
 
-// gradeWrite runs the checks shared by POST and PUT in SPEC order: the
+// gradeWrite runs the checks shared by POST and PUT in the order of docs/contract.md §2: the
 // path and body (400/413/415) are input validation, then authorization.
 func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
 	if student, err = pathID(c, "student_id", facade.ValidID); err != nil {

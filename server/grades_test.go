@@ -21,7 +21,7 @@ func seedGrades(t testing.TB, e *env) {
 	}
 }
 
-// TestGradeAuthorizationTable walks SPEC section 3's grade table: every kind
+// TestGradeAuthorizationTable walks docs/contract.md §3's grade table: every kind
 // of principal × own / other / absent / malformed student × GET/POST/PUT.
 func TestGradeAuthorizationTable(t *testing.T) {
 	principals := map[string]string{

@@ -19,7 +19,7 @@ import (
 	"github.com/facade-dev/facade/server/problem"
 )
 
-// errBadIdentifier is the 400 for an identifier outside SPEC section 3's
+// errBadIdentifier is the 400 for an identifier outside docs/contract.md §3's
 // formats (facade.ValidID and friends), given before any look-up.
 var errBadIdentifier = facade.ErrBadIdentifier
 

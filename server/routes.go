@@ -35,7 +35,7 @@ func (s *Server) routes() {
 		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, api...)
 	}
 
-	// Grades (SPEC section 4).
+	// Grades (docs/contract.md §4).
 	read("/student/:student_id/english/grade", s.getGrade)
 	e.POST("/student/:student_id/english/grade", s.createGrade, api...)
 	e.PUT("/student/:student_id/english/grade", s.updateGrade, api...)
@@ -43,13 +43,13 @@ func (s *Server) routes() {
 	read("/class", s.listClasses)
 	read("/class/:class_id/grades", s.getClassGrades)
 
-	// Accounts (SPEC section 5).
+	// Accounts (docs/contract.md §5).
 	read("/rs/account/:id", s.getAccount)
 	read("/rs/account/:id/balance", s.getBalance)
 	read("/rs/account/:id/transfers", s.getStatement)
 	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", s.transfer, api...)
 
-	// Build results: Bamboo's read API, proxied (SPEC section 6). Each
+	// Build results: Bamboo's read API, proxied (docs/contract.md §6). Each
 	// path is served by its route entries in proxy/routes.go (key kind,
 	// permission, upstream path, cache policy, view). build also mounts
 	// the ".json" twin of a path that ends in a fixed word; a path ending

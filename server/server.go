@@ -1,5 +1,5 @@
-// Package server is Facade's HTTP layer: the request pipeline of SPEC
-// section 2 (request id, security headers, CORS, authentication, the
+// Package server is Facade's HTTP layer: the request pipeline of docs/contract.md
+// §2 (request id, security headers, CORS, authentication, the
 // per-principal rate limit, anti-forgery, input checks), the one error handler that turns
 // every failure into a problem body, and thin handlers that validate
 // identifiers, ask authz, and call the domain stores. routes.go lists every

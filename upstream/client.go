@@ -1,5 +1,5 @@
 // Package upstream is the client of the Atlassian Bamboo REST API that the
-// build-results endpoints proxy to (SPEC section 6).
+// build-results endpoints proxy to (docs/contract.md §6).
 //
 // It builds every upstream URL itself from validated parts, authenticates
 // with the service's own token (never the caller's), bounds each call with

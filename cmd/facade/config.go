@@ -15,7 +15,7 @@ import (
 	"github.com/facade-dev/facade/server"
 )
 
-// settings are the environment variables of SPEC section 1.
+// settings are the environment variables of docs/contract.md §1.
 type settings struct {
 	Addr, OpsAddr, PublicURL          string
 	RedisURL, RedisAddrs, RedisMaster string
