@@ -2,6 +2,7 @@ package authz
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/casbin/casbin/v2/model"
@@ -70,13 +71,16 @@ func graphFindings(path string, rules []rule, g string) []Problem {
 	}
 	gr := newGraph(links)
 	var problems []Problem
-	// A cycle: a link a -> b where b reaches a.
-	for _, l := range links {
-		if c := gr.chain(l[1], l[0]); c != nil {
-			problems = append(problems, Problem{File: path, Line: byLink[l].line, Warning: true,
-				Msg: fmt.Sprintf("group cycle: %s", strings.Join(append([]string{l[0]}, c...), " -> "))})
-			break // one cycle is enough to act on; the others usually share it
+	// A cycle (one is enough to act on; the others usually share it),
+	// reported at the line of the link that closes it.
+	if cycle := gr.cycle(); cycle != nil {
+		names := make([]string, len(cycle))
+		for i, n := range cycle {
+			names[i] = gr.names[n]
 		}
+		closing := [2]string{names[len(names)-2], names[len(names)-1]}
+		problems = append(problems, Problem{File: path, Line: byLink[closing].line, Warning: true,
+			Msg: fmt.Sprintf("group cycle: %s", strings.Join(names, " -> "))})
 	}
 	// A chain deeper than maxDepth from a name nobody links into.
 	into := map[int32]bool{}
@@ -97,6 +101,52 @@ func graphFindings(path string, rules []rule, g string) []Problem {
 		}
 	}
 	return problems
+}
+
+// cycle returns one cycle of g as the names along it, first and last the
+// same (a -> b -> a), or nil. One depth-first walk over every link: a
+// policy of 100,000 enrollments is checked in milliseconds.
+func (g *graph) cycle() []int32 {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]uint8, len(g.names))
+	type frame struct{ n, next int32 }
+	for root := range g.names {
+		if state[root] != unseen {
+			continue
+		}
+		path := []frame{{int32(root), 0}}
+		state[root] = onPath
+		for len(path) > 0 {
+			top := &path[len(path)-1]
+			if int(top.next) == len(g.out[top.n]) {
+				state[top.n] = done
+				path = path[:len(path)-1]
+				continue
+			}
+			m := g.out[top.n][top.next]
+			top.next++
+			switch state[m] {
+			case unseen:
+				state[m] = onPath
+				path = append(path, frame{m, 0})
+			case onPath: // a link back into the path: the path from m closes a cycle
+				var cycle []int32
+				for i := len(path) - 1; i >= 0; i-- {
+					cycle = append(cycle, path[i].n)
+					if path[i].n == m {
+						break
+					}
+				}
+				slices.Reverse(cycle)
+				return append(cycle, m)
+			}
+		}
+	}
+	return nil
 }
 
 // beyond returns a name start reaches only past maxDepth links, or "".
