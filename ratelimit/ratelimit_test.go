@@ -48,6 +48,22 @@ func hammer(l *Limiter, key string, d time.Duration) (allowed, refused int) {
 	return allowed, refused
 }
 
+// callN calls Allow for key n times at once and counts the admissions.
+func callN(l *Limiter, key string, n int) (allowed, refused int) {
+	for range n {
+		ok, _, err := l.Allow(context.Background(), key)
+		switch {
+		case err != nil:
+			panic(err)
+		case ok:
+			allowed++
+		default:
+			refused++
+		}
+	}
+	return allowed, refused
+}
+
 func TestOneInstanceAdmitsTheBurstThenTheRate(t *testing.T) {
 	rdb := testredis.Client(t)
 	l := newLimiter(t, rdb, PerSecond(20, 10), 50*time.Millisecond)
@@ -118,18 +134,20 @@ func TestTwoInstancesShareOneLimitWithinTheBound(t *testing.T) {
 func TestExcessIsRepaidAfterSettlement(t *testing.T) {
 	rdb := testredis.Client(t)
 	const interval = 300 * time.Millisecond
-	a := newLimiter(t, rdb, PerSecond(5, 10), interval)
-	b := newLimiter(t, redis.NewClient(rdb.Options()), PerSecond(5, 10), interval)
+	a := newLimiter(t, rdb, PerSecond(1, 10), interval)
+	b := newLimiter(t, redis.NewClient(rdb.Options()), PerSecond(1, 10), interval)
 	ctx := context.Background()
 	// Both learn the bucket (one direct request each), then spend the
 	// rest locally before any settlement.
-	na, _ := hammer(a, "k", 5*time.Millisecond)
-	nb, _ := hammer(b, "k", 5*time.Millisecond)
+	// By count, not by time: a busy machine must not turn 20 quick calls
+	// into a few slow ones (they take microseconds; the interval is 300 ms).
+	na, _ := callN(a, "k", 20)
+	nb, _ := callN(b, "k", 20)
 	if na+nb < 15 {
-		t.Fatalf("%d+%d allowed in 5 ms each: want the two instances to overshoot the burst of 10 before settling", na, nb)
+		t.Fatalf("%d+%d of 20 calls each allowed: want the two instances to overshoot the burst of 10 before settling", na, nb)
 	}
-	// After a settlement the bucket runs (na+nb) x 200 ms ahead, minus
-	// the time passed: beyond the 2 s tolerance for a while yet.
+	// After a settlement the bucket runs (na+nb) x 1 s ahead, minus
+	// the time passed: beyond the 10 s tolerance for seconds yet.
 	time.Sleep(2 * interval)
 	for _, l := range []*Limiter{a, b} {
 		if ok, retry, _ := l.Allow(ctx, "k"); ok || retry <= 0 {
