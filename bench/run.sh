@@ -617,14 +617,26 @@ median() { sort -g "$tmp/res.$1" | awk '{a[NR] = $0} END {print a[int((NR + 1) /
 col() { awk -v i="$2" '{print $i}' <<<"$1"; }
 all_runs() { awk '{printf "%s%s", sep, $1; sep = ","} END {print ""}' "$tmp/res.$1"; }
 
+# round_ratios A B: facade/baseline of each round (runs of one round are
+# minutes apart at most, so they share the machine's other load); then
+# their median. Other jobs on a shared machine move each figure by tens of
+# percent between rounds: the per-round ratio moves far less.
+round_ratios() {
+	paste -d' ' <(awk '{print $1}' "$tmp/res.$1") <(awk '{print $1}' "$tmp/res.$2") |
+		awk '{printf "%s%.2f", sep, $1 / $2; sep = ","} END {print ""}'
+}
+median_ratio() { tr ',' '\n' <<<"$1" | sort -g | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'; }
+
 row() { # label facade-name baseline-label baseline-name
-	local f b
+	local f b rr
 	f=$(median "$2")
 	b=$(median "$4")
-	awk -v l="$1" -v bl="$3" -v f="$f" -v b="$b" -v fr="$(all_runs "$2")" -v br="$(all_runs "$4")" 'BEGIN {
+	rr=$(round_ratios "$2" "$4")
+	awk -v l="$1" -v bl="$3" -v f="$f" -v b="$b" -v fr="$(all_runs "$2")" -v br="$(all_runs "$4")" \
+		-v rr="$rr" -v r="$(median_ratio "$rr")" 'BEGIN {
 		split(f, x, " "); split(b, y, " ")
-		printf "%-22s %8d %6.2f %6.2f %6.1f %6d | %-26s %8d %6.2f %6.2f %6.1f | %5.2f   (facade %s; baseline %s)\n",
-			l, x[1], x[2] / 1000, x[3] / 1000, x[4], x[5], bl, y[1], y[2] / 1000, y[3] / 1000, y[4], x[1] / y[1], fr, br
+		printf "%-22s %8d %6.2f %6.2f %6.1f %6d | %-26s %8d %6.2f %6.2f %6.1f | %5.2f   (rounds %s; facade %s; baseline %s)\n",
+			l, x[1], x[2] / 1000, x[3] / 1000, x[4], x[5], bl, y[1], y[2] / 1000, y[3] / 1000, y[4], r, rr, fr, br
 	}'
 }
 
@@ -655,15 +667,17 @@ report() {
 		has_workload balance && row 'balance read' f-balance 'facade project list' f-list
 	fi
 	if has_workload artifact; then
-		local f b
+		local f b rr
 		f=$(median f-artifact)
 		b=$(median b-artifact)
-		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" 'BEGIN {split(f, x, " "); split(b, y, " ")
-			printf "%-22s %5d MiB/s, facade RSS +%d KiB (peak), facade CPU %.0f us/MiB | direct from test server %5d MiB/s | %5.2f\n",
-				"artifact " mb " MiB", x[1], x[5], x[4], y[1], x[1] / y[1]}'
+		rr=$(round_ratios f-artifact b-artifact)
+		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" 'BEGIN {split(f, x, " "); split(b, y, " ")
+			printf "%-22s %5d MiB/s, facade RSS +%d KiB (peak), facade CPU %.0f us/MiB | direct from test server %5d MiB/s | %5.2f   (rounds %s)\n",
+				"artifact " mb " MiB", x[1], x[5], x[4], y[1], r, rr}'
 	fi
 	echo
-	echo "req/s and latency: medians over the rounds (each run's req/s in brackets); cpuus: server CPU per request"
+	echo "req/s and latency: medians over the rounds; ratio: the median of the rounds' facade/baseline ratios"
+	echo "(each round's ratio, then each run's req/s, in brackets); cpuus: server CPU per request"
 	echo "(facade process; nginx workers; redis-server), from /proc; 429s: facade's rate-limited answers in the median run"
 	echo "files: $([ "$KEEP" = 1 ] && echo "$tmp" || echo 'KEEP=1 keeps them')"
 }
