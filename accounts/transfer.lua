@@ -1,4 +1,4 @@
--- One transfer, all or nothing (SPEC section 5). Redis runs a script without
+-- One transfer, all or nothing (docs/contract.md §5). Redis runs a script without
 -- interleaving any other command, and every check below happens before the
 -- first write, so a refused transfer writes nothing.
 --
