@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/testclock"
 	"github.com/facade-dev/facade/internal/testredis"
 )
 
@@ -54,31 +55,6 @@ func failing(err error) func(context.Context) ([]byte, error) {
 }
 
 var errUpstream = facade.Wrap(facade.ErrUpstreamBad, errors.New("HTTP 500 from bamboo"))
-
-// fakeClock is the cache's clock in tests: they move it past a TTL
-// instead of sleeping.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (f *fakeClock) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-// advancePast moves the clock just past t.
-func (f *fakeClock) advancePast(t time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if t.After(f.now) {
-		f.now = t
-	}
-	f.now = f.now.Add(time.Millisecond)
-}
 
 func mustGet(t *testing.T, c *Cache, key string, fetch func(context.Context) ([]byte, error)) Entry {
 	t.Helper()
@@ -174,11 +150,11 @@ func TestTwoInstancesShareOneFetch(t *testing.T) {
 
 func TestStaleServedWhenUpstreamFailsAfterTTL(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Stale: time.Minute, Now: clock.Now}
 	c := New(testredis.Client(t), cfg, nil)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
-	clock.advancePast(old.StoredAt.Add(cfg.TTL))
+	clock.AdvancePast(old.StoredAt.Add(cfg.TTL))
 
 	var calls atomic.Int32
 	e, err := c.Get(context.Background(), "k", func(context.Context) ([]byte, error) {
@@ -200,11 +176,11 @@ func TestStaleServedWhenUpstreamFailsAfterTTL(t *testing.T) {
 
 func TestPastStaleWindowTheErrorIsReturned(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Stale: 10 * time.Minute, Now: clock.Now}
 	c := New(testredis.Client(t), cfg, nil)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
-	clock.advancePast(old.StoredAt.Add(cfg.TTL + cfg.Stale))
+	clock.AdvancePast(old.StoredAt.Add(cfg.TTL + cfg.Stale))
 
 	e, err := c.Get(context.Background(), "k", failing(errUpstream))
 	if err != errUpstream || e.Body != nil {
@@ -214,11 +190,11 @@ func TestPastStaleWindowTheErrorIsReturned(t *testing.T) {
 
 func TestDisabledStaleServesNothingOld(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Stale: -1, Now: clock.Now}
 	c := New(testredis.Client(t), cfg, nil)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
-	clock.advancePast(old.StoredAt.Add(cfg.TTL))
+	clock.AdvancePast(old.StoredAt.Add(cfg.TTL))
 	if _, err := c.Get(context.Background(), "k", failing(errUpstream)); err != errUpstream {
 		t.Fatalf("with Stale < 0 got %v, want the upstream error", err)
 	}
@@ -280,11 +256,11 @@ func TestCancelledCallerReturnsWhileSharedFetchCompletes(t *testing.T) {
 
 func TestCallerDeadlineServesStaleWhileUpstreamHangs(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Now: clock.Now}
 	c := New(testredis.Client(t), cfg, nil)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
-	clock.advancePast(old.StoredAt.Add(cfg.TTL))
+	clock.AdvancePast(old.StoredAt.Add(cfg.TTL))
 
 	hung := newUpstream("never")
 	hung.gate = make(chan struct{})
@@ -300,11 +276,11 @@ func TestCallerDeadlineServesStaleWhileUpstreamHangs(t *testing.T) {
 func TestOversizedDocumentIsReturnedNotStored(t *testing.T) {
 	t.Parallel()
 	rdb := testredis.Client(t)
-	clock := newFakeClock()
+	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, MaxBytes: 1024, Now: clock.Now}
 	c := New(rdb, cfg, nil)
 	small := mustGet(t, c, "k", newUpstream("small").fetch)
-	clock.advancePast(small.StoredAt.Add(cfg.TTL))
+	clock.AdvancePast(small.StoredAt.Add(cfg.TTL))
 
 	big := newUpstream(string(bytes.Repeat([]byte("x"), 2048)))
 	for i := range 2 {
@@ -402,12 +378,12 @@ func TestSlowButLiveHolderKeepsOtherInstancesWaiting(t *testing.T) {
 func TestFailingFillServesStaleOnEveryInstanceWithOneCall(t *testing.T) {
 	t.Parallel()
 	rdb := testredis.Client(t)
-	clock := newFakeClock()
+	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Now: clock.Now}
 	holder := New(rdb, cfg, nil)
 	waiter, waiting := waitingInstance(t, rdb, cfg)
 	old := mustGet(t, holder, "k", newUpstream("old").fetch)
-	clock.advancePast(old.StoredAt.Add(cfg.TTL))
+	clock.AdvancePast(old.StoredAt.Add(cfg.TTL))
 
 	down := newUpstream("")
 	down.err = errUpstream

@@ -12,8 +12,8 @@ import (
 func TestBuildRoutesAreCachedLikeTheOthers(t *testing.T) {
 	// Fresh for a minute: the second read is a hit whatever the machine's load.
 	warm := newFixture(t, options{cacheTTL: time.Minute})
-	// Fresh for 50 ms, then stale for a minute.
-	stale := newFixture(t, options{cacheTTL: 50 * time.Millisecond, stale: time.Minute})
+	// Fresh for a minute, then stale for ten.
+	stale := newFixture(t, options{cacheTTL: time.Minute, stale: 10 * time.Minute})
 	for _, target := range []string{api + "/plan/PROJ-CORE?expand=branches", api + "/result", api + "/result/PROJ-CORE-6", api + "/plan/PROJ-CORE/branch"} {
 		warm.bamboo.ResetCalls()
 		_, first := warm.getOK("carol", target)
@@ -26,7 +26,7 @@ func TestBuildRoutesAreCachedLikeTheOthers(t *testing.T) {
 		}
 
 		_, fresh := stale.getOK("carol", target)
-		time.Sleep(100 * time.Millisecond) // past the TTL
+		stale.clock.Advance(time.Minute + time.Second) // past the TTL
 		stale.bamboo.SetFailing(http.StatusInternalServerError)
 		_, old := stale.getOK("carol", target)
 		stale.bamboo.SetFailing(0)

@@ -73,9 +73,9 @@ func TestConcurrentColdReadsMakeOneUpstreamCall(t *testing.T) {
 
 func TestUpstreamFailures(t *testing.T) {
 	t.Run("stale copy served after expiry", func(t *testing.T) {
-		f := newFixture(t, options{cacheTTL: 100 * time.Millisecond, stale: time.Minute})
+		f := newFixture(t, options{cacheTTL: time.Minute, stale: 10 * time.Minute})
 		_, fresh := f.getOK("carol", coreResults)
-		time.Sleep(250 * time.Millisecond)
+		f.clock.Advance(time.Minute + time.Second)
 		f.bamboo.SetFailing(http.StatusInternalServerError)
 		_, stale := f.getOK("carol", coreResults)
 		if stale.Header().Get("X-Cache") != "STALE" || stale.Body.String() != fresh.Body.String() {
@@ -141,10 +141,13 @@ func TestUpstreamFailures(t *testing.T) {
 }
 
 func TestUpstreamChangeIsSeenOnceTheCopyExpires(t *testing.T) {
-	f := newFixture(t, options{cacheTTL: 100 * time.Millisecond})
+	f := newFixture(t, options{cacheTTL: time.Minute})
 	before := summarise(t, mustDoc(f, "ivy", "/rest/api/latest/project"))
 	f.bamboo.AddPlan("WEB", "E2E", "End-to-end Tests")
-	time.Sleep(250 * time.Millisecond)
+	if _, rec := f.getOK("ivy", "/rest/api/latest/project?expand=projects.project.plans"); rec.Header().Get("X-Cache") != "HIT" {
+		t.Fatalf("within the TTL: X-Cache %s, want the cached copy", rec.Header().Get("X-Cache"))
+	}
+	f.clock.Advance(time.Minute + time.Second)
 	doc, rec := f.getOK("ivy", "/rest/api/latest/project?expand=projects.project.plans")
 	after := summarise(t, doc)
 	if rec.Header().Get("X-Cache") != "MISS" || after.planSizes["WEB"] != before.planSizes["WEB"]+1 {

@@ -17,6 +17,7 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/internal/testclock"
 	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
 	"github.com/facade-dev/facade/server/problem"
@@ -89,6 +90,8 @@ type fixture struct {
 	policyPath string
 	cache      *cache.Cache
 	logs       *testlog.Buffer
+	// clock is the cache's and the handler's: tests move it past a TTL.
+	clock *testclock.Clock
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -134,9 +137,10 @@ func newFixture(t testing.TB, o options) *fixture {
 	if rdb == nil {
 		rdb = testredis.Client(t)
 	}
-	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale}, log)
-	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, CacheTTL: o.cacheTTL}, up, c, az, log)
-	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs}
+	clock := testclock.New()
+	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, Now: clock.Now}, log)
+	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, CacheTTL: o.cacheTTL, Now: clock.Now}, up, c, az, log)
+	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs, clock: clock}
 	f.e = newTestEcho(h)
 	if bamboo != nil {
 		bamboo.ResetCalls()

@@ -75,6 +75,10 @@ type Config struct {
 	// are at most that much older than the cache would serve. Negative
 	// disables the in-process copy (every request reads Redis).
 	CacheTTL time.Duration
+	// Now is the clock the in-process copies expire by; pass the shared
+	// cache's (cache.Config.Now), so both judge freshness alike. Nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Handler serves the build-result routes. Create it with New; it is safe
@@ -115,6 +119,9 @@ func New(cfg Config, up *upstream.Client, c *cache.Cache, az *authz.Authorizer, 
 	}
 	if cfg.ViewCacheBytes <= 0 {
 		cfg.ViewCacheBytes = DefaultViewCacheBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	h := &Handler{
@@ -161,7 +168,7 @@ type l1Entry struct {
 // copy while it is fresh, else from the shared cache (which fetches on a
 // miss). Errors are always *facade.Error.
 func (h *Handler) document(ctx context.Context, key string, fetch func(context.Context) ([]byte, error)) (cache.Entry, error) {
-	now := time.Now()
+	now := h.cfg.Now()
 	if c, ok := h.l1.get(key); ok && now.Before(c.until) {
 		h.cache.CountHit()
 		c.entry.Status = cache.Hit

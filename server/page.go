@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/web"
 )
 
@@ -15,7 +16,7 @@ import (
 func page(c echo.Context) error {
 	f, ok := web.Lookup(c.Param("*"))
 	if !ok {
-		return echo.ErrNotFound
+		return facade.ErrNotFound
 	}
 	c.Response().Header().Set("Content-Security-Policy", web.CSP)
 	return c.Blob(http.StatusOK, f.ContentType, f.Body)

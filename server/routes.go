@@ -9,6 +9,7 @@ import (
 
 	"github.com/facade-dev/facade/api"
 	"github.com/facade-dev/facade/proxy"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 // routes shows every route the service answers. Pre-routing middleware
@@ -106,7 +107,7 @@ func openAPI(c echo.Context) error {
 func writeRefused(allow string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAllow, allow)
-		return echo.ErrMethodNotAllowed
+		return problem.MethodNotAllowed
 	}
 }
 

@@ -5,11 +5,13 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/testclock"
 )
 
 func TestTokenCacheHonoursExpiryAndBound(t *testing.T) {
-	now := time.Unix(1_000_000, 0)
-	c := newTokenCache(func() time.Time { return now })
+	clock := testclock.New()
+	c := newTokenCache(clock.Now)
+	now := clock.Now()
 	alice := facade.Principal{ID: "alice", Role: "student"}
 
 	c.put("short-lived", alice, now.Add(5*time.Second))
@@ -17,14 +19,15 @@ func TestTokenCacheHonoursExpiryAndBound(t *testing.T) {
 	if p, ok := c.get("short-lived"); !ok || p != alice {
 		t.Fatal("fresh token not remembered")
 	}
-	now = now.Add(6 * time.Second)
+	clock.Advance(6 * time.Second)
 	if _, ok := c.get("short-lived"); ok {
 		t.Fatal("a token past its own expiry was served from the cache")
 	}
 	if _, ok := c.get("long-lived"); !ok {
 		t.Fatal("long-lived token dropped early")
 	}
-	now = now.Add(tokenCacheTTL)
+	clock.Advance(tokenCacheTTL)
+	now = clock.Now()
 	if _, ok := c.get("long-lived"); ok {
 		t.Fatal("an entry outlived the cache TTL (a JWKS key rotation would not be seen)")
 	}
