@@ -7,10 +7,12 @@ import (
 )
 
 // TestHelpPrintsUsageAndStartsNothing: --help and -h on every command and
-// policy tool print usage to stdout and exit 0. The environment is empty,
-// so serve would fail and demo would start listening if help ran them.
+// policy tool print usage to stdout and exit 0, and so does "facade help
+// CMD". The environment lacks what serve needs and holds a malformed
+// value, so serve would fail and demo would start listening if help ran
+// them, and help must not depend on the settings being right.
 func TestHelpPrintsUsageAndStartsNothing(t *testing.T) {
-	env := settingsFrom(map[string]string{})
+	env := settingsFrom(map[string]string{"FACADE_LOG_LEVEL": "loud"})
 	commands := [][]string{
 		{}, {"serve"}, {"demo"}, {"token"}, {"seed"}, {"version"}, {"policy"},
 		{"policy", "check"}, {"policy", "explain"}, {"policy", "test"}, {"policy", "who"},
@@ -24,6 +26,19 @@ func TestHelpPrintsUsageAndStartsNothing(t *testing.T) {
 				t.Errorf("facade %s: exit %d, stdout %q, stderr %q; want usage on stdout, exit 0",
 					strings.Join(args, " "), code, stdout, stderr)
 			}
+		}
+	}
+	for _, cmd := range commands[1:] {
+		_, want, _ := runCmd(env, append(cmd, "--help")...)
+		code, stdout, stderr := runCmd(env, append([]string{"help"}, cmd...)...)
+		if code != 0 || stdout != want || stderr != "" {
+			t.Errorf("facade help %s: exit %d, stdout %q, stderr %q; want the command's --help",
+				strings.Join(cmd, " "), code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"help", "help"}, {"help", "--help"}, {"-h"}} {
+		if code, stdout, _ := runCmd(env, args...); code != 0 || !strings.HasPrefix(stdout, "usage: facade <command>") {
+			t.Errorf("facade %s: exit %d %q", strings.Join(args, " "), code, stdout)
 		}
 	}
 	_, out, _ := runCmd(env, "seed", "--help")
@@ -48,7 +63,7 @@ func TestWrongCommandLinesExitTwoWithUsage(t *testing.T) {
 		{}, {"bogus"}, {"serve", "--bogus"}, {"serve", "extra"}, {"demo", "--port", "1"},
 		{"token", "--sub"}, {"token", "--sub", "a", "--ttl", "soon"}, {"token", "--role", "student"},
 		{"seed"}, {"seed", "--file"}, {"version", "--short"}, {"policy"}, {"policy", "bogus"},
-		{"policy", "check", "--bogus"}, {"policy", "test", "a", "b"},
+		{"policy", "check", "--bogus"}, {"policy", "test", "a", "b"}, {"help", "bogus"}, {"--bogus"},
 	}
 	for _, args := range cases {
 		code, stdout, stderr := runCmd(env, args...)

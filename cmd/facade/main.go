@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -51,8 +52,12 @@ func run(args []string, getenv func(string) string, stdin io.Reader, stdout, std
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
-		printUsage(stdout)
-		return exitOK
+		if name != "help" || len(args) == 1 || args[1] == "help" || strings.HasPrefix(args[1], "-") {
+			printUsage(stdout)
+			return exitOK
+		}
+		// "facade help seed" is "facade seed --help", as in go and git.
+		name, args = args[1], append(args[1:], "--help")
 	case "--version", "-version":
 		name = "version"
 	}

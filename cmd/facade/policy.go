@@ -69,14 +69,16 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 	default:
 		return usageError{fmt.Errorf("unknown tool %q", args[0]), printPolicyUsage}
 	}
-	s, err := loadSettings(getenv)
-	if err != nil {
-		return err
-	}
+	// Help and a wrong command line come before the settings: --help
+	// works even where a FACADE_* value is malformed.
+	s, settingsErr := loadSettings(getenv)
 	t.model = fs.String("model", s.Model, "casbin model `file` (FACADE_MODEL)")
 	t.policy = fs.String("policy", s.Policy, "casbin policy `file` (FACADE_POLICY)")
 	if err := fs.parse(args[1:], stdout, maxArgs); err != nil {
 		return err
+	}
+	if settingsErr != nil {
+		return settingsErr
 	}
 	t.args = fs.Args()
 	return exitStatus(run())

@@ -4,9 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/testredis"
 )
 
@@ -86,22 +90,45 @@ func TestSeedDryRunAndStandardInput(t *testing.T) {
 	         "grades": [{"student_id": "alice", "subject": "english", "grade": "B+"},
 	                    {"student_id": "dave", "grade": "A-"}]}`
 	code, out, stderr := runCmdWithInput(settingsFrom(map[string]string{}), doc, "seed", "--file", "-", "--dry-run")
-	if code != 0 || out != "stdin: 1 accounts and 2 grades, no problems; nothing written (--dry-run)\n" {
-		t.Fatalf("dry run: exit %d %q %q", code, out, stderr)
+	want := `seed   account 1001 (owner alice, 250.00 EUR)
+seed   grade   alice english B+
+seed   grade   dave english A-
+stdin: 1 accounts and 2 grades, no problems; nothing written (--dry-run; with FACADE_REDIS_URL set it says which exist already)
+`
+	if code != 0 || out != want {
+		t.Fatalf("dry run: exit %d\n%s%s\nwant\n%s", code, out, stderr, want)
 	}
 
+	// With a Redis holding alice's grade, the dry run says which entries
+	// it would create and which it would leave as they are.
 	url := testredis.URL(t)
 	env := settingsFrom(map[string]string{"FACADE_REDIS_URL": url})
+	rdb := redisFromURL(t, url)
+	if _, err := grades.NewStore(rdb, nil).Seed(context.Background(), "alice", "english", "C"); err != nil {
+		t.Fatal(err)
+	}
+	before := redisDump(t, rdb)
 	file := filepath.Join(t.TempDir(), "seed.json")
 	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, stderr := runCmd(env, "seed", "--file", file, "--dry-run"); code != 0 {
-		t.Fatalf("dry run with Redis: exit %d %s", code, stderr)
+	code, out, stderr = runCmd(env, "seed", "--file", file, "--dry-run")
+	want = `create account 1001 (owner alice, 250.00 EUR)
+keep   grade   alice english B+
+create grade   dave english A-
+` + file + `: would create 1 of 1 accounts and 1 of 2 grades (existing ones left unchanged); nothing written (--dry-run)
+`
+	if code != 0 || out != want {
+		t.Fatalf("dry run with Redis: exit %d\n%s%s\nwant\n%s", code, out, stderr, want)
 	}
-	rdb := redisFromURL(t, url)
-	if keys, _ := rdb.Keys(context.Background(), "*").Result(); len(keys) != 0 {
-		t.Fatalf("--dry-run wrote %v", keys)
+	if after := redisDump(t, rdb); !reflect.DeepEqual(after, before) {
+		t.Fatalf("--dry-run changed Redis:\nbefore %v\nafter  %v", before, after)
+	}
+	if code, _, _ := runCmd(settingsFrom(map[string]string{"FACADE_REDIS_URL": "redis://127.0.0.1:1/0"}), "seed", "--file", file, "--dry-run"); code != 1 {
+		t.Errorf("dry run against an unreachable Redis: exit %d, want 1", code)
+	}
+	if err := rdb.FlushDB(context.Background()).Err(); err != nil {
+		t.Fatal(err)
 	}
 	code, out, stderr = runCmdWithInput(env, doc, "seed", "--file", "-")
 	if code != 0 || !strings.Contains(out, "seeded 1 of 1 accounts and 2 of 2 grades") {
@@ -110,4 +137,24 @@ func TestSeedDryRunAndStandardInput(t *testing.T) {
 	if keys, _ := rdb.Keys(context.Background(), "*").Result(); len(keys) == 0 {
 		t.Fatal("seed from stdin wrote nothing")
 	}
+}
+
+// redisDump is every key with its type and serialized value: equal dumps
+// mean nothing was written.
+func redisDump(t *testing.T, rdb *redis.Client) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := rdb.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		v, err := rdb.Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[k] = v
+	}
+	return out
 }

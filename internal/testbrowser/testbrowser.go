@@ -4,7 +4,8 @@
 // elsewhere the test is skipped with a note. When a browser test fails, a
 // screenshot of the tab is kept in the test's artifact directory (go test
 // -artifacts -outputdir DIR keeps it; .ci/run does) and the page's console
-// errors are logged.
+// errors are logged. Anything the page's Content-Security-Policy blocks
+// fails the test: the page must work under its strict policy.
 package testbrowser
 
 import (
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -95,13 +98,16 @@ func New(t *testing.T) *Tab {
 		return "exception: " + msg
 	})
 	// A headless window is at least 500px wide; emulate the phone's.
-	b.Do(chromedp.EmulateViewport(PhoneWidth, PhoneHeight, chromedp.EmulateMobile))
+	b.Do(chromedp.EmulateViewport(PhoneWidth, PhoneHeight, chromedp.EmulateMobile), reportCSPViolations)
 	t.Cleanup(func() {
+		b.checkCSP()
 		if t.Failed() {
 			b.keepScreenshot()
 			b.mu.Lock()
 			for _, c := range b.console {
-				t.Log(c)
+				if !strings.Contains(c, marker) {
+					t.Log(c)
+				}
 			}
 			b.mu.Unlock()
 		}
@@ -109,6 +115,51 @@ func New(t *testing.T) *Tab {
 		cancelAlloc()
 	})
 	return b
+}
+
+// cspViolation starts the console line of a Content-Security-Policy
+// violation in any page the tab loads.
+const cspViolation = "CSP violation:"
+
+// reportCSPViolations makes every document the tab loads report what its
+// Content-Security-Policy blocked (an inline style or script, a call to
+// another origin) as a console error, which checkCSP turns into a test
+// failure: the page must work under its strict policy, not just load.
+var reportCSPViolations = chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+		Source: `document.addEventListener('securitypolicyviolation', e =>
+			console.error(` + fmt.Sprintf("%q", cspViolation) + ` + ' ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline') +
+				' at ' + e.sourceFile + ':' + e.lineNumber))`,
+	})
+	return err
+})
+
+// checkCSP fails the test for every CSP violation seen. A marker logged
+// last, once collected, says every earlier console event has been.
+func (b *Tab) checkCSP() {
+	ctx, cancel := context.WithTimeout(b.Ctx, 2*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`console.error(`+fmt.Sprintf("%q", marker)+`), true`)); err == nil {
+		for !b.sawConsole(marker) && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.console {
+		if strings.Contains(c, cspViolation) {
+			b.T.Errorf("the page broke its Content-Security-Policy: %s", c)
+		}
+	}
+}
+
+// marker is logged last by checkCSP; it is not the page's.
+const marker = "testbrowser: console collected"
+
+func (b *Tab) sawConsole(text string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.ContainsFunc(b.console, func(c string) bool { return strings.Contains(c, text) })
 }
 
 // collect keeps what line makes of each event of one kind (empty: skip).
