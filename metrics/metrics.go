@@ -1,5 +1,5 @@
 // Package metrics defines every Prometheus collector the service exposes on
-// /metrics (README, "Operations"), in one struct, so a reader sees the whole
+// /metrics (docs/contract.md §7), in one struct, so a reader sees the whole
 // list here. There is no global registry: the binary creates one set with
 // New, registers it on its own registry, and hands it to each part; a part
 // given nil records into a private set nobody reads (tests that do not look

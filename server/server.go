@@ -134,7 +134,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 // separate FACADE_OPS_ADDR.
 func (s *Server) Ops() http.Handler { return s.ops }
 
-// HTTPServer wraps h with the service's limits (README, "Limits"). Serve
+// HTTPServer wraps h with the service's limits (docs/contract.md §2, "Limits"). Serve
 // it on a Listener(ln) so net/http's own answers are problem bodies too.
 func HTTPServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{

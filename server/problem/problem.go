@@ -48,7 +48,8 @@ type problemKind struct {
 
 // problems is the one table from error code to response. Every error
 // response of the service, including the ones net/http would write itself,
-// is built from a line here; the README's error table lists the same.
+// is built from a line here (the body: docs/contract.md §2, "Errors";
+// the statuses each route answers: api/openapi.json).
 var problems = map[facade.Code]problemKind{
 	facade.ErrInternal.Code: {500, "The server could not complete the request.", 0},
 
