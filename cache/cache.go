@@ -137,6 +137,7 @@ type Cache struct {
 	bypassUntil atomic.Int64
 	bypassFor   time.Duration // bypassFor, shortened by tests
 	waitHook    func()        // tests only: called when a fill starts waiting for another instance
+	extendHook  func()        // tests only: called after a holder extended its fill lock
 	lookups     map[Status]prometheus.Counter
 }
 

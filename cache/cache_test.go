@@ -359,15 +359,30 @@ func TestSlowButLiveHolderKeepsOtherInstancesWaiting(t *testing.T) {
 	rdb := testredis.Client(t)
 	cfg := Config{LockTTL: 600 * time.Millisecond}
 	holder := New(rdb, cfg, nil)
+	// The holder extends its lock every LockTTL/3; four extensions take
+	// the fetch past the lock's first TTL (on Redis's clock).
+	extended := make(chan struct{}, 16)
+	holder.extendHook = func() {
+		select {
+		case extended <- struct{}{}:
+		default:
+		}
+	}
 	waiter, waiting := waitingInstance(t, rdb, cfg)
 	up := newUpstream("slow doc")
 	up.gate = make(chan struct{})
 
 	r1 := getConcurrently(holder, "k", up.fetch, 1)
 	<-up.started
+	taken := time.Now()
 	r2 := getConcurrently(waiter, "k", up.fetch, 1)
 	awaitWaiter(t, waiting, up)
-	time.Sleep(3 * cfg.LockTTL) // the fetch outlives the lock's first TTL...
+	for range 4 {
+		<-extended
+	}
+	if outlived := time.Since(taken); outlived <= cfg.LockTTL {
+		t.Fatalf("the fetch ran %v, not past the lock's first TTL", outlived)
+	}
 	close(up.gate)
 	all := append(collect(t, r1, 1), collect(t, r2, 1)...)
 	if n := up.calls.Load(); n != 1 || string(all[1].Body) != "slow doc" || all[1].Status != Hit {

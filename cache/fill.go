@@ -175,6 +175,9 @@ func (c *Cache) keepLock(ctx context.Context, lk, token string) (stop func()) {
 				return
 			case <-tick.C:
 				_ = extendScript.Run(ctx, c.rdb, []string{lk}, token, c.cfg.LockTTL.Milliseconds()).Err()
+				if c.extendHook != nil {
+					c.extendHook()
+				}
 			}
 		}
 	})
