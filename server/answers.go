@@ -47,8 +47,9 @@ func headerSize(r *http.Request) int {
 
 // Listener wraps ln so the few answers net/http writes on its own, before
 // any handler runs (400 for a malformed request line, Host or escape, 431
-// past the server's header limit, 501 and 505), leave as problem bodies
-// with the headers every response carries, like every other error.
+// past the server's header limit, 417 for an Expect it does not know, 501
+// and 505), leave as problem bodies with the headers every response
+// carries, like every other error.
 func Listener(ln net.Listener) net.Listener { return answeringListener{ln} }
 
 type answeringListener struct{ net.Listener }
@@ -63,17 +64,19 @@ func (l answeringListener) Accept() (net.Conn, error) {
 
 type answeringConn struct{ net.Conn }
 
-// goAnswer matches net/http's own error answers, which it writes in one
-// Write with exactly these headers. Responses from handlers always carry a
-// Date header and write Connection before Content-Type, so never match.
-var goAnswer = regexp.MustCompile(`^HTTP/1\.1 (\d{3}) [^\r\n]*\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n`)
+// goAnswer matches net/http's own answers, each of which it writes in one
+// Write: its error answers, with exactly these headers (responses from
+// handlers always carry a Date header and write Connection before
+// Content-Type, so never match), and the 417 it sends for an Expect other
+// than 100-continue (a status no handler of the service uses).
+var goAnswer = regexp.MustCompile(`^HTTP/1\.1 (?:(\d{3}) [^\r\n]*\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n|(417) Expectation Failed\r\n)`)
 
 func (c answeringConn) Write(p []byte) (int, error) {
 	m := goAnswer.FindSubmatch(p)
 	if m == nil {
 		return c.Conn.Write(p)
 	}
-	status, _ := strconv.Atoi(string(m[1]))
+	status, _ := strconv.Atoi(string(m[1]) + string(m[2]))
 	if _, err := c.Conn.Write(connProblem(status)); err != nil {
 		return 0, err
 	}
@@ -85,6 +88,7 @@ var goRefusals = map[int]error{
 	http.StatusRequestHeaderFieldsTooLarge: problem.HeadersTooLarge,
 	http.StatusNotImplemented:              problem.NotImplemented,
 	http.StatusHTTPVersionNotSupported:     problem.VersionNotSupported,
+	http.StatusExpectationFailed:           problem.ExpectUnsupported,
 }
 
 // connProblem is a whole HTTP/1.1 response for one of net/http's refusals,

@@ -50,12 +50,14 @@ func TestEveryErrorStatusIsAProblemWithTheRequiredHeaders(t *testing.T) {
 		{"grade exists", 409, call(e, req{method: "POST", path: "/student/alice/english/grade", token: bob, body: `{"grade":"A"}`}), nil},
 		{"stale If-Match", 412, call(e, req{method: "PUT", path: "/student/alice/english/grade", token: bob, body: `{"grade":"A"}`, header: map[string]string{"If-Match": `"99"`}}), nil},
 		{"body over 16 KiB", 413, call(e, req{method: "PUT", path: "/student/alice/english/grade", token: bob, body: `{"grade":"` + strings.Repeat("A", 17<<10) + `"}`}), nil},
+		{"unsupported Expect (net/http)", 417, raw(e, "GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n"), nil},
 		{"body not JSON", 415, call(e, req{method: "PUT", path: "/student/alice/english/grade", token: bob, body: "grade=A", header: map[string]string{"Content-Type": "text/plain"}}), nil},
 		{"same account", 422, call(e, req{method: "POST", path: "/rs/transfer/from/1001/to/1001/amount/1", token: alice}), nil},
 		{"rate limited", 429, burst(limited, alice), []string{"Retry-After"}},
 		{"failed authentications past the limit", 429, burst(limited, tamper(alice)), []string{"Retry-After"}},
 		{"headers over 16 KiB", 431, call(e, req{method: "GET", path: "/rs/account/1001", token: alice, header: map[string]string{"X-Big": strings.Repeat("b", 20<<10)}}), nil},
 		{"headers past the server's own limit (net/http)", 431, raw(e, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("b", 80<<10)+"\r\n\r\n"), nil},
+		{"unknown transfer encoding (net/http)", 501, raw(e, "POST /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"), nil},
 		{"upstream answers badly", 502, func() resp {
 			e.bamboo.SetFailing(500)
 			defer e.bamboo.SetFailing(0)
@@ -67,6 +69,8 @@ func TestEveryErrorStatusIsAProblemWithTheRequiredHeaders(t *testing.T) {
 			defer e.bamboo.SetHang(false)
 			return e.do(req{method: "GET", path: "/rest/api/latest/result/PROJ-BUILD", token: carol})
 		}, nil},
+		{"unknown protocol version (net/http)", 505, raw(e, "GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n"), nil},
+		{"OPTIONS * is a pre-flight without an origin, not net/http's bare 200", 403, raw(e, "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n"), nil},
 	}
 	for _, c := range cases {
 		r := c.send()

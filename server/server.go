@@ -150,5 +150,8 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		// service answers oversize headers itself; Listener rewrites what
 		// net/http still answers past this.
 		MaxHeaderBytes: serverHeaderBytes,
+		// "OPTIONS *" would otherwise get net/http's bare 200, without
+		// the headers every response carries; the router answers it.
+		DisableGeneralOptionsHandler: true,
 	}
 }

@@ -34,6 +34,7 @@ var (
 	MalformedRequest    = &facade.Error{Code: "malformed_request"}
 	NotImplemented      = &facade.Error{Code: "not_implemented"}
 	VersionNotSupported = &facade.Error{Code: "version_not_supported"}
+	ExpectUnsupported   = &facade.Error{Code: "expect_unsupported"}
 	RateLimited         = &facade.Error{Code: "rate_limited"}
 )
 
@@ -86,6 +87,7 @@ var problems = map[facade.Code]problemKind{
 	facade.ErrVersionMismatch.Code: {412, "The resource has changed; If-Match does not match its current version.", 0},
 	BodyTooLarge.Code:              {413, "The request body exceeds 16 KiB.", 0},
 	UnsupportedMedia.Code:          {415, "The request body must be application/json.", 0},
+	ExpectUnsupported.Code:         {417, "The only Expect header supported is 100-continue.", 0},
 
 	facade.ErrSameAccount.Code:       {422, "A transfer needs two different accounts.", 0},
 	facade.ErrInsufficientFunds.Code: {422, "The source account has insufficient funds.", 0},
