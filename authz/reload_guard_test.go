@@ -1,8 +1,11 @@
 package authz
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/facade-dev/facade/internal/testlog"
 )
 
 // An empty policy, or one that removes more than half of the lines, is far
@@ -15,14 +18,21 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 		"g, carol, team:platform",
 		"p, team:platform, project:PROJ, view",
 	}
-	a, policyPath := newAuthorizer(t, lines...)
+	modelPath, policyPath := policyFiles(t, lines...)
+	logs := &testlog.Buffer{}
+	a, err := New(modelPath, policyPath, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	hash := a.Status().Hash
+	refusals := 0
 	for name, text := range map[string]string{
 		"empty":       "",
 		"comments":    "# nothing here\n",
 		"halved":      lines[0] + "\n" + lines[1] + "\n",
 		"one of five": lines[4] + "\n",
 	} {
+		// Each refusal is logged once, naming the way out.
 		replaceFile(t, policyPath, text)
 		err := a.Reload()
 		if err == nil || !strings.Contains(err.Error(), "FACADE_POLICY_ALLOW_SHRINK") {
@@ -35,6 +45,10 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 		if !a.CanViewAccount(alice, "1001") || !a.CanViewProject(carol, "PROJ") {
 			t.Fatalf("%s: the last good policy no longer decides", name)
 		}
+		if n := strings.Count(logs.String(), "set FACADE_POLICY_ALLOW_SHRINK=1 to accept it"); n != refusals+1 {
+			t.Fatalf("%s: %d refusal log lines, want %d:\n%s", name, n, refusals+1, logs)
+		}
+		refusals++
 	}
 	// Three of five lines stay: not more than half removed.
 	replaceFile(t, policyPath, strings.Join(lines[2:], "\n")+"\n")

@@ -36,8 +36,12 @@ func TestAnUnrecognizedModelIsDecidedByCasbinAndReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := a.Status(); st.Decider != deciderCasbin {
+	st := a.Status()
+	if st.Decider != deciderCasbin {
 		t.Fatalf("decider %q, want casbin", st.Decider)
+	}
+	if v := counterValue(a.metrics.PolicyInfo.WithLabelValues(st.Hash, deciderCasbin)); v != 1 {
+		t.Fatalf("facade_policy_info{decider=casbin} = %v, want 1", v)
 	}
 	p, err := Open(modelPath, policyPath)
 	if err != nil || p.Decider() != deciderCasbin || !strings.Contains(p.Family(), "matcher term") {
