@@ -11,9 +11,10 @@ import (
 // lint reports what casbin accepts but ops want to hear about: actions and
 // objects the service never asks about (typos: refused), grants to groups
 // nobody is in, group cycles, chains longer than casbin follows, effects
-// casbin ignores. Vocabulary checks apply to models whose p rows are
+// casbin ignores (the graph findings only when graphs is set: they are
+// warnings, for `policy check`). Vocabulary checks apply to models whose p rows are
 // sub, obj, act[, eft]; other models only get the graph findings.
-func lint(path string, m model.Model, rules []rule) []Problem {
+func lint(path string, m model.Model, rules []rule, graphs bool) []Problem {
 	var problems []Problem
 	add := func(r rule, warning bool, format string, args ...any) {
 		problems = append(problems, Problem{File: path, Line: r.line, Warning: warning, Msg: fmt.Sprintf(format, args...)})
@@ -47,6 +48,9 @@ func lint(path string, m model.Model, rules []rule) []Problem {
 		if len(r.fields) == 4 && r.fields[3] != "allow" && r.fields[3] != "deny" {
 			add(r, true, "eft %q is neither allow nor deny: casbin ignores this line", r.fields[3])
 		}
+	}
+	if !graphs {
+		return problems
 	}
 	for g := range m["g"] {
 		problems = append(problems, graphFindings(path, rules, g)...)

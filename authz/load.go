@@ -14,6 +14,11 @@ type files struct {
 	modelPath, policyPath string
 	model, policy         []byte
 	digest                [32]byte // of both contents: "nothing changed" is one compare
+	// forCheck asks for the warnings only a person reading `policy check`
+	// sees (group cycles, chains past casbin's depth): a walk of the whole
+	// group graph that a service load or reload, which logs no warnings,
+	// does not pay for.
+	forCheck bool
 }
 
 func readFiles(modelPath, policyPath string) (files, error) {
@@ -47,7 +52,7 @@ func (f files) check() (model.Model, []rule, []Problem) {
 	rules, policyProblems := parsePolicy(f.policyPath, f.policy, m)
 	problems = append(problems, policyProblems...)
 	problems = append(problems, checkPatterns(f.policyPath, m, rules)...)
-	problems = append(problems, lint(f.policyPath, m, rules)...)
+	problems = append(problems, lint(f.policyPath, m, rules, f.forCheck)...)
 	return m, rules, problems
 }
 
@@ -59,7 +64,7 @@ func Check(modelPath, policyPath string) []Problem {
 	if err != nil {
 		return []Problem{{File: policyPath, Msg: "cannot read: " + err.Error()}}
 	}
-	st, problems := compile(f)
-	_ = st
+	f.forCheck = true
+	_, problems := compile(f)
 	return problems
 }
