@@ -151,13 +151,20 @@ func agree(t *testing.T, modelText string, lines []string, rng *rand.Rand, wantD
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range questions(rng, sample) {
+	askBoth(t, st, stock, questions(rng, sample), modelText, strings.Join(lines, "\n"))
+}
+
+// askBoth asks the service and stock casbin every question and fails on
+// the first they answer differently, showing the files.
+func askBoth(t *testing.T, st *state, stock *casbin.Enforcer, qs [][3]string, modelText, policyText string) {
+	t.Helper()
+	for _, q := range qs {
 		want, err := stock.Enforce(q[0], q[1], q[2])
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := st.enforce(q[0], q[1], q[2]); got != want {
-			t.Fatalf("Enforce(%q, %s, %s): service %v, stock casbin %v\nmodel:\n%s\npolicy:\n%s", q[0], q[1], q[2], got, want, modelText, strings.Join(lines, "\n"))
+			t.Fatalf("Enforce(%q, %s, %s): service %v, stock casbin %v\nmodel:\n%s\npolicy:\n%s", q[0], q[1], q[2], got, want, modelText, policyText)
 		}
 	}
 }
@@ -294,15 +301,7 @@ func agreeInMemory(t *testing.T, modelText string, lines []string, rng *rand.Ran
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range questions(rng, sample) {
-		want, err := stock.Enforce(q[0], q[1], q[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := st.enforce(q[0], q[1], q[2]); got != want {
-			t.Fatalf("Enforce(%q, %s, %s): service %v, stock casbin %v\nmodel:\n%s\npolicy:\n%s", q[0], q[1], q[2], got, want, modelText, policyText)
-		}
-	}
+	askBoth(t, st, stock, questions(rng, sample), modelText, policyText)
 }
 
 func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }
