@@ -84,13 +84,9 @@ func New(modelPath, policyPath string, logger *slog.Logger, opts ...Option) (*Au
 	a.metrics = metrics.Or(a.metrics)
 	a.counters = resolveCounters(a.metrics)
 	started := time.Now()
-	f, err := readFiles(modelPath, policyPath)
+	st, _, err := load(modelPath, policyPath)
 	if err != nil {
 		return nil, err
-	}
-	st, problems := compile(f)
-	if st == nil {
-		return nil, firstError(problems)
 	}
 	st.version, st.loadedAt = 1, time.Now()
 	a.cur.Store(st)

@@ -56,6 +56,21 @@ func (f files) check() (model.Model, []rule, []Problem) {
 	return m, rules, problems
 }
 
+// load reads and compiles the two files; files with a refusing problem are
+// an error naming the first (file:line). Warnings come back beside the
+// state.
+func load(modelPath, policyPath string) (*state, []Problem, error) {
+	f, err := readFiles(modelPath, policyPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, problems := compile(f)
+	if st == nil {
+		return nil, problems, firstError(problems)
+	}
+	return st, problems, nil
+}
+
 // Check validates modelPath and policyPath as `facade policy check` does and
 // returns every problem (none means the files load). Warnings do not refuse
 // the files; see HasErrors.

@@ -22,13 +22,9 @@ type Policy struct {
 // Open loads modelPath and policyPath; files with refusing problems are an
 // error naming the first (file:line).
 func Open(modelPath, policyPath string) (*Policy, error) {
-	f, err := readFiles(modelPath, policyPath)
+	st, problems, err := load(modelPath, policyPath)
 	if err != nil {
 		return nil, err
-	}
-	st, problems := compile(f)
-	if st == nil {
-		return nil, firstError(problems)
 	}
 	return &Policy{st: st, modelPath: modelPath, policyPath: policyPath, Problems: problems}, nil
 }

@@ -37,16 +37,10 @@ type indexedPlan struct {
 // plan whose key cannot be told, is left out (a plan nobody can be
 // authorized for must not be shown), rather than failing the whole list.
 func parseProjectsIndex(version string, body []byte) (*projectsIndex, error) {
-	doc, err := decodeJSON(body)
+	top, err := decodeRewritten(body)
 	if err != nil {
 		return nil, err
 	}
-	top, ok := doc.(map[string]any)
-	if !ok {
-		return nil, errNotObject
-	}
-	rw := newRewriter(top)
-	rw.rewriteTree(top)
 
 	idx := &projectsIndex{version: version}
 	list, _ := top["projects"].(map[string]any)

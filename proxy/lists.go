@@ -177,15 +177,10 @@ func (h *Handler) prunedView(entry cache.Entry, base string, p facade.Principal,
 		}
 	}
 	return h.view(key, func() ([]byte, error) {
-		doc, err := decodeJSON(entry.Body)
+		top, err := decodeRewritten(entry.Body)
 		if err != nil {
 			return nil, upstreamBad(err)
 		}
-		top, ok := doc.(map[string]any)
-		if !ok {
-			return nil, upstreamBad(errNotObject)
-		}
-		newRewriter(top).rewriteTree(top)
 		h.prune(top, p)
 		for _, name := range collapse {
 			if list, ok := top[name].(map[string]any); ok {
@@ -263,15 +258,10 @@ func (h *Handler) listIndexOf(entry cache.Entry, rt *Route) (*listIndex, error) 
 // parseListIndex parses a collected list. An item whose plan cannot be
 // told is left out: nobody can be authorized for it.
 func parseListIndex(body []byte, rt *Route) (*listIndex, error) {
-	doc, err := decodeJSON(body)
+	top, err := decodeRewritten(body)
 	if err != nil {
 		return nil, err
 	}
-	top, ok := doc.(map[string]any)
-	if !ok {
-		return nil, errNotObject
-	}
-	newRewriter(top).rewriteTree(top)
 	list, _ := top[rt.List].(map[string]any)
 	delete(top, rt.List)
 	idx := &listIndex{}

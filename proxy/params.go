@@ -43,35 +43,44 @@ type listParams struct {
 func parseListParams(rawQuery string) (listParams, error) {
 	p := listParams{maxResults: defaultPage}
 	var maxSeen, startSeen string
-	for rawQuery != "" {
-		var pair string
-		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
-		rawKey, rawValue, _ := strings.Cut(pair, "=")
-		key, ok := unescapeQuery(rawKey)
-		if !ok {
-			continue // a garbled name is no parameter of ours
-		}
-		switch key {
-		case "max-results", "max-result", "start-index":
-		default:
-			continue
-		}
-		value, ok := unescapeQuery(rawValue)
-		if !ok {
-			return p, badParameter()
-		}
-		var err error
+	err := eachParam(rawQuery, isPagingParam, func(key, value string) (err error) {
 		switch key {
 		case "start-index":
 			p.startIndex, startSeen, err = pagingValue(value, startSeen, 0, maxStartIndex)
 		default:
 			p.maxResults, maxSeen, err = pagingValue(value, maxSeen, 1, maxPage)
 		}
-		if err != nil {
-			return p, err
+		return err
+	})
+	return p, err
+}
+
+func isPagingParam(key string) bool {
+	return key == "max-results" || key == "max-result" || key == "start-index"
+}
+
+// eachParam walks a raw query string in order and calls use with each
+// parameter that want names, both unescaped. A garbled name is no
+// parameter of ours and is skipped; a badly escaped value of a parameter
+// we read is a 400. The first error use returns ends the walk.
+func eachParam(rawQuery string, want func(key string) bool, use func(key, value string) error) error {
+	for rawQuery != "" {
+		var pair string
+		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
+		rawKey, rawValue, _ := strings.Cut(pair, "=")
+		key, ok := unescapeQuery(rawKey)
+		if !ok || !want(key) {
+			continue
+		}
+		value, ok := unescapeQuery(rawValue)
+		if !ok {
+			return badParameter()
+		}
+		if err := use(key, value); err != nil {
+			return err
 		}
 	}
-	return p, nil
+	return nil
 }
 
 func unescapeQuery(s string) (string, bool) {

@@ -48,23 +48,12 @@ func parseRouteQuery(rawQuery string, rt *Route) (routeQuery, error) {
 	}
 	q := routeQuery{listParams: lp}
 	seen := map[string][]string{}
-	for rawQuery != "" {
-		var pair string
-		pair, rawQuery, _ = strings.Cut(rawQuery, "&")
-		rawKey, rawValue, _ := strings.Cut(pair, "=")
-		key, ok := unescapeQuery(rawKey)
-		if !ok {
-			continue
-		}
-		_, isFilter := filterRules[key]
-		if key != "expand" && !isFilter {
-			continue
-		}
-		value, ok := unescapeQuery(rawValue)
-		if !ok {
-			return q, badParameter()
-		}
+	err = eachParam(rawQuery, isExpandOrFilter, func(key, value string) error {
 		seen[key] = append(seen[key], value)
+		return nil
+	})
+	if err != nil {
+		return q, err
 	}
 	q.expand = selectExpand(seen["expand"], rt.Expand)
 	if q.has("projects.project.plans") {
@@ -88,6 +77,11 @@ func parseRouteQuery(rawQuery string, rt *Route) (routeQuery, error) {
 		}
 	}
 	return q, nil
+}
+
+func isExpandOrFilter(key string) bool {
+	_, isFilter := filterRules[key]
+	return key == "expand" || isFilter
 }
 
 // selectExpand keeps, from comma-joined expand values, the supported ones:

@@ -245,16 +245,12 @@ func (h *Handler) rewrittenView(entry cache.Entry, base string) ([]byte, error) 
 // rewriteDocument decodes a document, rewrites every upstream URL in it to
 // the placeholder and encodes it again.
 func rewriteDocument(body []byte) ([]byte, error) {
-	doc, err := decodeJSON(body)
+	top, err := decodeRewritten(body)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := doc.(map[string]any); !ok {
-		return nil, errNotObject
-	}
-	doc = newRewriter(doc).rewriteTree(doc)
 	var buf bytes.Buffer
-	if err := encodeJSON(&buf, doc); err != nil {
+	if err := encodeJSON(&buf, top); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-	"io"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -19,29 +15,8 @@ import (
 // artifact, a professor lists their class and changes a grade, an account
 // holder sees a balance.
 func TestDemoPageInTheBrowser(t *testing.T) {
-	env := settingsFrom(map[string]string{"FACADE_ADDR": freeAddr(t), "FACADE_LOG_LEVEL": "error"})
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- cmdDemo(ctx, nil, env, pw, io.Discard); pw.Close() }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Error("demo did not stop")
-		}
-	})
-	out := readUntil(t, pr, "Ctrl-C to stop")
-	go io.Copy(io.Discard, pr)
-	base := regexp.MustCompile(`API:\s+(\S+)`).FindStringSubmatch(out)[1]
-	tokens := map[string]string{}
-	for _, m := range regexp.MustCompile(`(?m)^\s*export ([A-Z]+)=(eyJ\S+)$`).FindAllStringSubmatch(out, -1) {
-		tokens[m[1]] = m[2]
-	}
-	if len(tokens) != 4 {
-		t.Fatalf("demo printed %d tokens:\n%s", len(tokens), out)
-	}
+	d := startDemo(t)
+	base, tokens := d.base, d.tokens
 	b := testbrowser.New(t)
 
 	b.OpenPage(base, tokens["DEVELOPER"])

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -290,19 +292,9 @@ func redisFromURL(t *testing.T, url string) *redis.Client {
 
 // TestDemoServes starts `facade demo` and uses the tokens it prints.
 func TestDemoServes(t *testing.T) {
-	env := settingsFrom(map[string]string{"FACADE_ADDR": freeAddr(t), "FACADE_LOG_LEVEL": "error"})
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- cmdDemo(ctx, nil, env, pw, io.Discard); pw.Close() }()
-	out := readUntil(t, pr, "Ctrl-C to stop")
-	go io.Copy(io.Discard, pr)
-	base := regexp.MustCompile(`API:\s+(\S+)`).FindStringSubmatch(out)[1]
-	tokens := regexp.MustCompile(`(?m)^  export [A-Z]+=(eyJ\S+)$`).FindAllStringSubmatch(out, -1)
-	if len(tokens) != 4 {
-		t.Fatalf("demo printed %d tokens:\n%s", len(tokens), out)
-	}
-	student, professor, holder, developer := tokens[0][1], tokens[1][1], tokens[2][1], tokens[3][1]
+	d := startDemo(t)
+	out, base := d.banner, d.base
+	student, professor, holder, developer := d.tokens["STUDENT"], d.tokens["PROFESSOR"], d.tokens["HOLDER"], d.tokens["DEVELOPER"]
 	get := func(tok, path string) (int, string) {
 		r, _ := http.NewRequest("GET", base+path, nil)
 		r.Header.Set("Authorization", "Bearer "+tok)
@@ -336,15 +328,53 @@ func TestDemoServes(t *testing.T) {
 		t.Errorf("the banner does not give the page's address:\n%s", out)
 	}
 	runPrintedCurls(t, out)
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("demo ended with %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("demo did not stop on cancel")
+	if err := d.stop(); err != nil {
+		t.Fatalf("demo on cancel: %v", err)
 	}
+}
+
+// runningDemo is a `facade demo` started by a test: the banner it printed,
+// its base URL and its tokens by name (STUDENT, PROFESSOR, HOLDER,
+// DEVELOPER).
+type runningDemo struct {
+	banner, base string
+	tokens       map[string]string
+	stop         func() error // cancels it and waits; nil when it ended cleanly
+}
+
+// startDemo runs `facade demo` on a free port until the test ends.
+func startDemo(t *testing.T) *runningDemo {
+	t.Helper()
+	env := settingsFrom(map[string]string{"FACADE_ADDR": freeAddr(t), "FACADE_LOG_LEVEL": "error"})
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- cmdDemo(ctx, nil, env, pw, io.Discard); pw.Close() }()
+	stop := sync.OnceValue(func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return errors.New("demo did not stop on cancel")
+		}
+	})
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	out := readUntil(t, pr, "Ctrl-C to stop")
+	go io.Copy(io.Discard, pr)
+	d := &runningDemo{banner: out, base: regexp.MustCompile(`API:\s+(\S+)`).FindStringSubmatch(out)[1],
+		tokens: map[string]string{}, stop: stop}
+	for _, m := range regexp.MustCompile(`(?m)^\s*export ([A-Z]+)=(eyJ\S+)$`).FindAllStringSubmatch(out, -1) {
+		d.tokens[m[1]] = m[2]
+	}
+	if len(d.tokens) != 4 {
+		t.Fatalf("demo printed %d tokens:\n%s", len(d.tokens), out)
+	}
+	return d
 }
 
 // runPrintedCurls runs the curl lines of the demo's banner as a newcomer
