@@ -53,6 +53,11 @@
 #                     workload and print its top symbols
 #   FACADE_ENV=""     extra settings for facade serve, e.g. "FACADE_RATE_LIMIT=0"
 #   KEEP=0            1: keep the temp dir (configs, logs, bodies)
+#   COMPARE=""        a git revision: also build facade as it was there, run
+#                     it beside this tree's (same Redis, upstream, settings,
+#                     tokens) and print a row per workload with this tree's
+#                     figure over that revision's: a change's before/after
+#                     measured in one run
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
@@ -68,6 +73,7 @@ RB_FIRST=${RB_FIRST:-100000}
 PERF=${PERF:-0}
 FACADE_ENV=${FACADE_ENV:-}
 KEEP=${KEEP:-0}
+COMPARE=${COMPARE:-}
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PATH=$PATH:/usr/sbin:/sbin # nginx lives in sbin, often off a user's PATH
@@ -153,6 +159,11 @@ build() {
 	log "building facade and bambooserver"
 	(cd "$repo" && go build -o "$tmp/facade" ./cmd/facade && go build -o "$tmp/bambooserver" ./bench/cmd/bambooserver &&
 		go build -o "$tmp/blobserver" ./bench/cmd/blobserver)
+	[ -n "$COMPARE" ] || return 0
+	log "building facade at $COMPARE"
+	mkdir "$tmp/compare-src"
+	git -C "$repo" archive "$COMPARE" | tar -x -C "$tmp/compare-src" || die "COMPARE=$COMPARE: not a revision of $repo"
+	(cd "$tmp/compare-src" && go build -o "$tmp/facade-compare" ./cmd/facade)
 }
 
 start_redis() {
@@ -238,24 +249,38 @@ start_facade() {
 		FACADE_REDIS_URL="redis://127.0.0.1:$redis_port/0"
 	"$tmp/facade" policy check >"$tmp/policy-check.out" 2>&1 || die "policy check: $(cat "$tmp/policy-check.out")"
 	seed
-	(
-		cd "$tmp"
-		export FACADE_ADDR="127.0.0.1:$facade_port" FACADE_PUBLIC_URL="$facade_url" \
-			FACADE_UPSTREAM_URL="$upstream_url" FACADE_UPSTREAM_TOKEN="$upstream_token" \
-			FACADE_JWT_SECRET="$jwt_secret"
-		# shellcheck disable=SC2086
-		[ -z "$FACADE_ENV" ] || export $FACADE_ENV
-		exec "$tmp/facade" serve
-	) 2>"$tmp/facade.log" &
-	pids+=($!)
-	facade_pid=$!
-	wait_for facade curl -fsS "$facade_url/readyz"
-	alive "$facade_pid" facade "$tmp/facade.log"
+	launch_facade "$tmp/facade" "$facade_port" "$facade_url" "$tmp/facade.log"
+	facade_pid=$launched_pid
+	if [ -n "$COMPARE" ]; then
+		free_port compare_port
+		compare_url="http://127.0.0.1:$compare_port"
+		launch_facade "$tmp/facade-compare" "$compare_port" "$compare_url" "$tmp/facade-compare.log"
+		compare_pid=$launched_pid
+	fi
 	log "minting $PRINCIPALS tokens"
 	seq -f 'bench%04g' "$PRINCIPALS" | FACADE_JWT_SECRET=$jwt_secret xargs -P 4 -I{} \
 		"$tmp/facade" token --sub {} --role professor --ttl 3h >"$tmp/tokens"
 	[ "$(wc -l <"$tmp/tokens")" -eq "$PRINCIPALS" ] || die "minted $(wc -l <"$tmp/tokens") tokens, want $PRINCIPALS"
 	token1=$(head -1 "$tmp/tokens")
+}
+
+# launch_facade BINARY PORT URL LOG: facade serve with the production
+# settings; sets launched_pid.
+launch_facade() {
+	local bin=$1 port=$2 url=$3 logf=$4
+	(
+		cd "$tmp"
+		export FACADE_ADDR="127.0.0.1:$port" FACADE_PUBLIC_URL="$url" \
+			FACADE_UPSTREAM_URL="$upstream_url" FACADE_UPSTREAM_TOKEN="$upstream_token" \
+			FACADE_JWT_SECRET="$jwt_secret"
+		# shellcheck disable=SC2086
+		[ -z "$FACADE_ENV" ] || export $FACADE_ENV
+		exec "$bin" serve
+	) 2>"$logf" &
+	pids+=($!)
+	launched_pid=$!
+	wait_for facade curl -fsS "$url/readyz"
+	alive "$launched_pid" facade "$logf"
 }
 
 start_nginx() {
@@ -356,6 +381,11 @@ warm_and_check() {
 	[ "$s" = 201 ] || die "facade transfer: $s $(cat "$tmp/transfer.json")"
 	s=$(status_of "$facade_url/rs/transfer/from/$acct_b/to/$acct_a/amount/0.01" "$tmp/transfer.json" "${auth[@]}" -X POST -H 'X-XSRF-TOKEN: bench')
 	[ "$s" = 201 ] || die "facade transfer back: $s $(cat "$tmp/transfer.json")"
+	if [ -n "$COMPARE" ]; then
+		status_of "$compare_url$list_path" "$tmp/compare.json" "${auth[@]}" >/dev/null
+		s=$(status_of "$compare_url$list_path" "$tmp/compare.json" "${auth[@]}")
+		[ "$s" = 200 ] || die "facade at $COMPARE, list: $s"
+	fi
 	balances_before=$(balances)
 }
 
@@ -528,9 +558,15 @@ return 1"
 
 nginx_pids() { pgrep -P "$nginx_pid" | tr '\n' ' '; }
 
+# compare_run NAME METHOD PATHS: the same wrk run against facade at COMPARE.
+compare_run() {
+	[ -z "$COMPARE" ] || wrk_run "c-$1" "$compare_pid" "$compare_url" "$2" "$3" "$tmp/tokens"
+}
+
 round_transfer() {
-	wrk_run f-transfer "$facade_pid" "$facade_url" POST \
-		"/rs/transfer/from/$acct_a/to/$acct_b/amount/0.01 /rs/transfer/from/$acct_b/to/$acct_a/amount/0.01" "$tmp/tokens"
+	local paths="/rs/transfer/from/$acct_a/to/$acct_b/amount/0.01 /rs/transfer/from/$acct_b/to/$acct_a/amount/0.01"
+	wrk_run f-transfer "$facade_pid" "$facade_url" POST "$paths" "$tmp/tokens"
+	compare_run transfer POST "$paths"
 	rb_run b-transfer EVAL "$lua_transfer" 3 'bench:{t}:a' 'bench:{t}:b' 'bench:{t}:ledger' 1 __rand_int__
 	# Facade's script as accounts.Store calls it: keys of accounts/keys.go,
 	# 0.01 in minor units for exponents 0-3 ("" = too precise).
@@ -541,16 +577,19 @@ round_transfer() {
 }
 round_list() {
 	wrk_run f-list "$facade_pid" "$facade_url" GET "$list_path" "$tmp/tokens"
+	compare_run list GET "$list_path"
 	wrk_run b-list-cache "$(nginx_pids)" "http://127.0.0.1:$nginx_port" GET /rest/api/latest/project
 	wrk_run b-list-static "$(nginx_pids)" "http://127.0.0.1:$nginx_static_port" GET /list.json
 	wrk_run b-list-go "$blob_pid" "$blob_url" GET /list.json
 }
 round_grade() {
 	wrk_run f-grade "$facade_pid" "$facade_url" GET "/student/$student/english/grade" "$tmp/tokens"
+	compare_run grade GET "/student/$student/english/grade"
 	rb_run b-get-grade GET bench:grade
 }
 round_balance() {
 	wrk_run f-balance "$facade_pid" "$facade_url" GET "/rs/account/$acct_a/balance" "$tmp/tokens"
+	compare_run balance GET "/rs/account/$acct_a/balance"
 	rb_run b-get-balance GET bench:grade
 }
 
@@ -665,6 +704,12 @@ report() {
 	if has_workload list; then
 		has_workload grade && row 'grade read' f-grade 'facade project list' f-list
 		has_workload balance && row 'balance read' f-balance 'facade project list' f-list
+	fi
+	if [ -n "$COMPARE" ]; then
+		local w
+		for w in transfer list grade balance; do
+			has_workload "$w" && row "$w" "f-$w" "facade at $COMPARE" "c-$w"
+		done
 	fi
 	if has_workload artifact; then
 		local f b rr

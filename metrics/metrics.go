@@ -7,6 +7,10 @@
 package metrics
 
 import (
+	"strconv"
+	"sync"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -46,6 +50,37 @@ type Metrics struct {
 	BreakerState prometheus.Gauge
 	// Cache counts response-cache lookups by result ("hit", "miss", "stale").
 	Cache *prometheus.CounterVec
+
+	requestSeries sync.Map // requestKey → requestSeries, see Request
+}
+
+type requestKey struct {
+	route, method string
+	status        int
+}
+
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+// Request records one answered request in Requests and Latency. A route's
+// series are looked up by label once and kept: the label lookup hashes
+// the strings under a lock on every request, a cost bench/run.sh showed.
+// The keys are bounded as the labels are (route templates, a bounded set
+// of methods, status codes).
+func (m *Metrics) Request(route, method string, status int, elapsed time.Duration) {
+	key := requestKey{route, method, status}
+	v, ok := m.requestSeries.Load(key)
+	if !ok {
+		v, _ = m.requestSeries.LoadOrStore(key, requestSeries{
+			count:    m.Requests.WithLabelValues(route, method, strconv.Itoa(status)),
+			duration: m.Latency.WithLabelValues(route),
+		})
+	}
+	series := v.(requestSeries)
+	series.count.Inc()
+	series.duration.Observe(elapsed.Seconds())
 }
 
 // New returns a fresh, unregistered set of collectors.
