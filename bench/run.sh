@@ -58,6 +58,9 @@
 #                     tokens) and print a row per workload with this tree's
 #                     figure over that revision's: a change's before/after
 #                     measured in one run
+#   COMPARE_ENV=""    extra settings for the COMPARE instance only (after
+#                     FACADE_ENV), e.g. COMPARE=HEAD COMPARE_ENV="GOGC=400"
+#                     measures one setting against the default
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
@@ -74,6 +77,7 @@ PERF=${PERF:-0}
 FACADE_ENV=${FACADE_ENV:-}
 KEEP=${KEEP:-0}
 COMPARE=${COMPARE:-}
+COMPARE_ENV=${COMPARE_ENV:-}
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PATH=$PATH:/usr/sbin:/sbin # nginx lives in sbin, often off a user's PATH
@@ -249,12 +253,12 @@ start_facade() {
 		FACADE_REDIS_URL="redis://127.0.0.1:$redis_port/0"
 	"$tmp/facade" policy check >"$tmp/policy-check.out" 2>&1 || die "policy check: $(cat "$tmp/policy-check.out")"
 	seed
-	launch_facade "$tmp/facade" "$facade_port" "$facade_url" "$tmp/facade.log"
+	launch_facade "$tmp/facade" "$facade_port" "$facade_url" "$tmp/facade.log" ""
 	facade_pid=$launched_pid
 	if [ -n "$COMPARE" ]; then
 		free_port compare_port
 		compare_url="http://127.0.0.1:$compare_port"
-		launch_facade "$tmp/facade-compare" "$compare_port" "$compare_url" "$tmp/facade-compare.log"
+		launch_facade "$tmp/facade-compare" "$compare_port" "$compare_url" "$tmp/facade-compare.log" "$COMPARE_ENV"
 		compare_pid=$launched_pid
 	fi
 	log "minting $PRINCIPALS tokens"
@@ -264,10 +268,10 @@ start_facade() {
 	token1=$(head -1 "$tmp/tokens")
 }
 
-# launch_facade BINARY PORT URL LOG: facade serve with the production
-# settings; sets launched_pid.
+# launch_facade BINARY PORT URL LOG EXTRA_ENV: facade serve with the
+# production settings; sets launched_pid.
 launch_facade() {
-	local bin=$1 port=$2 url=$3 logf=$4
+	local bin=$1 port=$2 url=$3 logf=$4 extra=$5
 	(
 		cd "$tmp"
 		export FACADE_ADDR="127.0.0.1:$port" FACADE_PUBLIC_URL="$url" \
@@ -275,6 +279,8 @@ launch_facade() {
 			FACADE_JWT_SECRET="$jwt_secret"
 		# shellcheck disable=SC2086
 		[ -z "$FACADE_ENV" ] || export $FACADE_ENV
+		# shellcheck disable=SC2086
+		[ -z "$extra" ] || export $extra
 		exec "$bin" serve
 	) 2>"$logf" &
 	pids+=($!)
@@ -708,7 +714,7 @@ report() {
 	if [ -n "$COMPARE" ]; then
 		local w
 		for w in transfer list grade balance; do
-			has_workload "$w" && row "$w" "f-$w" "facade at $COMPARE" "c-$w"
+			has_workload "$w" && row "$w" "f-$w" "facade at $COMPARE${COMPARE_ENV:+ $COMPARE_ENV}" "c-$w"
 		done
 	fi
 	if has_workload artifact; then
