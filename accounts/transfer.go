@@ -99,7 +99,7 @@ func (s *Store) Transfer(ctx context.Context, req TransferRequest, maxMajor int6
 	tid := newTransferID()
 	args := append([]any{tid, req.From, req.To, int64(IdempotencyTTL / time.Second)},
 		amountByExponent(req.Amount, maxMajor)...)
-	reply, err := s.transfers.Run(ctx, transferKeys(req, tid), args...).Slice()
+	reply, err := s.batch.RunScript(ctx, transferScript, transferKeys(req, tid), args...).Slice()
 	if err != nil {
 		return Transfer{}, false, scriptError(err)
 	}

@@ -392,18 +392,34 @@ func TestRedisDownIsUnavailableThenRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The client stops dialling a dead server for a while (go-redis's dial
-	// circuit breaker probes once a second), so wait for the same Store to
-	// serve again: no restart of the service may be needed.
-	got, err := s.Get(ctx, "alice", SubjectEnglish)
+	// circuit breaker probes once a second, for its pipeline connections,
+	// which reads use, and its others apart), so wait for the same Store
+	// to serve reads and writes again: no restart of the service may be
+	// needed.
+	var got Record
+	eventually(t, "Get after restart", func() (err error) {
+		got, err = s.Get(ctx, "alice", SubjectEnglish)
+		return err
+	})
+	if got != before {
+		t.Fatalf("after restart Get = %+v; want %+v (kept by AOF)", got, before)
+	}
+	eventually(t, "Update after restart", func() error {
+		_, err := s.Update(ctx, "alice", SubjectEnglish, "A", "bob", int64p(1))
+		return err
+	})
+}
+
+// eventually retries call for up to 15 s until it succeeds.
+func eventually(t *testing.T, what string, call func() error) {
+	t.Helper()
+	err := call()
 	for deadline := time.Now().Add(15 * time.Second); err != nil && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
-		got, err = s.Get(ctx, "alice", SubjectEnglish)
+		err = call()
 	}
-	if err != nil || got != before {
-		t.Fatalf("after restart Get = %+v, %v; want %+v (kept by AOF)", got, err, before)
-	}
-	if _, err := s.Update(ctx, "alice", SubjectEnglish, "A", "bob", int64p(1)); err != nil {
-		t.Fatalf("after restart Update: %v", err)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 
 var echoScript = redis.NewScript(`redis.call('INCR', KEYS[1]); return ARGV[1]`)
 
-// pipelineGate counts the pipelines that run the script and holds the
+// pipelineGate counts the pipelines that run the script (or GET) and holds the
 // first one until released, so that callers pile up behind it. (go-redis
 // sends its own pipelines too, to set up a connection.)
 type pipelineGate struct {
@@ -30,7 +30,7 @@ func (g *pipelineGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 func (g *pipelineGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if name := cmds[0].Name(); name != "evalsha" && name != "eval" {
+		if name := cmds[0].Name(); name != "evalsha" && name != "eval" && name != "get" {
 			return next(ctx, cmds)
 		}
 		if g.pipelines.Add(1) == 1 {
@@ -46,7 +46,7 @@ func TestConcurrentRunsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
 	rdb := testredis.Client(t)
 	gate := &pipelineGate{release: make(chan struct{})}
 	rdb.AddHook(gate)
-	b := NewBatcher(rdb, echoScript, 1)
+	b := NewBatcher(rdb, 1)
 
 	const callers = 64
 	replies := make([]string, callers)
@@ -54,7 +54,7 @@ func TestConcurrentRunsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Go(func() {
-			replies[i], errs[i] = b.Run(context.Background(), []string{"counter"}, fmt.Sprint("caller-", i)).Text()
+			replies[i], errs[i] = b.RunScript(context.Background(), echoScript, []string{"counter"}, fmt.Sprint("caller-", i)).Text()
 		})
 	}
 	// One caller is in the held pipeline; the rest must queue behind it.
@@ -77,17 +77,55 @@ func TestConcurrentRunsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
 	}
 }
 
+// Plain commands batch the same way: concurrent reads of different keys
+// share a pipeline and each caller reads its own key's value.
+func TestConcurrentReadsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
+	ctx := context.Background()
+	rdb := testredis.Client(t)
+	const callers = 32
+	for i := range callers {
+		if err := rdb.Set(ctx, fmt.Sprint("key-", i), fmt.Sprint("value-", i), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gate := &pipelineGate{release: make(chan struct{})}
+	rdb.AddHook(gate)
+	b := NewBatcher(rdb, 1)
+
+	got := make([]string, callers)
+	errs := make([]error, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			var cmd *redis.StringCmd
+			b.Do(ctx, func(p redis.Pipeliner) { cmd = p.Get(ctx, fmt.Sprint("key-", i)) })
+			got[i], errs[i] = cmd.Result()
+		})
+	}
+	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == callers-1 })
+	close(gate.release)
+	wg.Wait()
+	for i := range callers {
+		if errs[i] != nil || got[i] != fmt.Sprint("value-", i) {
+			t.Fatalf("caller %d read %q, %v", i, got[i], errs[i])
+		}
+	}
+	if n := gate.pipelines.Load(); n != 2 {
+		t.Fatalf("%d pipelines for %d readers; want the held one and one for the rest", n, callers)
+	}
+}
+
 // A server that lost its script cache (a restart, a new shard) still runs
 // every call, once.
 func TestRunsAfterTheScriptCacheIsFlushed(t *testing.T) {
 	ctx := context.Background()
 	rdb := testredis.Client(t)
-	b := NewBatcher(rdb, echoScript, 2)
+	b := NewBatcher(rdb, 2)
 	for round := range 2 {
 		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := b.Run(ctx, []string{"n"}, "x").Text(); err != nil || got != "x" {
+		if got, err := b.RunScript(ctx, echoScript, []string{"n"}, "x").Text(); err != nil || got != "x" {
 			t.Fatalf("round %d: %q, %v", round, got, err)
 		}
 	}
@@ -109,11 +147,11 @@ func TestEveryCallerOfABatchLearnsRedisIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer down.Close()
-	b := NewBatcher(down, echoScript, 1)
+	b := NewBatcher(down, 1)
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
-			if err := b.Run(context.Background(), []string{"k"}, "v").Err(); !IsUnavailable(err) {
+			if err := b.RunScript(context.Background(), echoScript, []string{"k"}, "v").Err(); !IsUnavailable(err) {
 				t.Errorf("caller %d: %v; want unavailable", i, err)
 			}
 		})

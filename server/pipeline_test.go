@@ -174,7 +174,12 @@ func TestResponseHeadersEverywhere(t *testing.T) {
 
 func TestRequestID(t *testing.T) {
 	e := newEnv(t)
-	for id, keep := range map[string]bool{"abc-123_x.y": true, strings.Repeat("a", 64): true, strings.Repeat("a", 65): false, "has space": false, "<script>": false} {
+	ids := map[string]bool{"abc-123_x.y": true, "AZaz09": true, strings.Repeat("a", 64): true, strings.Repeat("a", 65): false, "has space": false, "<script>": false, "é": false}
+	// The neighbours of every allowed range, one byte past each end.
+	for _, c := range "/:@[`{,~" {
+		ids["id"+string(c)] = false
+	}
+	for id, keep := range ids {
 		r := e.do(req{method: "GET", path: "/nowhere", header: map[string]string{"X-Request-ID": id}})
 		if got := r.header.Get("X-Request-ID"); (got == id) != keep || got == "" {
 			t.Errorf("X-Request-ID %q: answered %q", id, got)
