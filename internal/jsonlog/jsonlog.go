@@ -159,9 +159,9 @@ func appendValue(b []byte, v slog.Value) []byte {
 }
 
 // appendFloat formats f as encoding/json does (slog.JSONHandler calls it):
-// shortest 'f' form, exponent form outside [1e-6, 1e21) with a two-digit
-// exponent; NaN and infinities, which JSON cannot hold, go the slow way to
-// get slog's error text.
+// the shortest 'f' form, or outside [1e-6, 1e21) the 'e' form with e-09
+// cut to e-9; NaN and infinities, which JSON cannot hold, go the slow way
+// to get slog's error text.
 func appendFloat(b []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return appendMarshal(b, f)
