@@ -21,12 +21,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
+	"github.com/facade-dev/facade/bench/internal/loopback"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
@@ -91,7 +90,7 @@ func serve(ctx context.Context, o options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base := "http://" + ln.Addr().String()
+	base := loopback.BaseURL(ln)
 	bt := bambootest.New(bambootest.WithToken(o.token), bambootest.WithBaseURL(base))
 	bambootest.DemoData(bt)
 	addGenerated(bt, o.projects, o.plans)
@@ -100,18 +99,7 @@ func serve(ctx context.Context, o options, stdout io.Writer) error {
 			bambootest.Artifact{Name: "bench.img", ProducerJobKey: "JOB1", Shared: true, Size: o.artifact})
 	}
 
-	hs := &http.Server{Handler: bt, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	fmt.Fprintln(stdout, base)
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return hs.Shutdown(sctx)
+	return loopback.Serve(ctx, ln, bt, stdout)
 }
 
 // addGenerated adds n projects of plans plans each.

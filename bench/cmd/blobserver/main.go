@@ -20,7 +20,8 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
-	"time"
+
+	"github.com/facade-dev/facade/bench/internal/loopback"
 )
 
 func main() {
@@ -50,22 +51,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	length := strconv.Itoa(len(body))
-	hs := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header()["Content-Type"] = []string{"application/json"}
 		w.Header()["Content-Length"] = []string{length}
 		_, _ = w.Write(body)
-	})}
+	})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	fmt.Fprintln(stdout, "http://"+ln.Addr().String())
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return hs.Shutdown(sctx)
+	return loopback.Serve(ctx, ln, h, stdout)
 }
