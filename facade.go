@@ -23,6 +23,9 @@ const (
 type Principal struct {
 	ID   string // the token's sub
 	Role string // from the configured role claim; may be empty
+	// Groups come from the token's or ID token's groups claim; the policy
+	// treats the principal as a member of group:<name> for each.
+	Groups []string
 }
 
 type principalKey struct{}
