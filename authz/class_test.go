@@ -73,9 +73,8 @@ func TestClassQuestions(t *testing.T) {
 		{facade.Principal{ID: "carol", Role: "developer"}, nil},
 	}
 	for _, l := range lists {
-		p, want := l.p, l.want
-		if got := a.ViewableClasses(p); !slices.Equal(got, want) {
-			t.Errorf("ViewableClasses(%v) = %v, want %v", p, got, want)
+		if got := a.ViewableClasses(l.p); !slices.Equal(got, l.want) {
+			t.Errorf("ViewableClasses(%v) = %v, want %v", l.p, got, l.want)
 		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -37,7 +36,7 @@ func (h *Handler) projects(c echo.Context, params listParams) error {
 		return err
 	}
 	key := viewKey{
-		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: whoOf(p),
+		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p.Key(),
 		base: h.publicBase(c.Request()), expand: params.expand & expandPlans,
 		start: params.startIndex, max: params.maxResults,
 	}
@@ -58,7 +57,7 @@ func (h *Handler) projectsView(key viewKey, p facade.Principal, entry cache.Entr
 		if err != nil {
 			return nil, err
 		}
-		visible := h.visibility(idx, key.policy, p)
+		visible := h.visibility(idx, key.policy, key.principal.Principal())
 		body := finish(idx.render(visible, key.expand&expandPlans != 0, key.start, key.max), key.base)
 		h.views.add(key, body, int64(len(body)))
 		return body, nil
@@ -77,11 +76,11 @@ func flightKey(k viewKey) string {
 	b = append(b, 0)
 	b = strconv.AppendUint(b, k.policy, 10)
 	b = append(b, 0)
-	b = append(b, k.principal.id...)
+	b = append(b, k.principal.ID...)
 	b = append(b, 0)
-	b = append(b, k.principal.role...)
+	b = append(b, k.principal.Role...)
 	b = append(b, 0)
-	b = append(b, k.principal.groups...)
+	b = append(b, k.principal.Groups...)
 	b = append(b, 0)
 	b = append(b, k.base...)
 	b = append(b, 0, byte(k.expand), 0)
@@ -96,15 +95,7 @@ func flightKey(k viewKey) string {
 type visibilityKey struct {
 	doc       string
 	policy    uint64
-	principal who
-}
-
-// who is a principal as a comparable key: its groups decide what it sees
-// as much as its id does.
-type who struct{ id, role, groups string }
-
-func whoOf(p facade.Principal) who {
-	return who{id: p.ID, role: p.Role, groups: strings.Join(p.Groups, "\x00")}
+	principal facade.PrincipalKey
 }
 
 // visibleProject is one project the principal may see: its index in the
@@ -118,7 +109,7 @@ type visibleProject struct {
 // which projects and plans the principal may see. A project appears when
 // it is granted whole or when any of its plans is.
 func (h *Handler) visibility(idx *projectsIndex, policy uint64, p facade.Principal) []visibleProject {
-	key := visibilityKey{doc: idx.version, policy: policy, principal: whoOf(p)}
+	key := visibilityKey{doc: idx.version, policy: policy, principal: p.Key()}
 	if v, ok := h.vis.get(key); ok {
 		return v
 	}
