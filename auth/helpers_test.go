@@ -99,7 +99,6 @@ func startRP(t *testing.T, opts ...rpOption) *rp {
 		Issuer: p.idp.url, ClientID: "facade", PublicURL: srv.URL, Now: p.clock.Now,
 		Claims:     auth.Claims{User: "preferred_username"},
 		HTTPClient: &http.Client{Transport: p.swap, Timeout: 10 * time.Second},
-		Fail:       fail,
 	}
 	for _, o := range opts {
 		o(&cfg, &sc)
@@ -114,9 +113,9 @@ func startRP(t *testing.T, opts ...rpOption) *rp {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /auth/login", p.signin.Login)
-	mux.HandleFunc("GET /auth/callback", p.signin.Callback)
-	mux.HandleFunc("POST /auth/logout", p.signin.Logout)
+	mux.HandleFunc("GET /auth/login", handle(p.signin.Login))
+	mux.HandleFunc("GET /auth/callback", handle(p.signin.Callback))
+	mux.HandleFunc("POST /auth/logout", handle(p.signin.Logout))
 	mux.HandleFunc("GET /whoami", p.whoami)
 	mux.HandleFunc("POST /change", p.change)
 	h = mux
@@ -130,7 +129,16 @@ func (p *rp) whoami(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, cmp(err, errors.New("no session")))
 		return
 	}
-	auth.Me(w, r.WithContext(auth.WithIdentity(r.Context(), id)))
+	_ = auth.Me(w, r.WithContext(auth.WithIdentity(r.Context(), id)))
+}
+
+// handle answers a handler's error as the HTTP layer would (fail).
+func handle(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			fail(w, r, err)
+		}
+	}
 }
 
 // change stands for an unsafe API route on the session.

@@ -36,9 +36,6 @@ type SignInConfig struct {
 	// Now is the clock ID tokens are checked against; nil means time.Now.
 	Now func() time.Time
 	Log *slog.Logger
-	// Fail writes an error answer (a problem body); the HTTP layer owns
-	// the one error path.
-	Fail func(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // SignIn is the OpenID Connect relying party: the authorization code flow
@@ -57,8 +54,11 @@ type SignIn struct {
 // NewSignIn discovers the provider (FACADE_OIDC_ISSUER/.well-known/...).
 // ctx bounds discovery and carries the HTTP client for key fetches later.
 func NewSignIn(ctx context.Context, cfg SignInConfig) (*SignIn, error) {
-	if err := cfg.check(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, err
+	}
+	if cfg.Sessions == nil {
+		return nil, errors.New("auth: SignInConfig needs Sessions")
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
@@ -119,7 +119,9 @@ const (
 	FallbackReturn = "/ui/"
 )
 
-func (cfg SignInConfig) check() error {
+// Check reports every setting NewSignIn would refuse, without contacting
+// the provider, each naming its variable.
+func (cfg SignInConfig) Check() error {
 	var errs []error
 	if cfg.ClientID == "" {
 		errs = append(errs, configError("FACADE_OIDC_CLIENT_ID is required with FACADE_OIDC_ISSUER"))
@@ -127,32 +129,29 @@ func (cfg SignInConfig) check() error {
 	if u, err := url.Parse(cfg.PublicURL); cfg.PublicURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		errs = append(errs, configError("FACADE_PUBLIC_URL (an absolute http or https URL) is required with FACADE_OIDC_ISSUER: the redirect URI is built from it"))
 	}
-	if cfg.Sessions == nil {
-		errs = append(errs, configError("FACADE_SESSION_KEYS is required with FACADE_OIDC_ISSUER"))
-	}
-	if cfg.Fail == nil {
-		errs = append(errs, errors.New("auth: SignInConfig.Fail is required"))
-	}
 	return errors.Join(errs...)
 }
 
 // Origin is the service's public origin, where the session cookie counts.
 func (s *SignIn) Origin() string { return s.origin }
 
+// The handlers are net/http handlers that return their error instead of
+// writing it: the HTTP layer's one error path answers it (a problem body).
+
 // Login starts a sign-in: GET /auth/login?return_to=<path>. It seals a new
 // state, nonce and PKCE verifier into the sign-in cookie and sends the
 // browser to the provider.
-func (s *SignIn) Login(w http.ResponseWriter, r *http.Request) {
+func (s *SignIn) Login(w http.ResponseWriter, r *http.Request) error {
 	f := flow{
 		State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(),
 		ReturnTo: SafeReturnTo(r.URL.Query().Get("return_to")),
 	}
 	if err := s.cfg.Sessions.startFlow(w, f); err != nil {
-		s.cfg.Fail(w, r, facade.Wrap(facade.ErrInternal, err))
-		return
+		return facade.Wrap(facade.ErrInternal, err)
 	}
 	to := s.oauth.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
 	http.Redirect(w, r, to, http.StatusFound)
+	return nil
 }
 
 // Callback completes a sign-in: GET /auth/callback?code=&state=. Every
@@ -160,19 +159,18 @@ func (s *SignIn) Login(w http.ResponseWriter, r *http.Request) {
 // exchange with the PKCE verifier, the ID token's signature, issuer,
 // audience and expiry, the nonce); then a new session replaces whatever
 // the browser held, and the browser goes back to return_to.
-func (s *SignIn) Callback(w http.ResponseWriter, r *http.Request) {
+func (s *SignIn) Callback(w http.ResponseWriter, r *http.Request) error {
 	p, idt, raw, f, err := s.complete(w, r)
 	if err != nil {
 		s.cfg.Log.Info("sign-in refused", "request_id", facade.RequestIDFrom(r.Context()), "reason", err.Error())
-		s.cfg.Fail(w, r, facade.Wrap(ErrSignInFailed, err))
-		return
+		return facade.Wrap(ErrSignInFailed, err)
 	}
 	if _, err := s.cfg.Sessions.issue(w, p, idt.Expiry, raw); err != nil {
-		s.cfg.Fail(w, r, facade.Wrap(facade.ErrInternal, err))
-		return
+		return facade.Wrap(facade.ErrInternal, err)
 	}
 	s.cfg.Log.Info("signed in", "request_id", facade.RequestIDFrom(r.Context()), "principal", p.ID)
 	http.Redirect(w, r, s.cfg.PublicURL+f.ReturnTo, http.StatusSeeOther)
+	return nil
 }
 
 func (s *SignIn) complete(w http.ResponseWriter, r *http.Request) (facade.Principal, *oidc.IDToken, string, flow, error) {
@@ -228,24 +226,22 @@ func (s *SignIn) complete(w http.ResponseWriter, r *http.Request) (facade.Princi
 // cookies and, when the provider offers an end_session_endpoint, answers
 // 200 with {"end_session_url": ...} for the page to visit (the provider
 // then ends its own session and returns to /ui/); otherwise 204.
-func (s *SignIn) Logout(w http.ResponseWriter, r *http.Request) {
+func (s *SignIn) Logout(w http.ResponseWriter, r *http.Request) error {
 	if !SameOrigin(r, s.origin) {
-		s.cfg.Fail(w, r, ErrXSRF)
-		return
+		return ErrXSRF
 	}
 	id, ok, err := s.cfg.Sessions.Open(r)
 	if !ok || err != nil {
 		id = Identity{} // no current session: the header-and-cookie rule alone
 	}
 	if err := CheckXSRF(r, id); err != nil {
-		s.cfg.Fail(w, r, err)
-		return
+		return err
 	}
 	hint := s.cfg.Sessions.idTokenHint(r)
 	s.cfg.Sessions.clear(w)
 	if s.endSession == "" {
 		w.WriteHeader(http.StatusNoContent)
-		return
+		return nil
 	}
 	q := url.Values{"client_id": {s.cfg.ClientID}, "post_logout_redirect_uri": {s.cfg.PublicURL + FallbackReturn}}
 	if hint != "" {
@@ -255,18 +251,18 @@ func (s *SignIn) Logout(w http.ResponseWriter, r *http.Request) {
 	if strings.Contains(s.endSession, "?") {
 		sep = "&"
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"end_session_url": s.endSession + sep + q.Encode()})
+	return writeJSON(w, http.StatusOK, map[string]string{"end_session_url": s.endSession + sep + q.Encode()})
 }
 
 // Me answers GET /auth/me for an authenticated caller (the HTTP layer's
 // authentication puts the Identity in the context).
-func Me(w http.ResponseWriter, r *http.Request) {
+func Me(w http.ResponseWriter, r *http.Request) error {
 	id, _ := IdentityFrom(r.Context())
 	groups := id.Principal.Groups
 	if groups == nil {
 		groups = []string{}
 	}
-	writeJSON(w, http.StatusOK, struct {
+	return writeJSON(w, http.StatusOK, struct {
 		Sub       string   `json:"sub"`
 		Role      string   `json:"role"`
 		Groups    []string `json:"groups"`
@@ -275,11 +271,15 @@ func Me(w http.ResponseWriter, r *http.Request) {
 	}{id.Principal.ID, id.Principal.Role, groups, id.ExpiresAt.UTC().Format(time.RFC3339), id.Via})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	_, err = w.Write(b)
+	return err
 }
 
 // SafeReturnTo keeps return_to only when it is a path of this site:
