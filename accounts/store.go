@@ -40,18 +40,22 @@ type Option func(*Store)
 // WithMetrics counts transfers in m (default: a private set).
 func WithMetrics(m *metrics.Metrics) Option { return func(s *Store) { s.metrics = m } }
 
-// WithClock stamps created accounts with now (default: time.Now).
-// Transfers are stamped by Redis's own clock, inside their script.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+// WithNow sets the clock created accounts are stamped with; nil means
+// time.Now. Transfers are stamped by Redis's own clock, inside their
+// script.
+func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // NewStore returns a store on rdb. A nil logger means slog.Default().
 func NewStore(rdb redis.UniversalClient, logger *slog.Logger, opts ...Option) *Store {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Store{rdb: rdb, log: logger, now: time.Now}
+	s := &Store{rdb: rdb, log: logger}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	s.metrics = metrics.Or(s.metrics)
 	s.batch = redisdb.NewBatcher(rdb, pipelines)
