@@ -22,15 +22,16 @@ type Store struct {
 	log     *slog.Logger
 	metrics *metrics.Metrics
 	now     func() time.Time
-	// batch pipelines concurrent transfers and account reads
-	// (redisdb.Batcher says why).
+	// batch pipelines concurrent account reads (redisdb.Batcher says why).
 	batch *redisdb.Batcher
+	// transfers applies concurrent transfers in batches, one script call
+	// each (applyTransfers).
+	transfers *redisdb.Combiner[*transferCall]
 }
 
-// pipelines is how many pipelines may be in flight at once: enough to
-// keep Redis busy while a batch travels, few enough that concurrent
-// transfers gather into batches (bench/run.sh: 2 gave 0.94x the
-// transfers of 4).
+// pipelines is how many read pipelines may be in flight at once: enough
+// to keep Redis busy while a batch travels, few enough that concurrent
+// reads gather into batches.
 const pipelines = 4
 
 // Option configures a Store.
@@ -58,6 +59,7 @@ func NewStore(rdb redis.UniversalClient, logger *slog.Logger, opts ...Option) *S
 	}
 	s.metrics = metrics.Or(s.metrics)
 	s.batch = redisdb.NewBatcher(rdb, pipelines)
+	s.transfers = redisdb.NewCombiner(transferBatches, maxTransferBatch, s.applyTransfers)
 	return s
 }
 
