@@ -217,12 +217,21 @@ func (a *Authorizer) CanViewAccount(p facade.Principal, accountID string) bool {
 		a.state().enforce(p.ID, prefixAccount+accountID, actViewAccount))
 }
 
-// CanTransfer: (sub, account:FROM, transfer) and (sub, account:TO, transfer).
+// CanTransfer: (sub, account:FROM, transfer), the right to debit FROM, and
+// (sub, account:TO, transfer) or (sub, account:TO, receive). receive only
+// ever lets money in: it is never asked about the from account.
 func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
 	st := a.state()
 	return a.record(opTransfer, facade.ValidID(from) && facade.ValidID(to) &&
 		st.enforce(p.ID, prefixAccount+from, actTransfer) &&
-		st.enforce(p.ID, prefixAccount+to, actTransfer))
+		(st.enforce(p.ID, prefixAccount+to, actTransfer) || st.enforce(p.ID, prefixAccount+to, actReceive)))
+}
+
+// ListAccount is CanViewAccount for building the caller's account list
+// (GET /rs/account): an account left out is not a refusal, so it is
+// counted apart, as ListProject's entries are.
+func (a *Authorizer) ListAccount(p facade.Principal, accountID string) bool {
+	return a.recordListed(facade.ValidID(accountID) && a.state().enforce(p.ID, prefixAccount+accountID, actViewAccount))
 }
 
 // CanViewProject: (sub, project:K, view), i.e. the whole project. (A
