@@ -7,9 +7,9 @@ import (
 )
 
 type gradebookAnswer struct {
-	DryRun                              bool `json:"dry_run"`
+	DryRun                             bool `json:"dry_run"`
 	Changed, Unchanged, Stale, Refused int
-	Rows                                []struct {
+	Rows                               []struct {
 		Line          int     `json:"line"`
 		StudentID     string  `json:"student_id"`
 		Outcome       string  `json:"outcome"`
