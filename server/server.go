@@ -41,6 +41,11 @@ type Config struct {
 	// WriteTimeout bounds writing a response (downloads: each write);
 	// zero means 30 s.
 	WriteTimeout time.Duration
+	// Now is the clock the per-principal rate limit reads (package
+	// ratelimit); nil means time.Now. Tokens are checked on
+	// AuthConfig.Now; cmd/facade passes both the same clock. Latencies
+	// and write deadlines are measured on the machine's clock.
+	Now func() time.Time
 }
 
 // Deps are the service's collaborators. Builds may be nil when no upstream
