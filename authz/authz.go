@@ -223,40 +223,40 @@ func (a *Authorizer) CanWriteGrade(p facade.Principal, studentID string) bool {
 // CanViewAccount: (sub, account:ID, view_account) (balance, record, statement).
 func (a *Authorizer) CanViewAccount(p facade.Principal, accountID string) bool {
 	return a.record(opViewAccount, facade.ValidID(accountID) &&
-		a.state().enforce(p.ID, prefixAccount+accountID, actViewAccount))
+		a.state().enforce(subjectOf(p), prefixAccount+accountID, actViewAccount))
 }
 
 // CanTransfer: (sub, account:FROM, transfer) and (sub, account:TO, transfer).
 func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
-	st := a.state()
+	st, q := a.state(), subjectOf(p)
 	return a.record(opTransfer, facade.ValidID(from) && facade.ValidID(to) &&
-		st.enforce(p.ID, prefixAccount+from, actTransfer) &&
-		st.enforce(p.ID, prefixAccount+to, actTransfer))
+		st.enforce(q, prefixAccount+from, actTransfer) &&
+		st.enforce(q, prefixAccount+to, actTransfer))
 }
 
 // CanViewProject: (sub, project:K, view), i.e. the whole project. (A
 // project listing also shows projects where only some plans are visible:
 // see ListProject and ListPlan.)
 func (a *Authorizer) CanViewProject(p facade.Principal, projectKey string) bool {
-	return a.record(opViewProject, a.state().project(p.ID, projectKey))
+	return a.record(opViewProject, a.state().project(subjectOf(p), projectKey))
 }
 
 // CanViewPlan: (sub, plan:K-P, view) or (sub, project:K, view) (results
 // and artifacts).
 func (a *Authorizer) CanViewPlan(p facade.Principal, projectKey, planKey string) bool {
-	return a.record(opViewPlan, a.state().plan(p.ID, projectKey, planKey))
+	return a.record(opViewPlan, a.state().plan(subjectOf(p), projectKey, planKey))
 }
 
 // ListProject is CanViewProject for filtering a list: leaving an entry out
 // of a list is not a refusal, so it is counted apart
 // (facade_authz_list_entries_total) and alerts on denials stay meaningful.
 func (a *Authorizer) ListProject(p facade.Principal, projectKey string) bool {
-	return a.recordListed(a.state().project(p.ID, projectKey))
+	return a.recordListed(a.state().project(subjectOf(p), projectKey))
 }
 
 // ListPlan is CanViewPlan for filtering a list (see ListProject).
 func (a *Authorizer) ListPlan(p facade.Principal, projectKey, planKey string) bool {
-	return a.recordListed(a.state().plan(p.ID, projectKey, planKey))
+	return a.recordListed(a.state().plan(subjectOf(p), projectKey, planKey))
 }
 
 func (a *Authorizer) recordListed(shown bool) bool {
@@ -271,16 +271,16 @@ func (a *Authorizer) recordListed(shown bool) bool {
 	return shown
 }
 
-func (st *state) project(sub, projectKey string) bool {
-	return facade.ValidProjectKey(projectKey) && st.enforce(sub, prefixProject+projectKey, actView)
+func (st *state) project(q subject, projectKey string) bool {
+	return facade.ValidProjectKey(projectKey) && st.enforce(q, prefixProject+projectKey, actView)
 }
 
-func (st *state) plan(sub, projectKey, planKey string) bool {
+func (st *state) plan(q subject, projectKey, planKey string) bool {
 	if !facade.ValidProjectKey(projectKey) || !facade.ValidPlanKey(planKey) {
 		return false
 	}
-	return st.enforce(sub, prefixPlan+projectKey+"-"+planKey, actView) ||
-		st.enforce(sub, prefixProject+projectKey, actView)
+	return st.enforce(q, prefixPlan+projectKey+"-"+planKey, actView) ||
+		st.enforce(q, prefixProject+projectKey, actView)
 }
 
 // grade applies the role rules; act is view (GET) or update (writes).
@@ -292,7 +292,7 @@ func (st *state) grade(p facade.Principal, studentID, act string) bool {
 	case facade.RoleStudent:
 		return act == actView && p.ID == studentID
 	case facade.RoleProfessor:
-		return st.enforce(p.ID, prefixStudent+studentID, act)
+		return st.enforce(subjectOf(p), prefixStudent+studentID, act)
 	}
 	return false
 }

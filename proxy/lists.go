@@ -166,7 +166,7 @@ func (h *Handler) collect(ctx context.Context, rt *Route, segments []string, val
 // document version, policy version, principal and base, so a reload or a
 // new document is seen at once.
 func (h *Handler) prunedView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) ([]byte, error) {
-	key := viewKey{kind: kindPruned, doc: entry.Version, policy: h.az.Version(), principal: p, base: base}
+	key := viewKey{kind: kindPruned, doc: entry.Version, policy: h.az.Version(), principal: p.Key(), base: base}
 	var collapse []string
 	for i, v := range rt.Recount {
 		if q.has(v) {
@@ -287,7 +287,7 @@ func parseListIndex(body []byte, rt *Route) (*listIndex, error) {
 // number returned (as Bamboo counts on /result); on other lists the number
 // visible.
 func (h *Handler) listView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) ([]byte, error) {
-	key := viewKey{kind: kindList, doc: entry.Version, policy: h.az.Version(), principal: p, base: base,
+	key := viewKey{kind: kindList, doc: entry.Version, policy: h.az.Version(), principal: p.Key(), base: base,
 		start: q.startIndex, max: q.maxResults}
 	return h.view(key, func() ([]byte, error) {
 		idx, err := h.listIndexOf(entry, rt)

@@ -35,11 +35,11 @@ func (h *Handler) projects(w http.ResponseWriter, r *http.Request, params listPa
 		return err
 	}
 	key := viewKey{
-		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p,
+		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p.Key(),
 		base: h.publicBase(r), expand: params.expand & expandPlans,
 		start: params.startIndex, max: params.maxResults,
 	}
-	body, err := h.projectsView(key, entry)
+	body, err := h.projectsView(key, p, entry)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (h *Handler) projects(w http.ResponseWriter, r *http.Request, params listPa
 }
 
 // projectsView returns the encoded view for key, building it once.
-func (h *Handler) projectsView(key viewKey, entry cache.Entry) ([]byte, error) {
+func (h *Handler) projectsView(key viewKey, p facade.Principal, entry cache.Entry) ([]byte, error) {
 	if body, ok := h.views.get(key); ok {
 		return body, nil
 	}
@@ -56,7 +56,7 @@ func (h *Handler) projectsView(key viewKey, entry cache.Entry) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		visible := h.visibility(idx, key.policy, key.principal)
+		visible := h.visibility(idx, key.policy, key.principal.Principal())
 		body := finish(idx.render(visible, key.expand&expandPlans != 0, key.start, key.max), key.base)
 		h.views.add(key, body, int64(len(body)))
 		return body, nil
@@ -79,6 +79,8 @@ func flightKey(k viewKey) string {
 	b = append(b, 0)
 	b = append(b, k.principal.Role...)
 	b = append(b, 0)
+	b = append(b, k.principal.Groups...)
+	b = append(b, 0)
 	b = append(b, k.base...)
 	b = append(b, 0, byte(k.expand), 0)
 	b = strconv.AppendInt(b, int64(k.start), 10)
@@ -92,7 +94,7 @@ func flightKey(k viewKey) string {
 type visibilityKey struct {
 	doc       string
 	policy    uint64
-	principal facade.Principal
+	principal facade.PrincipalKey
 }
 
 // visibleProject is one project the principal may see: its index in the
@@ -106,7 +108,7 @@ type visibleProject struct {
 // which projects and plans the principal may see. A project appears when
 // it is granted whole or when any of its plans is.
 func (h *Handler) visibility(idx *projectsIndex, policy uint64, p facade.Principal) []visibleProject {
-	key := visibilityKey{doc: idx.version, policy: policy, principal: p}
+	key := visibilityKey{doc: idx.version, policy: policy, principal: p.Key()}
 	if v, ok := h.vis.get(key); ok {
 		return v
 	}

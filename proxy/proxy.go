@@ -145,7 +145,7 @@ type viewKey struct {
 	kind       byte
 	doc        string // cache.Entry.Version
 	policy     uint64 // authz Version
-	principal  facade.Principal
+	principal  facade.PrincipalKey
 	base       string
 	expand     expandSet
 	start, max int

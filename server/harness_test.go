@@ -105,6 +105,9 @@ type envConfig struct {
 	// pageWrites, when not nil, makes the write origins these plus the
 	// server's own origin (as FACADE_PUBLIC_URL does), so /ui/ may write.
 	pageWrites []string
+	// policy is the policy file's text (default testPolicy); model, when
+	// set, replaces model.conf's text.
+	policy, model string
 }
 
 type envOption func(*envConfig)
@@ -142,32 +145,51 @@ func withPageOrigin(others ...string) envOption {
 	return func(c *envConfig) { c.pageWrites = append([]string{}, others...) }
 }
 
+// withPolicyLines adds lines to testPolicy, for a test that needs a
+// principal of its own.
+func withPolicyLines(lines ...string) envOption {
+	return func(c *envConfig) { c.policy += strings.Join(lines, "\n") + "\n" }
+}
+
+// withModel runs the server on this model and policy instead of
+// model.conf and testPolicy (a deny model, say).
+func withModel(model, policy string) envOption {
+	return func(c *envConfig) { c.model, c.policy = model, policy }
+}
+
 // withBuilds starts the Bamboo-compatible test upstream with the demo
 // projects (PROJ, WEB, MOBILE, INFRA) and wires the build endpoints to it.
 func withBuilds() envOption { return func(c *envConfig) { c.builds = true } }
 
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	dir := t.TempDir()
-	policy := filepath.Join(dir, "policy.csv")
-	if err := os.WriteFile(policy, []byte(testPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logs := &testlog.Buffer{}
-	log := slog.New(server.LogHandler(slog.NewJSONHandler(logs, nil)))
-	m := metrics.New() // this server's own set: tests never share counters
-	az, err := authz.New(modelFile, policy, log, authz.WithMetrics(m))
-	if err != nil {
-		t.Fatalf("authz: %v", err)
-	}
 	origins, _ := server.NewOrigins([]string{"*"}, []string{"https://app.example"})
 	cfg := envConfig{
 		server:          server.Config{Origins: origins, RateLimit: 0, MaxTransfer: 1_000_000, OpsOnAPI: true},
 		auth:            server.AuthConfig{Secret: testSecret},
 		upstreamTimeout: 2 * time.Second,
+		policy:          testPolicy,
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	dir := t.TempDir()
+	policy, model := filepath.Join(dir, "policy.csv"), modelFile
+	if err := os.WriteFile(policy, []byte(cfg.policy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.model != "" {
+		model = filepath.Join(dir, "model.conf")
+		if err := os.WriteFile(model, []byte(cfg.model), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := &testlog.Buffer{}
+	log := slog.New(server.LogHandler(slog.NewJSONHandler(logs, nil)))
+	m := metrics.New() // this server's own set: tests never share counters
+	az, err := authz.New(model, policy, log, authz.WithMetrics(m))
+	if err != nil {
+		t.Fatalf("authz: %v", err)
 	}
 	rdb := cfg.rdb
 	if rdb == nil {
