@@ -122,3 +122,50 @@ func pathSegment(path string, i int) string {
 	}
 	return path
 }
+
+// servedPatterns are the paths of the route table split into segments
+// (servedPath).
+var servedPatterns = func() [][]string {
+	var out [][]string
+	for _, ep := range Endpoints() {
+		out = append(out, strings.Split(ep.Pattern, "/"))
+	}
+	return out
+}()
+
+// servedPath reports whether an escaped path is one the route table
+// serves (by shape: whether the key names something is the route's to
+// say).
+func servedPath(escaped string) bool {
+	path := strings.Split(escaped, "/")
+	for _, p := range servedPatterns {
+		if _, ok := matchPattern(p, path); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPattern reports whether path (split at "/") fits pattern (a path
+// of the table, split the same way), and how many segments matched
+// literally, so a router can prefer the most literal match as Echo does.
+// A parameter is one non-empty segment; a trailing {name...} is the rest.
+func matchPattern(pattern, path []string) (literals int, ok bool) {
+	for i, p := range pattern {
+		switch {
+		case strings.HasSuffix(p, "...}"):
+			return literals, i < len(path)
+		case i >= len(path):
+			return 0, false
+		case strings.HasPrefix(p, "{"):
+			if path[i] == "" {
+				return 0, false
+			}
+		case p != path[i]:
+			return 0, false
+		default:
+			literals++
+		}
+	}
+	return literals, len(pattern) == len(path)
+}
