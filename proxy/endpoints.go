@@ -31,10 +31,10 @@ type Endpoint struct {
 }
 
 // ErrorWriter answers a request with err: a *facade.Error (or one wrapping
-// a cause, for the log). It is called at most once per request, before
-// anything of the answer was written, except when a download fails after
-// its first bytes went out: the response is then cut short and the writer
-// can only log.
+// a cause, for the log). It is called at most once per request, and
+// before anything of the answer was written, except when the answer fails
+// after it started (the client went away, a download broke off): the
+// response is then cut short and the writer can only log.
 type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
 
 // Endpoints lists every path of Routes in table order, each once, with the
