@@ -41,9 +41,13 @@ func (s *Server) routes() {
 	e.PUT("/student/:student_id/english/grade", s.updateGrade, api...)
 	read("/student/:student_id/english/grade/history", s.getGradeHistory)
 	read("/class", s.listClasses)
-	read("/class/:class_id/grades", s.getClassGrades)
+	// A class's grades answer JSON or, asked with Accept: text/csv, the
+	// gradebook; the handler negotiates, so no JSON-only Accept check.
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", s.getClassGrades, requireXSRF, limitBody)
+	e.POST("/class/:class_id/grades", s.uploadGradebook, api...)
 
 	// Accounts (docs/contract.md §5).
+	read("/rs/account", s.listAccounts)
 	read("/rs/account/:id", s.getAccount)
 	read("/rs/account/:id/balance", s.getBalance)
 	read("/rs/account/:id/transfers", s.getStatement)
@@ -71,6 +75,9 @@ func (s *Server) routes() {
 	e.Any(rest+"/queue/:key", writeRefused(""))
 	e.Any(rest+"/result/:key/label/:name", writeRefused(""))
 	e.Any(rest+"/result/:key/comment/:id", writeRefused(""))
+
+	// Who the caller is, for the page (sign-in replaces it, issue 18).
+	read("/auth/me", getMe)
 
 	// This API's description (package api): public, like the page.
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/openapi.json", openAPI)
