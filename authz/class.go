@@ -16,7 +16,7 @@ import (
 // CanViewClass: (sub, class:C, view) by a principal of role professor.
 func (a *Authorizer) CanViewClass(p facade.Principal, classID string) bool {
 	return a.record(opViewClass, p.Role == facade.RoleProfessor && p.ID != "" && facade.ValidID(classID) &&
-		a.state().enforce(p.ID, prefixClass+classID, actView))
+		a.state().enforce(subjectOf(p), prefixClass+classID, actView))
 }
 
 // ClassStudents returns the students enrolled in classID (g, student:S,
@@ -46,10 +46,10 @@ func (a *Authorizer) ViewableClasses(p facade.Principal) []string {
 	if p.Role != facade.RoleProfessor || p.ID == "" {
 		return nil
 	}
-	st := a.state()
+	st, q := a.state(), subjectOf(p)
 	var classes []string
 	for _, c := range st.classIndex().classes {
-		if st.enforce(p.ID, c, actView) {
+		if st.enforce(q, c, actView) {
 			classes = append(classes, strings.TrimPrefix(c, prefixClass))
 		}
 	}

@@ -24,12 +24,20 @@ const maxDepth = 10
 // cannot grow memory, and decisions on many cores do not contend.
 type index struct {
 	shape    *shape
-	rules    []rule              // every loaded rule, file order
-	subs     map[string][]string // closure["g" that takes r.sub], or nil
-	objs     map[string][]string // closure["g" that takes r.obj], or nil
+	rules    []rule             // every loaded rule, file order
+	subs     map[string]closure // closure["g" that takes r.sub], or nil
+	objs     map[string]closure // closure["g" that takes r.obj], or nil
+	graphs   map[string]*graph  // the role definitions the matcher uses, for token groups
 	rows     map[rowKey]hit
 	patterns map[subAct]*patternSet
 	match    func(key1, key2 string) bool
+}
+
+// closure is what one name reaches through a role definition: the names
+// within maxDepth links that appear in some p row, nearest first.
+type closure struct {
+	names []string
+	near  int // names[:near] are within maxDepth-1 links: what a token's group, one link away, reaches
 }
 
 type rowKey struct{ sub, obj, act string }
@@ -68,10 +76,12 @@ func newIndex(s *shape, rules []rule) *index {
 		x.addRow(int32(len(x.rules)-1), x.rules[len(x.rules)-1].fields)
 		matters[""] = true
 	}
-	closures := map[string]map[string][]string{}
+	closures := map[string]map[string]closure{}
+	x.graphs = map[string]*graph{}
 	for _, g := range []string{s.subRole, s.objRole} {
 		if g != "" && closures[g] == nil {
-			closures[g] = buildClosures(linksOf(rules, g), matters)
+			x.graphs[g] = newGraph(linksOf(rules, g))
+			closures[g] = x.graphs[g].closures(matters)
 		}
 	}
 	x.subs, x.objs = closures[s.subRole], closures[s.objRole]
@@ -130,15 +140,43 @@ func (x *index) addRow(i int32, f []string) {
 	ps.byPrefix[prefix] = append(ps.byPrefix[prefix], i)
 }
 
-// enforce is casbin's Enforce(sub, obj, act) for the indexed model.
-func (x *index) enforce(sub, obj, act string) bool {
-	allow, _ := x.decide(sub, obj, act, nil)
+// enforce is casbin's Enforce(sub, obj, act) for the indexed model, with
+// the subject's token groups as g lines.
+func (x *index) enforce(q subject, obj, act string) bool {
+	allow, _ := x.decide(q, obj, act, nil)
 	return allow
+}
+
+// reach returns the names name reaches through role definition role (with
+// closures cl), with the subject's token groups as links from q.id in
+// groupRole: without groups, the closure built at load.
+func (x *index) reach(role string, cl map[string]closure, name string, q subject) []string {
+	base := cl[name].names
+	if len(q.groups) == 0 || role != groupRole {
+		return base
+	}
+	if name == q.id {
+		// A group is one link away; what it reaches counts within one
+		// link fewer. A shortest path never comes back through q.id.
+		out := slices.Clip(base)
+		for _, g := range q.groups {
+			c := cl[g]
+			out = append(append(out, g), c.names[:c.near]...)
+		}
+		return out
+	}
+	if g := x.graphs[role]; g != nil && g.hasMembers(q.id) {
+		// name reaches q.id (a principal that is itself a group, rare):
+		// walk the links with the token's added.
+		return g.reachWith(name, q.id, q.groups)
+	}
+	return base
 }
 
 // decide returns the decision and the deciding rule's index (-1 when no
 // rule matched). seen, when not nil, is told every matching rule (tools).
-func (x *index) decide(sub, obj, act string, seen func(ruleIdx int, viaSub, viaObj string)) (bool, int) {
+func (x *index) decide(q subject, obj, act string, seen func(ruleIdx int, viaSub, viaObj string)) (bool, int) {
+	sub := q.id
 	if x.shape.guard && strings.IndexByte(sub, ':') >= 0 {
 		return false, -1
 	}
@@ -153,7 +191,7 @@ func (x *index) decide(sub, obj, act string, seen func(ruleIdx int, viaSub, viaO
 			denyAt = int(idx - 1)
 		}
 	}
-	subs, objs := x.subs[sub], x.objs[obj]
+	subs, objs := x.reach(x.shape.subRole, x.subs, sub, q), x.reach(x.shape.objRole, x.objs, obj, q)
 	for i := -1; i < len(subs); i++ {
 		s := sub
 		if i >= 0 {
@@ -225,6 +263,7 @@ type graph struct {
 	id    map[string]int32
 	names []string
 	out   [][]int32
+	into  []bool // the name has members (some link ends at it)
 }
 
 func newGraph(links [][2]string) *graph {
@@ -236,19 +275,27 @@ func newGraph(links [][2]string) *graph {
 		g.id[n] = int32(len(g.names))
 		g.names = append(g.names, n)
 		g.out = append(g.out, nil)
+		g.into = append(g.into, false)
 		return g.id[n]
 	}
 	for _, l := range links {
 		a, b := intern(l[0]), intern(l[1])
 		g.out[a] = append(g.out[a], b)
+		g.into[b] = true
 	}
 	return g
 }
 
-// reach returns the names start reaches in 1..maxDepth links, in breadth-
-// first order with the parent of each (for chains), as casbin's
-// hasLinkHelper walks level by level.
-func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, parent int32)) {
+// hasMembers reports whether some link ends at name.
+func (g *graph) hasMembers(name string) bool {
+	i, ok := g.id[name]
+	return ok && g.into[i]
+}
+
+// reach calls visit for the names start reaches in 1..maxDepth links, in
+// breadth-first order with the parent and depth of each (for chains), as
+// casbin's hasLinkHelper walks level by level.
+func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, parent int32, depth int)) {
 	level := []int32{start}
 	stamp[start] = gen
 	for depth := 1; depth <= maxDepth && len(level) > 0; depth++ {
@@ -257,7 +304,7 @@ func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, par
 			for _, m := range g.out[n] {
 				if stamp[m] != gen {
 					stamp[m] = gen
-					visit(m, n)
+					visit(m, n, depth)
 					next = append(next, m)
 				}
 			}
@@ -266,27 +313,73 @@ func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, par
 	}
 }
 
-// buildClosures returns, for every name with links, the names it reaches
-// within maxDepth that are in matters (the others cannot change a decision).
-func buildClosures(links [][2]string, matters map[string]bool) map[string][]string {
-	g := newGraph(links)
+// closures returns, for every name with links, the names it reaches within
+// maxDepth that are in matters (the others cannot change a decision).
+func (g *graph) closures(matters map[string]bool) map[string]closure {
 	stamp := make([]uint32, len(g.names))
-	out := make(map[string][]string, len(g.names))
+	out := make(map[string]closure, len(g.names))
 	for i := range g.names {
 		if len(g.out[i]) == 0 {
 			continue
 		}
-		var reached []string
-		g.reach(int32(i), stamp, uint32(i+1), func(n, _ int32) {
+		var c closure
+		g.reach(int32(i), stamp, uint32(i+1), func(n, _ int32, depth int) {
 			if matters[g.names[n]] {
-				reached = append(reached, g.names[n])
+				c.names = append(c.names, g.names[n])
+				if depth < maxDepth {
+					c.near = len(c.names)
+				}
 			}
 		})
-		if reached != nil {
-			out[g.names[i]] = slices.Clip(reached)
+		if c.names != nil {
+			c.names = slices.Clip(c.names)
+			out[g.names[i]] = c
 		}
 	}
 	return out
+}
+
+// buildClosures is graph.closures over links, names only.
+func buildClosures(links [][2]string, matters map[string]bool) map[string][]string {
+	out := map[string][]string{}
+	for name, c := range newGraph(links).closures(matters) {
+		out[name] = c.names
+	}
+	return out
+}
+
+// reachWith returns every name start reaches within maxDepth links with
+// the links member -> each of groups added (the token's memberships).
+func (g *graph) reachWith(start, member string, groups []string) []string {
+	next := func(n string) []string {
+		var out []string
+		if i, ok := g.id[n]; ok {
+			for _, m := range g.out[i] {
+				out = append(out, g.names[m])
+			}
+		}
+		if n == member {
+			out = append(out, groups...)
+		}
+		return out
+	}
+	seen := map[string]bool{start: true}
+	var reached []string
+	level := []string{start}
+	for depth := 1; depth <= maxDepth && len(level) > 0; depth++ {
+		var following []string
+		for _, n := range level {
+			for _, m := range next(n) {
+				if !seen[m] {
+					seen[m] = true
+					reached = append(reached, m)
+					following = append(following, m)
+				}
+			}
+		}
+		level = following
+	}
+	return reached
 }
 
 // chain returns the shortest list of names from -> ... -> to along links
@@ -302,7 +395,7 @@ func (g *graph) chain(from, to string) []string {
 	parent := map[int32]int32{}
 	var found bool
 	stamp := make([]uint32, len(g.names))
-	g.reach(start, stamp, 1, func(n, p int32) {
+	g.reach(start, stamp, 1, func(n, p int32, _ int) {
 		parent[n] = p
 		if g.names[n] == to {
 			found = true

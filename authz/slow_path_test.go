@@ -68,7 +68,7 @@ func TestAnUnrecognizedModelIsDecidedByCasbinAndReported(t *testing.T) {
 			t.Fatal("a stranger was allowed")
 		}
 	}
-	x, err := p.Explain("alice", "", "account:1001", "view_account")
+	x, err := p.Explain(facadePrincipal("alice", ""), "account:1001", "view_account")
 	if err != nil || !x.Allow || !strings.Contains(x.Rule, "p, team:x, account:1001, view_account") {
 		t.Fatalf("explain through casbin's EnforceEx: %+v %v", x, err)
 	}

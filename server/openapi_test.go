@@ -259,6 +259,8 @@ func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
 		{"GET", "/ui/", "", "", nil, 200},
 		{"GET", "/ui/app.js", "", "", nil, 200},
 		{"GET", "/openapi.json", "", "", nil, 200},
+		{"GET", "/problems/", "", "", nil, 200},
+		{"GET", "/problems/insufficient-funds", "", "", nil, 200},
 		{"GET", "/healthz", "", "", nil, 200},
 		{"GET", "/readyz", "", "", nil, 200},
 		{"GET", "/metrics", "", "", nil, 200},
