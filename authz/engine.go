@@ -71,13 +71,18 @@ func (st *state) enforce(q subject, obj, act string) bool {
 	return st.decider != nil && st.decider.enforce(q, obj, act)
 }
 
-// checkModel loads the model text with casbin.
+// checkModel loads the model text with casbin, refuses what the service
+// cannot ask of it and warns of what casbin would fail on (modelcheck.go).
 func checkModel(path, text string) (model.Model, []Problem) {
 	m, err := model.NewModelFromString(text)
 	if err != nil {
 		return nil, []Problem{{File: path, Msg: "not a valid casbin model: " + err.Error()}}
 	}
-	return m, nil
+	problems := unsupportedModel(path, text, m)
+	if HasErrors(problems) {
+		return nil, problems
+	}
+	return m, append(problems, matcherWarnings(path, text, m)...)
 }
 
 // checkPatterns refuses, for a model the index decides, wildcard objects
