@@ -180,7 +180,7 @@ func (g *graph) beyond(start int32, stamp []uint32, gen uint32) string {
 }
 
 // actions are the actions the service asks about.
-var actions = []string{actView, actUpdate, actViewAccount, actTransfer}
+var actions = []string{actView, actUpdate, actViewAccount, actTransfer, actReceive}
 
 func isAction(act string) bool { return slices.Contains(actions, act) }
 

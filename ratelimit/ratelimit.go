@@ -66,8 +66,11 @@ type Options struct {
 	MaxKeys int
 	// Logger receives settlement failures (default slog.Default()).
 	Logger *slog.Logger
-	// now is the clock (tests).
-	now func() time.Time
+	// Now is the clock buckets are judged by (nil means time.Now). Redis
+	// answers how far a bucket runs ahead of its own clock, so only the
+	// local steps between settlements read this one; the settlement
+	// ticker runs on the machine's clock.
+	Now func() time.Time
 }
 
 const (
@@ -112,7 +115,7 @@ func New(rdb redis.UniversalClient, prefix string, limit Limit, opts Options) (*
 	l := &Limiter{
 		rdb: rdb, prefix: prefix, limit: limit,
 		emission: limit.Period / time.Duration(limit.Rate),
-		interval: opts.Interval, maxKeys: opts.MaxKeys, log: opts.Logger, now: opts.now,
+		interval: opts.Interval, maxKeys: opts.MaxKeys, log: opts.Logger, now: opts.Now,
 		buckets: map[string]*bucket{},
 	}
 	l.tolerate = time.Duration(limit.Burst) * l.emission

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/facade-dev/facade/internal/testclock"
 	"github.com/facade-dev/facade/internal/testredis"
 )
 
@@ -82,7 +83,11 @@ func TestOneInstanceAdmitsTheBurstThenTheRate(t *testing.T) {
 
 func TestRefusalSaysWhenToComeBack(t *testing.T) {
 	rdb := testredis.Client(t)
-	l := newLimiter(t, rdb, PerSecond(2, 1), time.Hour)
+	clock := testclock.New()
+	l, err := New(rdb, "test:rl:", PerSecond(2, 1), Options{Interval: time.Hour, Logger: quiet, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	if ok, _, _ := l.Allow(ctx, "k"); !ok {
 		t.Fatal("first request refused")
@@ -91,7 +96,11 @@ func TestRefusalSaysWhenToComeBack(t *testing.T) {
 	if ok || retry <= 0 || retry > 500*time.Millisecond {
 		t.Fatalf("second request at once: ok %v, retry after %s; want refused, (0, 500ms]", ok, retry)
 	}
-	time.Sleep(retry)
+	clock.Advance(retry - time.Millisecond)
+	if ok, _, _ := l.Allow(ctx, "k"); ok {
+		t.Fatalf("admitted a millisecond before the %s it asked to wait", retry)
+	}
+	clock.Advance(time.Millisecond)
 	if ok, _, _ := l.Allow(ctx, "k"); !ok {
 		t.Fatalf("refused again after waiting the %s it asked for", retry)
 	}
