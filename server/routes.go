@@ -83,6 +83,9 @@ func (s *Server) routes() {
 	e.Any(rest+"/result/:key/label/:name", writeRefused(""))
 	e.Any(rest+"/result/:key/comment/:id", writeRefused(""))
 
+	// Who is calling, and browser sign-in (package auth).
+	s.signInRoutes(e, api)
+
 	// This API's description (package api): public, like the page.
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/openapi.json", openAPI)
 

@@ -73,6 +73,9 @@ var problems = map[facade.Code]problemKind{
 	facade.ErrFilterFavourite.Code:        {400, "The favourite parameter is not supported: Bamboo favourites belong to the facade's service account, not to you.", 0},
 
 	Unauthorized.Code: {401, "A valid bearer token is required.", 0},
+	"session_expired": {401, "Your session has ended; sign in again.", 0},
+	"session_invalid": {401, "The session cookie is not valid; sign in again.", 0},
+	"signin_failed":   {400, "Signing in did not complete; start again from the sign-in link.", 0},
 
 	facade.ErrForbidden.Code: {403, "You are not permitted to perform this operation.", 0},
 	XSRF.Code:                {403, "A valid X-XSRF-TOKEN header is required for this request.", 0},
