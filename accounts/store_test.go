@@ -148,7 +148,7 @@ func TestStatementOfEmptyAndMissingAccounts(t *testing.T) {
 func TestTransferKeysShareOneHashSlot(t *testing.T) {
 	req := TransferRequest{From: "a.b@c-d_1", To: "Z", Amount: "1", IdempotencyKey: "{other}", Principal: "{x}"}
 	keys := transferKeys(req, newTransferID())
-	keys = append(keys, accountKey("q"), statementKey("q"))
+	keys = append(keys, ledgerKey(), accountKey("q"), statementKey("q"))
 	if len(keys) != 9 {
 		t.Fatalf("transfer keys = %v", keys)
 	}

@@ -569,17 +569,46 @@ compare_run() {
 	[ -z "$COMPARE" ] || wrk_run "c-$1" "$compare_pid" "$compare_url" "$2" "$3" "$tmp/tokens"
 }
 
+# script_stats: "usec calls" of every EVAL and EVALSHA redis-server has
+# run (INFO commandstats), then the ledger's length.
+script_stats() {
+	redis-cli -p "$redis_port" info commandstats | tr -d '\r' |
+		awk -F'[:,=]' '/^cmdstat_(eval|evalsha):/ {u += $5; c += $3} END {printf "%d %d ", u, c}'
+	redis-cli -p "$redis_port" xlen 'facade:accounts:{money}:ledger'
+}
+
+# run_ns PID: CPU time the process has run, in ns (/proc/PID/schedstat).
+run_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
+
+# transfer_run NAME PID URL PATHS: a wrk run of transfers, plus what Redis
+# spent on them, per transfer applied: redis-server's CPU time (all its
+# work: sockets, parsing, scripts), the time inside script calls (INFO
+# commandstats: elapsed time, so on a busy machine it also counts time
+# Redis was not on a CPU, and it includes the rate limiter's settlement
+# scripts), and script calls per transfer.
+transfer_run() {
+	local s0 s1 c0 c1
+	s0=$(script_stats)
+	c0=$(run_ns "$redis_pid")
+	wrk_run "$1" "$2" "$3" POST "$4" "$tmp/tokens"
+	c1=$(run_ns "$redis_pid")
+	s1=$(script_stats)
+	echo "$s0 $s1 $((c1 - c0))" | awk '{n = $6 - $3; if (n < 1) n = 1
+		printf "%.1f %.1f %.3f\n", $7 / 1000 / n, ($4 - $1) / n, ($5 - $2) / n}' >>"$tmp/redis.$1"
+}
+
 round_transfer() {
 	local paths="/rs/transfer/from/$acct_a/to/$acct_b/amount/0.01 /rs/transfer/from/$acct_b/to/$acct_a/amount/0.01"
-	wrk_run f-transfer "$facade_pid" "$facade_url" POST "$paths" "$tmp/tokens"
-	compare_run transfer POST "$paths"
+	transfer_run f-transfer "$facade_pid" "$facade_url" "$paths"
+	[ -z "$COMPARE" ] || transfer_run c-transfer "$compare_pid" "$compare_url" "$paths"
 	rb_run b-transfer EVAL "$lua_transfer" 3 'bench:{t}:a' 'bench:{t}:b' 'bench:{t}:ledger' 1 __rand_int__
-	# Facade's script as accounts.Store calls it: keys of accounts/keys.go,
-	# 0.01 in minor units for exponents 0-3 ("" = too precise).
+	# Facade's script as accounts.Store calls it for a batch of one: keys
+	# and arguments as accounts/transfer.lua lists them, 0.01 in minor
+	# units for exponents 0-3 ("" = too precise).
 	local k='facade:accounts:{money}:'
-	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}account:$acct_c" "${k}account:$acct_d" "${k}ledger" \
+	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}ledger" "${k}account:$acct_c" "${k}account:$acct_d" \
 		"${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__" \
-		__rand_int__ "$acct_c" "$acct_d" 86400 '' '' 1 10
+		86400 5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10
 }
 round_list() {
 	wrk_run f-list "$facade_pid" "$facade_url" GET "$list_path" "$tmp/tokens"
@@ -646,7 +675,7 @@ measure() {
 	for w in $WORKLOADS; do
 		[ "$w" = artifact ] || "round_$w"
 	done
-	rm -f "$tmp"/res.*  # but keep rb_n: the warm-up calibrates redis-benchmark
+	rm -f "$tmp"/res.* "$tmp"/redis.* # but keep rb_n: the warm-up calibrates redis-benchmark
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for w in $WORKLOADS; do
 			log "round $round/$ROUNDS: $w"
@@ -685,6 +714,15 @@ row() { # label facade-name baseline-label baseline-name
 	}'
 }
 
+# redis_row NAME LABEL: Redis's work per transfer in NAME's runs (the
+# median of each column; each round's CPU figure in brackets).
+redis_row() {
+	local f="$tmp/redis.$1"
+	cmed() { awk -v i="$1" '{print $i}' "$f" | sort -g | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'; }
+	printf 'Redis per transfer, %-22s CPU %5.1f us; inside scripts %5.1f us (commandstats: elapsed, incl. rate limiter); %.3f script calls   (rounds %s)\n' \
+		"$2:" "$(cmed 1)" "$(cmed 2)" "$(cmed 3)" "$(awk '{printf "%s%s", sep, $1; sep = ","}' "$f")"
+}
+
 has_workload() { case " $WORKLOADS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 report() {
@@ -710,6 +748,10 @@ report() {
 	if has_workload list; then
 		has_workload grade && row 'grade read' f-grade 'facade project list' f-list
 		has_workload balance && row 'balance read' f-balance 'facade project list' f-list
+	fi
+	if has_workload transfer; then
+		redis_row f-transfer 'facade'
+		[ -z "$COMPARE" ] || redis_row c-transfer "facade at $COMPARE"
 	fi
 	if [ -n "$COMPARE" ]; then
 		local w

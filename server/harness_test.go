@@ -70,6 +70,13 @@ p, alice, account:1001, transfer
 p, alice, account:2002, transfer
 p, alice, account:ghost-acct, view_account
 p, alice, account:ghost-acct, transfer
+# mallory debits her own m1 and may pay into 2002 (receive), never take from it
+p, mallory, account:m1, view_account
+p, mallory, account:m1, transfer
+p, mallory, account:2002, receive
+# auditors see every account (a wildcard grant), through a group
+p, group:auditors, account:*, view_account
+g, ida, group:auditors
 # builds
 p, team:platform, project:PROJ, view
 p, carol, plan:WEB-NIGHTLY, view

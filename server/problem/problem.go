@@ -89,7 +89,7 @@ var problems = map[facade.Code]problemKind{
 	facade.ErrGradeExists.Code:     {409, "A grade for this student and subject already exists.", 0},
 	facade.ErrVersionMismatch.Code: {412, "The resource has changed; If-Match does not match its current version.", 0},
 	BodyTooLarge.Code:              {413, "The request body exceeds 16 KiB.", 0},
-	UnsupportedMedia.Code:          {415, "The request body must be application/json.", 0},
+	UnsupportedMedia.Code:          {415, "The request body must be application/json (text/csv for a gradebook upload).", 0},
 	ExpectUnsupported.Code:         {417, "The only Expect header supported is 100-continue.", 0},
 
 	facade.ErrSameAccount.Code:       {422, "A transfer needs two different accounts.", 0},
