@@ -145,7 +145,7 @@ func (s *Store) Create(ctx context.Context, a Account) (created bool, err error)
 	case !a.Currency.known():
 		return false, facade.ErrUnknownCurrency
 	case a.Balance < 0:
-		return false, badAmount()
+		return false, badAmount("balance", facade.ReasonMalformed)
 	}
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = s.now()

@@ -2,13 +2,16 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/api"
 	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/server/problem"
+	"github.com/facade-dev/facade/web"
 )
 
 // routes shows every route the service answers. Pre-routing middleware
@@ -29,10 +32,18 @@ func (s *Server) routes() {
 	// registers a catch-all that turns every 405 into a 404.
 	api := []echo.MiddlewareFunc{requireXSRF, requireJSONAccept, limitBody}
 	files := []echo.MiddlewareFunc{requireXSRF, limitBody, s.streaming}
+	// Reads answer whole documents: each gets its ETag and If-None-Match
+	// (conditional.go). Downloads stream, so they do not.
+	reads := append(api[:len(api):len(api)], conditional)
 
 	// read registers a JSON GET route and its HEAD twin.
 	read := func(path string, h echo.HandlerFunc) {
-		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, api...)
+		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, reads...)
+	}
+	// public registers a GET and HEAD route that needs no token and
+	// answers whatever the client accepts (a page, the description).
+	public := func(path string, h echo.HandlerFunc) {
+		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, conditional)
 	}
 
 	// Grades (docs/contract.md §4).
@@ -80,16 +91,47 @@ func (s *Server) routes() {
 	s.signInRoutes(e, api)
 
 	// This API's description (package api): public, like the page.
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/openapi.json", openAPI)
+	public("/openapi.json", openAPI)
+
+	// What each error code means, for people (an error's type is its
+	// page's path): public, the page's CSP.
+	public("/problems/", problemIndex)
+	public("/problems/:code", problemPage)
 
 	// The browser page (package web): public, its own CSP.
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/ui", pageRoot)
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/ui/*", page)
+	public("/ui", pageRoot)
+	public("/ui/*", page)
 }
 
 // openAPI serves the OpenAPI description of every route.
 func openAPI(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, api.OpenAPI)
+}
+
+// problemPage serves the page describing one error code
+// (server/problem's table).
+func problemPage(c echo.Context) error {
+	b, ok := problem.Page(c.Param("code"))
+	if !ok {
+		return facade.ErrNotFound
+	}
+	return servePage(c, b)
+}
+
+// problemIndex lists every error code with its page.
+func problemIndex(c echo.Context) error { return servePage(c, problem.Index()) }
+
+func servePage(c echo.Context, b []byte) error {
+	c.Response().Header().Set("Content-Security-Policy", web.CSP)
+	return c.Blob(http.StatusOK, echo.MIMETextHTMLCharsetUTF8, b)
+}
+
+// isBambooPath reports whether r is for one of the Bamboo routes (the
+// read API and the artifact downloads), whose errors also carry
+// Atlassian's errorMessages member: Atlassian clients display it.
+func isBambooPath(r *http.Request) bool {
+	p := r.URL.Path
+	return strings.HasPrefix(p, "/rest/api/") || strings.HasPrefix(p, "/browse/") || strings.HasPrefix(p, "/download/")
 }
 
 // writeRefused answers every method with 405 and the given Allow list:
@@ -105,7 +147,7 @@ func writeRefused(allow string) echo.HandlerFunc {
 // opsRoutes serves the ops endpoints; metrics is the /metrics handler of
 // that listener (the API listener's carries no version).
 func (s *Server) opsRoutes(g *echo.Echo, metrics http.Handler) {
-	g.GET("/healthz", s.healthz)
-	g.GET("/readyz", s.readyz)
-	g.GET("/metrics", echo.WrapHandler(metrics))
+	g.GET("/healthz", s.healthz, conditional)
+	g.GET("/readyz", s.readyz, conditional)
+	g.GET("/metrics", echo.WrapHandler(metrics), conditional)
 }

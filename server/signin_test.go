@@ -104,21 +104,11 @@ func fromPage(t *testing.T, e *env, b *testsignin.Browser, method, path string, 
 	return res.StatusCode, string(out)
 }
 
-// problemCode is a problem body's wire code. Until every body carries
-// "code" (issue 17), it is read from the fixed sentence, one per code.
+// problemCode is a problem body's wire code.
 func problemCode(body []byte) string {
-	var p struct{ Code, Detail string }
+	var p struct{ Code string }
 	_ = json.Unmarshal(body, &p)
-	if p.Code != "" {
-		return p.Code
-	}
-	return map[string]string{
-		"A valid bearer token is required.":                               "token-missing",
-		"Your session has ended; sign in again.":                          "session-expired",
-		"The session cookie is not valid; sign in again.":                 "session-invalid",
-		"Signing in did not complete; start again from the sign-in link.": "signin-failed",
-		"A valid X-XSRF-TOKEN header is required for this request.":       "xsrf",
-	}[p.Detail]
+	return p.Code
 }
 
 // TestSessionsAndBearerTokensSideBySide: a browser signed in at the
