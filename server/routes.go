@@ -87,8 +87,8 @@ func (s *Server) routes() {
 	e.Any(rest+"/result/:key/label/:name", writeRefused(""))
 	e.Any(rest+"/result/:key/comment/:id", writeRefused(""))
 
-	// Who the caller is, for the page (sign-in replaces it, issue 18).
-	read("/auth/me", getMe)
+	// Who is calling, and browser sign-in (package auth).
+	s.signInRoutes(e, api)
 
 	// This API's description (package api): public, like the page.
 	public("/openapi.json", openAPI)
