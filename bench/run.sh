@@ -49,6 +49,8 @@
 #   WORKLOADS="transfer list grade balance artifact"
 #   RB_FIRST=100000   redis-benchmark requests in its first (warm-up) run;
 #                     later runs ask for DURATION's worth at the last rate
+#   TRANSFER_BATCH=16 transfers per call in the redis-benchmark run of
+#                     facade's script in batches
 #   PERF=0            1: perf record facade during its last run of each
 #                     workload and print its top symbols
 #   FACADE_ENV=""     extra settings for facade serve, e.g. "FACADE_RATE_LIMIT=0"
@@ -73,6 +75,7 @@ PLANS=${PLANS:-5}
 ARTIFACT_MB=${ARTIFACT_MB:-1024}
 WORKLOADS=${WORKLOADS:-transfer list grade balance artifact}
 RB_FIRST=${RB_FIRST:-100000}
+TRANSFER_BATCH=${TRANSFER_BATCH:-16}
 PERF=${PERF:-0}
 FACADE_ENV=${FACADE_ENV:-}
 KEEP=${KEEP:-0}
@@ -500,6 +503,9 @@ cpu_ticks() { # pid...: user+system ticks of the processes (all threads)
 }
 hz=$(getconf CLK_TCK)
 
+# run_ns PID: CPU time the process has run, in ns (/proc/PID/schedstat).
+run_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
+
 field() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" <<<" $1"; }
 
 # record NAME LINE: one measured run; fields rps p50_us p99_us cpu_us r429 bad errors.
@@ -541,17 +547,21 @@ wrk_run() {
 
 # rb_run NAME ARGS...: one redis-benchmark run of about DURATION (from the
 # rate of the previous run of NAME); CPU is redis-server's.
+# With RB_PER=k each command does k units of work (a batch of k
+# transfers): req/s and CPU are given per unit, and the run asks for
+# DURATION's worth of commands.
 declare -A rb_n
 rb_run() {
-	local name=$1 n=${rb_n[$1]:-$RB_FIRST} before after out
+	local name=$1 per=${RB_PER:-1} n before after out
+	n=${rb_n[$1]:-$((RB_FIRST / per))}
 	shift
-	before=$(cpu_ticks "$redis_pid")
+	before=$(run_ns "$redis_pid")
 	out=$(redis-benchmark -p "$redis_port" -c "$CONNECTIONS" --threads "$THREADS" -n "$n" -r 100000000 --csv "$@" 2>&1)
-	after=$(cpu_ticks "$redis_pid")
+	after=$(run_ns "$redis_pid")
 	# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-	record "$name" "$(tail -1 <<<"$out" | tr -d '"' | awk -F, -v n="$n" -v cpu=$((after - before)) -v hz="$hz" \
-		'{printf "%.0f %d %d %.1f 0 0 0", $2, $5 * 1000, $7 * 1000, cpu / hz * 1e6 / n}')"
-	rb_n[$name]=$(tail -1 "$tmp/res.$name" | awk -v d="${DURATION%s}" '{n = int($1 * d); print (n < 20000 ? 20000 : n)}')
+	record "$name" "$(tail -1 <<<"$out" | tr -d '"' | awk -F, -v n="$n" -v cpu=$((after - before)) -v per="$per" \
+		'{printf "%.0f %d %d %.1f 0 0 0", $2 * per, $5 * 1000, $7 * 1000, cpu / 1000 / n / per}')"
+	rb_n[$name]=$(tail -1 "$tmp/res.$name" | awk -v d="${DURATION%s}" -v per="$per" '{n = int($1 * d / per); print (n < 2000 ? 2000 : n)}')
 }
 
 # A plain transfer: check, debit, credit, append to a ledger.
@@ -576,9 +586,6 @@ script_stats() {
 		awk -F'[:,=]' '/^cmdstat_(eval|evalsha):/ {u += $5; c += $3} END {printf "%d %d ", u, c}'
 	redis-cli -p "$redis_port" xlen 'facade:accounts:{money}:ledger'
 }
-
-# run_ns PID: CPU time the process has run, in ns (/proc/PID/schedstat).
-run_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
 
 # transfer_run NAME PID URL PATHS: a wrk run of transfers, plus what Redis
 # spent on them, per transfer applied: redis-server's CPU time (all its
@@ -609,6 +616,14 @@ round_transfer() {
 	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}ledger" "${k}account:$acct_c" "${k}account:$acct_d" \
 		"${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__" \
 		86400 5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10
+	# The same in batches of TRANSFER_BATCH, as accounts.Store sends
+	# concurrent transfers: what one Redis core (the money slot) can apply.
+	local i keys=("${k}ledger") args=(86400)
+	for ((i = 0; i < TRANSFER_BATCH; i++)); do
+		keys+=("${k}account:$acct_c" "${k}account:$acct_d" "${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__")
+		args+=(5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10)
+	done
+	RB_PER=$TRANSFER_BATCH rb_run b-transfer-batch EVALSHA "$own_script_sha" "${#keys[@]}" "${keys[@]}" "${args[@]}"
 }
 round_list() {
 	wrk_run f-list "$facade_pid" "$facade_url" GET "$list_path" "$tmp/tokens"
@@ -737,6 +752,7 @@ report() {
 	if has_workload transfer; then
 		row 'transfer POST A<->B' f-transfer 'redis-benchmark Lua xfer' b-transfer
 		row 'transfer POST A<->B' f-transfer "redis-benchmark facade's" b-transfer-own
+		row 'transfer POST A<->B' f-transfer "facade's, batches of $TRANSFER_BATCH" b-transfer-batch
 	fi
 	if has_workload list; then
 		row 'project list (warm)' f-list 'nginx proxy_cache (whole)' b-list-cache

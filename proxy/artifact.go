@@ -38,7 +38,10 @@ func (h *Handler) Artifact(c echo.Context) error {
 		hop, err := parseArtifactPath(escapeSegments(path))
 		return err == nil && hop.plan == target.plan
 	})
-	stream, err := h.up.Artifact(ctx, target.path)
+	// Range and If-Range go upstream only now, after authorization, and
+	// only as one well-formed byte range (upstream.ParseRange says why).
+	part := upstream.ParseRange(c.Request().Header.Get("Range"), c.Request().Header.Get("If-Range"))
+	stream, err := h.up.ArtifactRange(ctx, target.path, part)
 	if err != nil {
 		return asFacadeError(err)
 	}
@@ -50,6 +53,14 @@ func (h *Handler) Artifact(c echo.Context) error {
 		return facade.Wrap(facade.ErrUpstreamBad, errHTMLAnswer)
 	}
 
+	header := c.Response().Header()
+	setValidators(header, stream)
+	if stream.Status == http.StatusRequestedRangeNotSatisfiable {
+		// As Bamboo answers: the file's size, no part of it.
+		header.Set("Content-Range", stream.ContentRange)
+		return facade.ErrRangeNotSatisfiable
+	}
+
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
 	// Read the first chunk before committing to 200: an upstream that
@@ -59,7 +70,6 @@ func (h *Handler) Artifact(c echo.Context) error {
 		return asFacadeError(err)
 	}
 
-	header := c.Response().Header()
 	header.Set(echo.HeaderContentType, safeContentType(stream.ContentType))
 	if stream.ContentLength >= 0 {
 		header.Set(echo.HeaderContentLength, strconv.FormatInt(stream.ContentLength, 10))
@@ -69,7 +79,10 @@ func (h *Handler) Artifact(c echo.Context) error {
 		name = target.name
 	}
 	header.Set(echo.HeaderContentDisposition, attachment(name))
-	c.Response().WriteHeader(http.StatusOK)
+	if stream.Status == http.StatusPartialContent {
+		header.Set("Content-Range", stream.ContentRange)
+	}
+	c.Response().WriteHeader(stream.Status)
 	if _, werr := c.Response().Write((*buf)[:n]); werr != nil || err != nil {
 		return nil // the client left, or the file is complete
 	}
@@ -82,6 +95,21 @@ func (h *Handler) Artifact(c echo.Context) error {
 		return asFacadeError(err)
 	}
 	return nil
+}
+
+// setValidators passes on what a client needs to resume a download: the
+// upstream's ETag and Last-Modified (checked by package upstream) and its
+// Accept-Ranges.
+func setValidators(header http.Header, stream *upstream.ArtifactStream) {
+	if stream.ETag != "" {
+		header.Set("ETag", stream.ETag)
+	}
+	if stream.LastModified != "" {
+		header.Set("Last-Modified", stream.LastModified)
+	}
+	if stream.AcceptRanges {
+		header.Set("Accept-Ranges", "bytes")
+	}
 }
 
 // readSome reads until it has some bytes or an error.
