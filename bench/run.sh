@@ -32,7 +32,9 @@
 #   grade     GET /student/S/english/grade  vs  redis-benchmark GET
 #   balance   GET /rs/account/A/balance     vs  redis-benchmark GET
 #   artifact  a whole ARTIFACT_MB artifact through facade vs straight from the
-#             test server (curl, one stream), with facade's RSS growth
+#             test server and vs nginx proxy_pass (256 KiB buffers) in front
+#             of it (curl, one stream), with facade's RSS growth; then four
+#             concurrent downloads through facade, with its RSS growth
 # Every facade request carries the token of the next of PRINCIPALS principals
 # (wrk Lua script rotating tokens); all of them are members of one team that
 # holds the grants. CPU per request comes from /proc (the server's process:
@@ -295,6 +297,7 @@ launch_facade() {
 start_nginx() {
 	free_port nginx_port
 	free_port nginx_static_port
+	free_port nginx_artifact_port
 	local n="$tmp/nginx" user=''
 	mkdir -p "$n/logs" "$n/static"
 	if [ "$(id -u)" -eq 0 ]; then
@@ -338,6 +341,21 @@ http {
             proxy_set_header Connection "";
             proxy_set_header Accept application/json;
             proxy_set_header Authorization "Bearer $upstream_token";
+            proxy_pass http://bamboo;
+        }
+    }
+    # The artifact passed through from the same upstream, 256 KiB buffers,
+    # nothing spooled to disk.
+    server {
+        listen 127.0.0.1:$nginx_artifact_port;
+        location / {
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Authorization "Bearer $upstream_token";
+            proxy_buffer_size 256k;
+            proxy_buffers 8 256k;
+            proxy_busy_buffers_size 512k;
+            proxy_max_temp_file_size 0;
             proxy_pass http://bamboo;
         }
     }
@@ -681,6 +699,36 @@ download() {
 round_artifact() {
 	download f-artifact "$facade_url$artifact_path" -H "Authorization: Bearer $token1"
 	download b-artifact "$upstream_url$artifact_path" -H "Authorization: Bearer $upstream_token"
+	download b-artifact-nginx "http://127.0.0.1:$nginx_artifact_port$artifact_path"
+}
+
+# parallel_downloads: four whole artifacts through facade at once, once,
+# with facade's peak RSS growth (sampled every 50 ms) and the total rate.
+parallel_downloads() {
+	local rss0 peak r i t0 t1 curls=() running
+	rss0=$(awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status")
+	peak=$rss0
+	t0=$(date +%s.%N)
+	for i in 1 2 3 4; do
+		curl -sS -o /dev/null -w '%{http_code} %{size_download}' -H "Authorization: Bearer $token1" \
+			"$facade_url$artifact_path" >"$tmp/par.$i" &
+		curls+=($!)
+	done
+	running=1
+	while [ "$running" = 1 ]; do
+		r=$(awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status")
+		[ "$r" -gt "$peak" ] && peak=$r
+		sleep 0.05
+		running=0
+		for i in "${curls[@]}"; do kill -0 "$i" 2>/dev/null && running=1; done
+	done
+	wait "${curls[@]}" || true
+	t1=$(date +%s.%N)
+	for i in 1 2 3 4; do
+		[ "$(cat "$tmp/par.$i")" = "200 $((ARTIFACT_MB << 20))" ] || die "parallel download $i: $(cat "$tmp/par.$i")"
+	done
+	parallel_line="4 concurrent ${ARTIFACT_MB} MiB downloads through facade: $(awk -v t0="$t0" -v t1="$t1" -v mb="$ARTIFACT_MB" \
+		'BEGIN {printf "%.0f MiB/s in all", 4 * mb / (t1 - t0)}'), facade RSS +$((peak - rss0)) KiB (peak)"
 }
 
 measure() {
@@ -697,6 +745,10 @@ measure() {
 			"round_$w"
 		done
 	done
+	if has_workload artifact; then
+		log "four concurrent downloads"
+		parallel_downloads
+	fi
 }
 
 # --- report ---------------------------------------------------------------------
@@ -783,6 +835,12 @@ report() {
 		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" 'BEGIN {split(f, x, " "); split(b, y, " ")
 			printf "%-22s %5d MiB/s, facade RSS +%d KiB (peak), facade CPU %.0f us/MiB | direct from test server %5d MiB/s | %5.2f   (rounds %s)\n",
 				"artifact " mb " MiB", x[1], x[5], x[4], y[1], r, rr}'
+		b=$(median b-artifact-nginx)
+		rr=$(round_ratios f-artifact b-artifact-nginx)
+		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" 'BEGIN {split(f, x, " "); split(b, y, " ")
+			printf "%-22s %5d MiB/s                                              | nginx proxy_pass (256 KiB)  %5d MiB/s | %5.2f   (rounds %s)\n",
+				"artifact " mb " MiB", x[1], y[1], r, rr}'
+		echo "$parallel_line"
 	fi
 	echo
 	echo "req/s and latency: medians over the rounds; ratio: the median of the rounds' facade/baseline ratios"
