@@ -120,9 +120,13 @@ func decodeAccount(id string, vals []any) (Account, error) {
 }
 
 // createScript writes an account only when none exists under its id, so a
-// seed run never resets a balance that transfers have since changed.
-// KEYS[1] account; ARGV owner, currency, exponent, balance, created µs.
+// seed run never resets a balance that transfers have since changed. The
+// id joins the account index either way, so seeding again indexes
+// accounts created before the index existed.
+// KEYS[1] account, KEYS[2] index; ARGV owner, currency, exponent, balance,
+// created µs, id.
 var createScript = redis.NewScript(`
+redis.call('ZADD', KEYS[2], 0, ARGV[6])
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'currency', ARGV[2], 'exponent', ARGV[3],
   'balance', ARGV[4], 'created', ARGV[5])
@@ -141,14 +145,14 @@ func (s *Store) Create(ctx context.Context, a Account) (created bool, err error)
 	case !a.Currency.known():
 		return false, facade.ErrUnknownCurrency
 	case a.Balance < 0:
-		return false, badAmount()
+		return false, badAmount("balance", facade.ReasonMalformed)
 	}
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = s.now()
 	}
-	n, err := createScript.Run(ctx, s.rdb, []string{accountKey(a.ID)},
+	n, err := createScript.Run(ctx, s.rdb, []string{accountKey(a.ID), indexKey()},
 		a.Owner, a.Currency.Code, a.Currency.Exponent,
-		strconv.FormatInt(a.Balance, 10), a.CreatedAt.UnixMicro()).Int()
+		strconv.FormatInt(a.Balance, 10), a.CreatedAt.UnixMicro(), a.ID).Int()
 	if err != nil {
 		return false, redisdb.Error(err)
 	}

@@ -252,7 +252,7 @@ func decodeTransfer(req TransferRequest, reply any) (Transfer, bool, error) {
 // errors; any other code (FACADE_CORRUPT) is an internal error.
 var scriptRefusals = map[string]*facade.Error{
 	"FACADE_NOT_FOUND":          facade.ErrNotFound,
-	"FACADE_BAD_AMOUNT":         facade.ErrBadAmount,
+	"FACADE_BAD_AMOUNT":         facade.Refuse(facade.ErrBadAmount, amountParam, facade.ReasonTooPrecise), // the script's one amount check
 	"FACADE_SAME_ACCOUNT":       facade.ErrSameAccount,
 	"FACADE_CURRENCY_MISMATCH":  facade.ErrCurrencyMismatch,
 	"FACADE_INSUFFICIENT_FUNDS": facade.ErrInsufficientFunds,

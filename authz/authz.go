@@ -226,12 +226,21 @@ func (a *Authorizer) CanViewAccount(p facade.Principal, accountID string) bool {
 		a.state().enforce(subjectOf(p), prefixAccount+accountID, actViewAccount))
 }
 
-// CanTransfer: (sub, account:FROM, transfer) and (sub, account:TO, transfer).
+// CanTransfer: (sub, account:FROM, transfer), the right to debit FROM, and
+// (sub, account:TO, transfer) or (sub, account:TO, receive). receive only
+// ever lets money in: it is never asked about the from account.
 func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
 	st, q := a.state(), subjectOf(p)
 	return a.record(opTransfer, facade.ValidID(from) && facade.ValidID(to) &&
 		st.enforce(q, prefixAccount+from, actTransfer) &&
-		st.enforce(q, prefixAccount+to, actTransfer))
+		(st.enforce(q, prefixAccount+to, actTransfer) || st.enforce(q, prefixAccount+to, actReceive)))
+}
+
+// ListAccount is CanViewAccount for building the caller's account list
+// (GET /rs/account): an account left out is not a refusal, so it is
+// counted apart, as ListProject's entries are.
+func (a *Authorizer) ListAccount(p facade.Principal, accountID string) bool {
+	return a.recordListed(facade.ValidID(accountID) && a.state().enforce(subjectOf(p), prefixAccount+accountID, actViewAccount))
 }
 
 // CanViewProject: (sub, project:K, view), i.e. the whole project. (A

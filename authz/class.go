@@ -33,6 +33,13 @@ func (a *Authorizer) ClassStudents(p facade.Principal, classID string) []string 
 	return visible
 }
 
+// MayChangeGrade is CanWriteGrade for marking a class page's rows as
+// changeable: a row without change controls is not a refusal, so it is
+// counted apart, as list entries are.
+func (a *Authorizer) MayChangeGrade(p facade.Principal, studentID string) bool {
+	return a.recordListed(a.state().grade(p, studentID, actUpdate))
+}
+
 // ViewableClasses returns the classes the principal may view (see
 // CanViewClass), sorted; none for a principal who is not a professor.
 func (a *Authorizer) ViewableClasses(p facade.Principal) []string {

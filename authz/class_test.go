@@ -57,7 +57,11 @@ func TestClassQuestions(t *testing.T) {
 	if got := a.ClassStudents(prof("ursula"), "math-301"); len(got) != 0 {
 		t.Errorf("math-301 students: %v", got)
 	}
-	for _, s := range a.ClassStudents(prof("erin"), "english-101") {
+	erins := a.ClassStudents(prof("erin"), "english-101")
+	if !slices.Equal(erins, []string{"alice", "zoe"}) {
+		t.Errorf("erin's english-101 students: %v", erins)
+	}
+	for _, s := range erins {
 		if !a.CanViewGrade(prof("erin"), s) {
 			t.Errorf("erin views english-101 but not %s's grade", s)
 		}

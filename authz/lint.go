@@ -177,7 +177,7 @@ func (g *graph) beyond(start int32, stamp []uint32, gen uint32) string {
 
 func isAction(act string) bool {
 	switch act {
-	case actView, actUpdate, actViewAccount, actTransfer:
+	case actView, actUpdate, actViewAccount, actTransfer, actReceive:
 		return true
 	}
 	return false

@@ -135,8 +135,9 @@ func (s *Store) Create(ctx context.Context, studentID, subject, grade, by string
 
 // Update replaces an existing grade and increments its version. It is
 // ErrNotFound when there is none, and ErrVersionMismatch when ifMatch is not nil and
-// differs from the current version (then nothing is written). Every Update is
-// a recorded change, even one that sets the grade it already had.
+// differs from the current version (then nothing is written). Setting the
+// grade already stored changes nothing: the current record comes back with
+// its version, and no audit entry is added.
 func (s *Store) Update(ctx context.Context, studentID, subject, grade, by string, ifMatch *int64) (Record, error) {
 	rec, status, err := s.apply(ctx, opUpdate, studentID, subject, grade, by, ifMatch)
 	switch {
@@ -205,6 +206,10 @@ func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by str
 	if err != nil {
 		return Record{}, "", redisdb.Error(err)
 	}
+	if len(res) > 0 && res[0] == "same" {
+		rec, err := parseUnchanged(studentID, subject, grade, res)
+		return rec, "same", err
+	}
 	status, version, old, err := parseScriptResult(res)
 	if err != nil || status != "ok" {
 		return Record{}, status, err
@@ -249,6 +254,20 @@ func parseScriptResult(res []any) (status string, version int64, old string, err
 		return "", 0, "", corrupt("script reply %v", res)
 	}
 	return status, version, old, nil
+}
+
+// parseUnchanged reads the script's {"same", version, updated_at,
+// updated_by} reply into the record as it stands.
+func parseUnchanged(studentID, subject, grade string, res []any) (Record, error) {
+	if len(res) != 4 {
+		return Record{}, corrupt("script reply %v", res)
+	}
+	f := map[string]string{"grade": grade}
+	for i, k := range []string{"version", "updated_at", "updated_by"} {
+		v, _ := res[i+1].(string)
+		f[k] = v
+	}
+	return parseRecord(studentID, subject, f)
 }
 
 func parseRecord(studentID, subject string, f map[string]string) (Record, error) {

@@ -5,10 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
@@ -50,8 +49,8 @@ func findVisible(idx *projectsIndex, visible []visibleProject, key string) (visi
 // with only the plans the principal may see (listed with expand=plans).
 // The caller was authorized (authorizeProject); a project granted whole
 // that Bamboo does not have is a 404.
-func (h *Handler) project(c echo.Context, q routeQuery, key string) error {
-	ctx := c.Request().Context()
+func (h *Handler) project(w http.ResponseWriter, r *http.Request, q routeQuery, key string) error {
+	ctx := r.Context()
 	idx, entry, err := h.projectIndex(ctx)
 	if err != nil {
 		return err
@@ -62,13 +61,13 @@ func (h *Handler) project(c echo.Context, q routeQuery, key string) error {
 	}
 	var b bytes.Buffer
 	idx.renderProject(&b, v, q.has("plans"))
-	return writeJSON(c, entry.Status, finish(b.Bytes(), h.publicBase(c.Request())))
+	return writeJSON(w, entry.Status, finish(b.Bytes(), h.publicBase(r)))
 }
 
 // plans serves GET /plan: every plan the principal may see, in project
 // order, paged after filtering; size is the number visible.
-func (h *Handler) plans(c echo.Context, q routeQuery) error {
-	ctx := c.Request().Context()
+func (h *Handler) plans(w http.ResponseWriter, r *http.Request, q routeQuery) error {
+	ctx := r.Context()
 	idx, entry, err := h.projectIndex(ctx)
 	if err != nil {
 		return err
@@ -96,7 +95,7 @@ func (h *Handler) plans(c echo.Context, q routeQuery) error {
 	b.WriteString(`]}}`)
 	// The placeholder was written raw: encode it as the documents hold it.
 	body := bytes.Replace(b.Bytes(), []byte(basePlaceholder), basePlaceholderJSON, 1)
-	return writeJSON(c, entry.Status, finish(body, h.publicBase(c.Request())))
+	return writeJSON(w, entry.Status, finish(body, h.publicBase(r)))
 }
 
 // collect fetches every page of an upstream list into one document of

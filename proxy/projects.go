@@ -4,9 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
@@ -28,8 +27,8 @@ const (
 // projects serves the project list (route ProjectList): the projects the
 // principal may see, with only their visible plans, sizes recounted, paged
 // after filtering.
-func (h *Handler) projects(c echo.Context, params listParams) error {
-	ctx := c.Request().Context()
+func (h *Handler) projects(w http.ResponseWriter, r *http.Request, params listParams) error {
+	ctx := r.Context()
 	p := facade.PrincipalFrom(ctx)
 	entry, err := h.document(ctx, projectsDocKey, h.fetchProjects)
 	if err != nil {
@@ -37,14 +36,14 @@ func (h *Handler) projects(c echo.Context, params listParams) error {
 	}
 	key := viewKey{
 		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p.Key(),
-		base: h.publicBase(c.Request()), expand: params.expand & expandPlans,
+		base: h.publicBase(r), expand: params.expand & expandPlans,
 		start: params.startIndex, max: params.maxResults,
 	}
 	body, err := h.projectsView(key, p, entry)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, entry.Status, body)
+	return writeJSON(w, entry.Status, body)
 }
 
 // projectsView returns the encoded view for key, building it once.

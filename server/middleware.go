@@ -21,10 +21,12 @@ import (
 )
 
 const (
-	maxBody        = 16 << 10
-	ctxRequestID   = "facade.request_id"
-	apiCSP         = "default-src 'none'; frame-ancestors 'none'"
-	allowedHeaders = "Authorization, Content-Type, X-XSRF-TOKEN, Idempotency-Key, If-Match, X-Request-ID"
+	maxBody      = 16 << 10
+	ctxRequestID = "facade.request_id"
+	apiCSP       = "default-src 'none'; frame-ancestors 'none'"
+	// If-None-Match too: a page on another origin polls with conditional
+	// reads (docs/contract.md §2, "Conditional reads").
+	allowedHeaders = "Authorization, Content-Type, X-XSRF-TOKEN, Idempotency-Key, If-Match, If-None-Match, X-Request-ID"
 	exposedHeaders = "ETag, Location, X-Request-ID, Retry-After, X-Cache"
 )
 

@@ -120,7 +120,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 func (s *Server) newEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort, e.Debug = true, true, false
-	e.HTTPErrorHandler = problem.Handler(s.log)
+	e.HTTPErrorHandler = problem.Handler(s.log, problem.ErrorMessagesOn(isBambooPath))
 	// X-Forwarded-For counts only from FACADE_TRUSTED_PROXIES: the
 	// failed-authentication limit is keyed by client address.
 	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)

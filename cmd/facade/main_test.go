@@ -337,6 +337,8 @@ func TestDemoServes(t *testing.T) {
 		{professor, "/student/alice/english/grade", 200, `"grade"`},
 		{professor, "/student/dave/english/grade", 403, ""},
 		{holder, "/rs/account/1001/balance", 200, `"balance":250.00`},
+		{holder, "/rs/account", 200, `"account_id":"3003"`},
+		{holder, "/rs/account/2002/balance", 403, ""},
 		{developer, "/rest/api/latest/project?expand=projects.project.plans", 200, `"PROJ"`},
 		{developer, "/rs/account/1001/balance", 403, ""},
 	}
