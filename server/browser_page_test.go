@@ -392,7 +392,10 @@ func TestBrowserAccountHolderTransfers(t *testing.T) {
 		click(`#transfer-review`), visible(`#confirm`))
 	b.WaitText("#confirm", "holds less than that")
 	b.Do(click(`#confirm-yes`))
-	b.WaitFor(`!document.getElementById('error').hidden`)
+	b.WaitText("#error", "does not hold enough money for this transfer. Choose a smaller amount.")
+	// 2002, which alice may pay into but not view: refused, in words.
+	b.Do(chromedp.Navigate(e.url+"/ui/#/accounts/2002"))
+	b.WaitText("#error", "You are not allowed to do this.")
 
 	// An auditor (who may view every account) sees the money arrive in
 	// 2002, from 1001.

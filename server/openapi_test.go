@@ -257,7 +257,7 @@ func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
 		{"GET", "/download/PROJ-CORE-JOB1/build_logs/PROJ-CORE-JOB1-6.log", developer, "", nil, 200},
 		{"GET", "/browse/PROJ-CORE-6/artifact/shared/core-service.jar/core-service.jar", developer, "", nil, 200},
 		{"GET", "/ui/", "", "", nil, 200},
-		{"GET", "/ui/app.js", "", "", nil, 200},
+		{"GET", "/ui/js/main.js", "", "", nil, 200},
 		{"GET", "/openapi.json", "", "", nil, 200},
 		{"GET", "/problems/", "", "", nil, 200},
 		{"GET", "/problems/insufficient-funds", "", "", nil, 200},
