@@ -394,7 +394,7 @@ func TestBrowserAccountHolderTransfers(t *testing.T) {
 	b.Do(click(`#confirm-yes`))
 	b.WaitText("#error", "does not hold enough money for this transfer. Choose a smaller amount.")
 	// 2002, which alice may pay into but not view: refused, in words.
-	b.Do(chromedp.Navigate(e.url+"/ui/#/accounts/2002"))
+	b.Do(chromedp.Navigate(e.url + "/ui/#/accounts/2002"))
 	b.WaitText("#error", "You are not allowed to do this.")
 
 	// An auditor (who may view every account) sees the money arrive in
