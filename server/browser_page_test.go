@@ -45,6 +45,11 @@ func TestBrowserSignInScreenHidesTheTabs(t *testing.T) {
 		t.Errorf("tabs before sign-in: display %q", d)
 	}
 	b.CheckView("sign-in")
+	// Without an identity provider configured, no sign-in button leads to
+	// an error: only "use a token" is offered.
+	if testbrowser.Eval[bool](b, `!document.getElementById('signin-sso').hidden`) {
+		t.Error("a sign-in button is offered without sign-in configured")
+	}
 	testbrowser.Eval[bool](b, `document.getElementById('token-details').open = true`)
 	b.Do(chromedp.SetValue(chromedp.ID("token"), token(t, "bob", "professor")+"x"), chromedp.Click(chromedp.ID("token-use")))
 	b.WaitText("#error", "token")
