@@ -31,10 +31,10 @@ type Endpoint struct {
 }
 
 // ErrorWriter answers a request with err: a *facade.Error (or one wrapping
-// a cause, for the log). It is called at most once per request, before
-// anything of the answer was written, except when a download fails after
-// its first bytes went out: the response is then cut short and the writer
-// can only log.
+// a cause, for the log). It is called at most once per request, and
+// before anything of the answer was written, except when the answer fails
+// after it started (the client went away, a download broke off): the
+// response is then cut short and the writer can only log.
 type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
 
 // Endpoints lists every path of Routes in table order, each once, with the
@@ -121,4 +121,51 @@ func pathSegment(path string, i int) string {
 		return path[:slash]
 	}
 	return path
+}
+
+// servedPatterns are the paths of the route table split into segments
+// (servedPath).
+var servedPatterns = func() [][]string {
+	var out [][]string
+	for _, ep := range Endpoints() {
+		out = append(out, strings.Split(ep.Pattern, "/"))
+	}
+	return out
+}()
+
+// servedPath reports whether an escaped path is one the route table
+// serves (by shape: whether the key names something is the route's to
+// say).
+func servedPath(escaped string) bool {
+	path := strings.Split(escaped, "/")
+	for _, p := range servedPatterns {
+		if _, ok := matchPattern(p, path); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPattern reports whether path (split at "/") fits pattern (a path
+// of the table, split the same way), and how many segments matched
+// literally, so a router can prefer the most literal match as Echo does.
+// A parameter is one non-empty segment; a trailing {name...} is the rest.
+func matchPattern(pattern, path []string) (literals int, ok bool) {
+	for i, p := range pattern {
+		switch {
+		case strings.HasSuffix(p, "...}"):
+			return literals, i < len(path)
+		case i >= len(path):
+			return 0, false
+		case strings.HasPrefix(p, "{"):
+			if path[i] == "" {
+				return 0, false
+			}
+		case p != path[i]:
+			return 0, false
+		default:
+			literals++
+		}
+	}
+	return literals, len(pattern) == len(path)
 }

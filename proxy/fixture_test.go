@@ -191,7 +191,7 @@ func (t *testRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.Split(r.URL.EscapedPath(), "/")
 	best, bestLiterals := -1, -1
 	for i, rt := range t.routes {
-		if n, ok := matchSegments(rt.segs, path); ok && n > bestLiterals {
+		if n, ok := matchPattern(rt.segs, path); ok && n > bestLiterals {
 			best, bestLiterals = i, n
 		}
 	}
@@ -200,29 +200,6 @@ func (t *testRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t.routes[best].h.ServeHTTP(w, r)
-}
-
-// matchSegments reports whether path fits pattern and how many of its
-// segments matched literally.
-func matchSegments(pattern, path []string) (int, bool) {
-	literals := 0
-	for i, p := range pattern {
-		switch {
-		case strings.HasSuffix(p, "...}"):
-			return literals, i < len(path)
-		case i >= len(path):
-			return 0, false
-		case strings.HasPrefix(p, "{"):
-			if path[i] == "" {
-				return 0, false
-			}
-		case p != path[i]:
-			return 0, false
-		default:
-			literals++
-		}
-	}
-	return literals, len(pattern) == len(path)
 }
 
 func withTestPrincipal(next http.Handler) http.Handler {
