@@ -53,7 +53,8 @@ func (s *Server) routes() {
 	read("/student/:student_id/english/grade/history", s.getGradeHistory)
 	read("/class", s.listClasses)
 	// A class's grades answer JSON or, asked with Accept: text/csv, the
-	// gradebook; the handler negotiates, so no JSON-only Accept check.
+	// gradebook; the handler negotiates, so no JSON-only Accept check. Each
+	// form has its own ETag, from its own bytes.
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", s.getClassGrades, requireXSRF, limitBody, conditional)
 	e.POST("/class/:class_id/grades", s.uploadGradebook, api...)
 
