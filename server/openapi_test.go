@@ -94,7 +94,7 @@ func TestOpenAPIAndRouteTableAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, withBuilds())
+	e := newEnv(t, withBuilds(), withSignIn(&signInEnv{}))
 	served := map[string][]string{} // path shape -> methods
 	refused := map[string]bool{}    // Bamboo write paths: every method is a 405
 	for _, r := range server.RoutesOf(e.srv) {
