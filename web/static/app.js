@@ -130,17 +130,29 @@ function ownPath(href) {
   return u.pathname + u.search;
 }
 
+// session is who signed in at the identity provider (GET /auth/me), or
+// null: without a pasted token, calls go with the session cookie and the
+// session's own anti-forgery token (the XSRF-TOKEN cookie).
+let session = null;
+
+function cookie(name) {
+  const hit = document.cookie.split('; ').find((c) => c.startsWith(name + '='));
+  return hit ? decodeURIComponent(hit.slice(name.length + 1)) : '';
+}
+
 async function send(method, path, opts) {
   const o = opts || {};
-  const headers = Object.assign({ Authorization: 'Bearer ' + token() }, o.headers || {});
-  if (method !== 'GET' && method !== 'HEAD') headers['X-XSRF-TOKEN'] = xsrf();
+  const bearer = token() !== '' || !session;
+  const headers = Object.assign(bearer ? { Authorization: 'Bearer ' + token() } : {}, o.headers || {});
+  if (method !== 'GET' && method !== 'HEAD') headers['X-XSRF-TOKEN'] = bearer ? xsrf() : cookie('XSRF-TOKEN');
   let body;
   if (o.body !== undefined) {
     headers['Content-Type'] = 'application/json';
     body = JSON.stringify(o.body);
   }
   try {
-    return await fetch(path, { method, headers, body, credentials: 'omit', cache: 'no-store', redirect: 'error' });
+    const credentials = bearer ? 'omit' : 'same-origin';
+    return await fetch(path, { method, headers, body, credentials, cache: 'no-store', redirect: 'error' });
   } catch (e) {
     throw new ApiError(0, null, null);
   }
@@ -160,7 +172,11 @@ async function api(method, path, opts) {
   const o = Object.assign({}, opts);
   o.headers = Object.assign({ Accept: 'application/json' }, o.headers || {});
   const res = await send(method, path, o);
-  if (!res.ok) throw new ApiError(res.status, await problemOf(res), res.headers);
+  if (!res.ok) {
+    const p = await problemOf(res);
+    if (session && !token() && p && (p.code === 'session-expired' || p.code === 'session-invalid')) signInAgain();
+    throw new ApiError(res.status, p, res.headers);
+  }
   const data = res.status === 204 ? null : await res.json();
   return { data, headers: res.headers, status: res.status };
 }
@@ -189,7 +205,51 @@ function claims(tok) {
   }
 }
 
+// signInAgain sends the person to the identity provider and back here.
+function signInAgain() {
+  location.assign('/auth/login?return_to=' + encodeURIComponent(location.pathname + location.search + location.hash));
+}
+
+// checkSession asks the service who the session cookie belongs to, and
+// whether sign-in at an identity provider is offered at all.
+async function checkSession() {
+  session = null;
+  const res = await fetch('/auth/me', { credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } });
+  if (res.ok) {
+    const me = await res.json();
+    if (me.via === 'session') session = me;
+  }
+  if (!session) {
+    const probe = await fetch('/auth/login', { credentials: 'omit', redirect: 'manual', cache: 'no-store' });
+    $('signin-oidc').hidden = probe.type !== 'opaqueredirect';
+  }
+}
+
+async function signOut() {
+  const res = await fetch('/auth/logout', {
+    method: 'POST', credentials: 'same-origin', cache: 'no-store', headers: { 'X-XSRF-TOKEN': cookie('XSRF-TOKEN') },
+  });
+  session = null;
+  document.body.replaceChildren(); // nothing of the person stays on screen
+  if (res.status === 200) {
+    const out = await res.json();
+    location.assign(out.end_session_url);
+    return;
+  }
+  location.replace('/ui/');
+}
+
 function showSignedIn() {
+  $('signout').hidden = !session || token() !== '';
+  $('signin').hidden = !!session && token() === '';
+  if (session && !token()) {
+    $('tabs').hidden = false;
+    const groups = session.groups.length ? ', groups ' + session.groups.join(', ') : '';
+    $('who').textContent = 'Signed in as ' + session.sub + (session.role ? ' (' + session.role + ')' : '') + groups + '.';
+    const byRole = { professor: 'grades', student: 'grades', developer: 'builds' };
+    showView(byRole[session.role] || 'accounts', false);
+    return;
+  }
   const tok = token();
   const c = tok ? claims(tok) : null;
   $('tabs').hidden = !tok;
@@ -552,8 +612,14 @@ function init() {
   for (const f of ['transfer-from', 'transfer-to', 'transfer-amount']) {
     $(f).addEventListener('input', () => { attempt.key = null; });
   }
-  showSignedIn();
-  document.body.dataset.ready = 'true';
+  $('signout').addEventListener('click', run('Sign out', signOut));
+  // A page brought back by the back button after sign-out must not show
+  // the person: load it afresh.
+  window.addEventListener('pageshow', (ev) => { if (ev.persisted) location.reload(); });
+  checkSession().catch(() => {}).finally(() => {
+    showSignedIn();
+    document.body.dataset.ready = 'true';
+  });
 }
 
 document.addEventListener('DOMContentLoaded', init);
