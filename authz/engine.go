@@ -11,7 +11,6 @@ import (
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
 	"github.com/casbin/casbin/v2/persist"
-	"github.com/casbin/casbin/v2/util"
 )
 
 // decider answers casbin's Enforce(sub, obj, act) for one loaded policy.
@@ -48,7 +47,11 @@ func compile(f files) (*state, []Problem) {
 	}
 	st := &state{hash: f.hash(), digest: f.digest, model: m, rules: rules}
 	if s, reason := recognize(m); s != nil {
-		st.decider, st.family = newIndex(s, rules), s.String()
+		x, err := newIndex(s, rules)
+		if err != nil {
+			return nil, append(problems, Problem{File: f.policyPath, Msg: err.Error()})
+		}
+		st.decider, st.family = x, s.String()
 		return st, problems
 	} else {
 		st.family = reason
@@ -68,21 +71,28 @@ func (st *state) enforce(q subject, obj, act string) bool {
 	return st.decider != nil && st.decider.enforce(q, obj, act)
 }
 
-// checkModel loads the model text with casbin.
+// checkModel loads the model text with casbin, refuses what the service
+// cannot ask of it and warns of what casbin would fail on (modelcheck.go).
 func checkModel(path, text string) (model.Model, []Problem) {
 	m, err := model.NewModelFromString(text)
 	if err != nil {
 		return nil, []Problem{{File: path, Msg: "not a valid casbin model: " + err.Error()}}
 	}
-	return m, nil
+	problems := unsupportedModel(path, text, m)
+	if HasErrors(problems) {
+		return nil, problems
+	}
+	return m, append(problems, matcherWarnings(path, text, m)...)
 }
 
-// checkPatterns refuses wildcard objects casbin's function would fail on
-// (keyMatch2 compiles a regular expression, globMatch parses a glob): casbin
-// would answer those questions with an error, the service with a deny.
+// checkPatterns refuses, for a model the index decides, wildcard objects
+// casbin's matching function fails on (keyMatch2, keyMatch3 and
+// regexMatch compile a regular expression, globMatch parses a glob):
+// casbin would answer every question reaching such a line with an error,
+// the service with a deny.
 func checkPatterns(path string, m model.Model, rules []rule) []Problem {
 	s, _ := recognize(m)
-	if s == nil || s.objMatch == "" || s.objMatch == "keyMatch" {
+	if s == nil || s.objMatch == "" {
 		return nil
 	}
 	var problems []Problem
@@ -90,28 +100,11 @@ func checkPatterns(path string, m model.Model, rules []rule) []Problem {
 		if r.ptype != "p" {
 			continue
 		}
-		if err := patternError(s.objMatch, r.fields[1]); err != "" {
-			problems = append(problems, Problem{File: path, Line: r.line, Msg: fmt.Sprintf("object %q is not a valid %s pattern: %s", r.fields[1], s.objMatch, err)})
+		if _, err := compilePattern(s.objMatch, r.fields[1]); err != nil {
+			problems = append(problems, Problem{File: path, Line: r.line, Msg: fmt.Sprintf("object %q is not a valid %s pattern: casbin fails on it", r.fields[1], s.objMatch)})
 		}
 	}
 	return problems
-}
-
-func patternError(fn, pattern string) (msg string) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg = "casbin fails on it"
-		}
-	}()
-	switch fn {
-	case "keyMatch2":
-		util.KeyMatch2("", pattern)
-	case "globMatch":
-		if _, err := util.GlobMatch("", pattern); err != nil {
-			return "casbin fails on it"
-		}
-	}
-	return ""
 }
 
 // casbinDecider is the slow path: casbin's own Enforce, for models outside

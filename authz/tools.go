@@ -113,18 +113,17 @@ func (p *Policy) explain(q subject, obj, act string) Explanation {
 
 func (p *Policy) explainIndex(x *index, q subject, obj, act string) Explanation {
 	sub := q.id
-	if x.shape.guard && strings.Contains(sub, ":") {
-		return Explanation{Notes: []string{fmt.Sprintf("%q has a colon: it names a group or an object, never a principal (the matcher's !regexMatch(r.sub, \":\"))", sub)}}
+	if g := x.shape.guard; g != nil && g.MatchString(sub) {
+		return Explanation{Notes: []string{fmt.Sprintf("%q matches the matcher's !regexMatch(r.sub, %q): it names a group or an object, never a principal", sub, x.shape.guardSrc)}}
 	}
-	var viaSub, viaObj string
-	allow, at := x.decide(q, obj, act, nil)
-	if at >= 0 {
-		x.decide(q, obj, act, func(i int, s, o string) {
-			if i == at && viaSub == "" {
-				viaSub, viaObj = s, o
-			}
-		})
-	}
+	type via struct{ sub, obj string }
+	vias := map[int]via{}
+	allow, at := x.decide(q, obj, act, func(i int, s, o string) {
+		if _, ok := vias[i]; !ok {
+			vias[i] = via{s, o}
+		}
+	})
+	viaSub, viaObj := vias[at].sub, vias[at].obj
 	e := Explanation{Allow: allow}
 	if at < 0 {
 		e.Notes = append(e.Notes, p.searched(x, q, obj, act))
@@ -307,9 +306,9 @@ func (p *Policy) names() (subjects, objects, actions []string) {
 // the colon guard, which keeps a token from posing as a group, is not
 // applied (index only; casbin's Enforce always applies the model).
 func (p *Policy) asGroup(name, obj, act string) bool {
-	if x, ok := p.st.decider.(*index); ok && x.shape.guard {
+	if x, ok := p.st.decider.(*index); ok && x.shape.guard != nil {
 		s := *x.shape
-		s.guard = false
+		s.guard = nil
 		y := *x
 		y.shape = &s
 		return y.enforce(subject{id: name}, obj, act)

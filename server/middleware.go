@@ -104,7 +104,7 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 // observe records metrics and one JSON access log line per request.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		start := time.Now()
+		start := s.cfg.Now()
 		err := next(c)
 		if err != nil {
 			// Write the error now so the status below is the one sent.
@@ -115,7 +115,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			route = "unmatched"
 		}
 		status := c.Response().Status
-		elapsed := time.Since(start)
+		elapsed := s.cfg.Now().Sub(start)
 		s.metrics.Request(route, methodLabel(c.Request().Method), status, elapsed)
 		s.accessLine(c, route, status, elapsed)
 		return nil

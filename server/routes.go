@@ -54,7 +54,7 @@ func (s *Server) routes() {
 	read("/class", s.listClasses)
 	// A class's grades answer JSON or, asked with Accept: text/csv, the
 	// gradebook; the handler negotiates, so no JSON-only Accept check.
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", s.getClassGrades, requireXSRF, limitBody)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", s.getClassGrades, requireXSRF, limitBody, conditional)
 	e.POST("/class/:class_id/grades", s.uploadGradebook, api...)
 
 	// Accounts (docs/contract.md §5).

@@ -42,10 +42,10 @@ type Config struct {
 	// WriteTimeout bounds writing a response (downloads: each write);
 	// zero means 30 s.
 	WriteTimeout time.Duration
-	// Now is the clock the per-principal rate limit reads (package
-	// ratelimit); nil means time.Now. Tokens are checked on
-	// AuthConfig.Now; cmd/facade passes both the same clock. Latencies
-	// and write deadlines are measured on the machine's clock.
+	// Now is the clock the per-principal rate limit (package ratelimit)
+	// and the request latencies read; nil means time.Now. Tokens are
+	// checked on AuthConfig.Now; cmd/facade passes both the same clock.
+	// Write deadlines are set on the connection, by the machine's clock.
 	Now func() time.Time
 }
 
@@ -106,6 +106,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	log := d.Logger
 	if log == nil {
 		log = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	s := &Server{
 		cfg: cfg, log: log, rdb: d.Redis, auth: d.Auth, authz: d.Authz, signin: d.SignIn, sessions: d.Sessions,

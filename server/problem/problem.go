@@ -165,6 +165,8 @@ var problems = map[facade.Code]problemKind{
 		advice: "Send a body of at most 16 KiB."},
 	UnsupportedMedia.Code: {status: 415, detail: "The request body must be application/json (text/csv for a gradebook upload).",
 		advice: "Send the body with Content-Type: application/json, or text/csv when uploading a gradebook."},
+	facade.ErrRangeNotSatisfiable.Code: {status: 416, detail: "The requested range starts beyond the end of the file; Content-Range gives its size.",
+		advice: "Ask for a range that starts before the size Content-Range gives, or for the whole file without Range."},
 	ExpectUnsupported.Code: {status: 417, detail: "The only Expect header supported is 100-continue.",
 		advice: "Leave out the Expect header, or send Expect: 100-continue."},
 
