@@ -16,7 +16,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/facade-dev/facade/server"
+	"github.com/facade-dev/facade/auth"
 )
 
 var hs256 = jwt.SigningMethodHS256
@@ -123,7 +123,7 @@ func tamper(tok string) string {
 }
 
 func TestRoleClaimIsConfigurable(t *testing.T) {
-	e := newEnv(t, withAuth(server.AuthConfig{Secret: testSecret, RoleClaim: "https://facade/role"}))
+	e := newEnv(t, withAuth(auth.TokenConfig{Secret: testSecret, Claims: auth.Claims{Role: "https://facade/role"}}))
 	seedGrades(t, e)
 	tok := sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"sub": "alice", "https://facade/role": "student", "exp": time.Now().Add(time.Hour).Unix()})
 	if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: tok}); r.status != 200 {
@@ -174,7 +174,7 @@ var (
 
 func TestJWKSAuthentication(t *testing.T) {
 	ts, rk, ek := jwksServer(t)
-	e := newEnv(t, withAuth(server.AuthConfig{JWKSURL: ts.URL, Issuer: "https://idp.example", Audience: "facade"}))
+	e := newEnv(t, withAuth(auth.TokenConfig{JWKSURL: ts.URL, Issuer: "https://idp.example", Audience: "facade"}))
 	seedGrades(t, e)
 	good := func(extra ...any) jwt.MapClaims {
 		return claims("alice", time.Hour, append([]any{"iss", "https://idp.example", "aud", "facade"}, extra...)...)
@@ -211,7 +211,7 @@ func TestJWKSAuthentication(t *testing.T) {
 }
 
 func TestAuthenticatorConfiguration(t *testing.T) {
-	cases := map[string]server.AuthConfig{
+	cases := map[string]auth.TokenConfig{
 		"nothing":          {},
 		"short secret":     {Secret: []byte("short")},
 		"both modes":       {Secret: testSecret, JWKSURL: "http://127.0.0.1:1/jwks"},
@@ -219,7 +219,7 @@ func TestAuthenticatorConfiguration(t *testing.T) {
 		"JWKS without aud": {JWKSURL: "http://127.0.0.1:1/jwks", Issuer: "i"},
 	}
 	for name, c := range cases {
-		if _, err := server.NewAuthenticator(t.Context(), c); err == nil || !strings.Contains(err.Error(), "FACADE_") {
+		if _, err := auth.NewTokens(t.Context(), c); err == nil || !strings.Contains(err.Error(), "FACADE_") {
 			t.Errorf("%s: err %v, want one naming the setting", name, err)
 		}
 	}
@@ -245,7 +245,7 @@ func withCrit(t testing.TB, method jwt.SigningMethod, key any, kid string, c jwt
 // lifetimes over FACADE_JWT_MAX_LIFETIME and critical extensions are
 // refused; what is within the rules passes.
 func TestTokenTimeAndExtensionRules(t *testing.T) {
-	e := newEnv(t, withAuth(server.AuthConfig{Secret: testSecret, MaxLifetime: 2 * time.Hour}))
+	e := newEnv(t, withAuth(auth.TokenConfig{Secret: testSecret, MaxLifetime: 2 * time.Hour}))
 	seedGrades(t, e)
 	now := time.Now()
 	hs := func(extra ...any) string { return sign(t, hs256, testSecret, "", claims("alice", time.Hour, extra...)) }

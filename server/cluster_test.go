@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/grades"
@@ -140,12 +141,12 @@ func (c clusterSetup) instance(t *testing.T, o clusterOptions) *env {
 	origins, _ := server.NewOrigins([]string{"*"}, []string{"https://app.example"})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	auth, err := server.NewAuthenticator(ctx, server.AuthConfig{Secret: testSecret})
+	tokens, err := auth.NewTokens(ctx, auth.TokenConfig{Secret: testSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	deps := server.Deps{
-		Logger: log, Redis: rdb, Auth: auth, Authz: az,
+		Logger: log, Redis: rdb, Auth: tokens, Authz: az,
 		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log),
 	}
 	if o.bambooURL != "" {

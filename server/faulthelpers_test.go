@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/server"
@@ -68,13 +69,13 @@ func newMoneyEnv(t *testing.T, rdb redis.UniversalClient, ids []string, opening 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	auth, err := server.NewAuthenticator(ctx, server.AuthConfig{Secret: moneySecret})
+	tokens, err := auth.NewTokens(ctx, auth.TokenConfig{Secret: moneySecret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := accounts.NewStore(rdb, log)
 	srv, err := server.New(server.Config{Origins: origins, MaxTransfer: 1_000_000, OpsOnAPI: true}, server.Deps{
-		Logger: log, Redis: rdb, Auth: auth, Authz: az, Grades: grades.NewStore(rdb, log), Accounts: store,
+		Logger: log, Redis: rdb, Auth: tokens, Authz: az, Grades: grades.NewStore(rdb, log), Accounts: store,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func newMoneyEnv(t *testing.T, rdb redis.UniversalClient, ids []string, opening 
 	ts.Listener = server.Listener(ts.Listener)
 	ts.Start()
 	t.Cleanup(ts.Close)
-	tok, err := server.Mint(moneySecret, moneyPrincipal, "customer", "role", time.Hour)
+	tok, err := auth.Mint(moneySecret, moneyPrincipal, "customer", auth.Claims{}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/grades"
@@ -109,7 +110,7 @@ type env struct {
 // envConfig is what options may change before the server is built.
 type envConfig struct {
 	server server.Config
-	auth   server.AuthConfig
+	auth   auth.TokenConfig
 	builds bool // wire the build endpoints to a Bamboo-compatible upstream
 	// upstreamTimeout bounds upstream calls (default 2s).
 	upstreamTimeout time.Duration
@@ -137,7 +138,7 @@ func withReadOrigins(o ...string) envOption {
 
 func withRateLimit(n int) envOption { return func(c *envConfig) { c.server.RateLimit = n } }
 
-func withAuth(a server.AuthConfig) envOption { return func(c *envConfig) { c.auth = a } }
+func withAuth(a auth.TokenConfig) envOption { return func(c *envConfig) { c.auth = a } }
 
 func withUpstreamTimeout(d time.Duration) envOption {
 	return func(c *envConfig) { c.upstreamTimeout = d }
@@ -181,7 +182,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	origins, _ := server.NewOrigins([]string{"*"}, []string{"https://app.example"})
 	cfg := envConfig{
 		server:          server.Config{Origins: origins, RateLimit: 0, MaxTransfer: 1_000_000, OpsOnAPI: true},
-		auth:            server.AuthConfig{Secret: testSecret},
+		auth:            auth.TokenConfig{Secret: testSecret},
 		upstreamTimeout: 2 * time.Second,
 		policy:          testPolicy,
 	}
@@ -212,12 +213,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	auth, err := server.NewAuthenticator(ctx, cfg.auth)
+	tokens, err := auth.NewTokens(ctx, cfg.auth)
 	if err != nil {
 		t.Fatalf("auth: %v", err)
 	}
 	deps := server.Deps{
-		Logger: log, Redis: rdb, Auth: auth, Authz: az,
+		Logger: log, Redis: rdb, Auth: tokens, Authz: az,
 		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log, accounts.WithMetrics(m)),
 		Metrics: m,
 	}
@@ -263,7 +264,7 @@ func startBamboo(t testing.TB) (*bambootest.Server, string) {
 
 func token(t testing.TB, sub, role string) string {
 	t.Helper()
-	tok, err := server.Mint(testSecret, sub, role, "role", time.Hour)
+	tok, err := auth.Mint(testSecret, sub, role, auth.Claims{}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ type Config struct {
 type Deps struct {
 	Logger *slog.Logger
 	Redis  redis.UniversalClient
-	Auth   *Authenticator
+	Auth   *auth.Tokens
 	// SignIn and Sessions are browser sign-in (package auth); both nil
 	// when FACADE_OIDC_ISSUER is not set.
 	SignIn   *auth.SignIn
@@ -78,7 +78,7 @@ type Server struct {
 	e        *echo.Echo
 	ops      *echo.Echo
 	rdb      redis.UniversalClient
-	auth     *Authenticator
+	auth     *auth.Tokens
 	signin   *auth.SignIn
 	sessions *auth.Sessions
 	authz    *authz.Authorizer

@@ -166,10 +166,10 @@ func (s settings) checkService(err error) error {
 }
 
 // authConfig is the token check the settings describe, on clock now.
-func (s settings) authConfig(now func() time.Time) server.AuthConfig {
-	return server.AuthConfig{
+func (s settings) authConfig(now func() time.Time) auth.TokenConfig {
+	return auth.TokenConfig{
 		Secret: []byte(s.JWTSecret), JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
-		Audience: s.JWTAudience, RoleClaim: s.RoleClaim, MaxLifetime: s.JWTMaxLifetime, Now: now,
+		Audience: s.JWTAudience, Claims: s.claims(), MaxLifetime: s.JWTMaxLifetime, Now: now,
 	}
 }
 

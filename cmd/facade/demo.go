@@ -21,7 +21,6 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/auth/demoidp"
-	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
@@ -205,7 +204,7 @@ func printDemo(w io.Writer, addr string, s settings) {
 	}
 	fmt.Fprintf(w, "\nTokens (valid 12h) for curl, or for the page's \"use a token\", ready to paste into a shell:\n")
 	for _, t := range demoTokens {
-		tok, err := server.Mint([]byte(s.JWTSecret), t.sub, t.role, s.RoleClaim, 12*time.Hour)
+		tok, err := auth.Mint([]byte(s.JWTSecret), t.sub, t.role, s.claims(), 12*time.Hour)
 		if err != nil {
 			continue
 		}

@@ -20,10 +20,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
-	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
@@ -108,13 +108,13 @@ func TestTokenCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	auth, err := server.NewAuthenticator(context.Background(), server.AuthConfig{Secret: []byte(secret)})
+	tokens, err := auth.NewTokens(context.Background(), auth.TokenConfig{Secret: []byte(secret)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := auth.Principal(context.Background(), strings.TrimSpace(out))
-	if err != nil || p.ID != "alice" || p.Role != "student" {
-		t.Fatalf("minted token: %+v %v", p, err)
+	id, err := tokens.Identity(context.Background(), strings.TrimSpace(out))
+	if p := id.Principal; err != nil || p.ID != "alice" || p.Role != "student" {
+		t.Fatalf("minted token: %+v %v", id, err)
 	}
 	if code, _, _ := runCmd(env, "token", "--role", "student"); code == 0 {
 		t.Fatal("token without --sub succeeded")
@@ -499,7 +499,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if !strings.Contains(logs.String(), "without AOF") {
 		t.Errorf("no AOF warning against a Redis without persistence:\n%s", logs.String())
 	}
-	carol, _ := server.Mint([]byte(secret), "carol", "developer", "role", time.Hour)
+	carol, _ := auth.Mint([]byte(secret), "carol", "developer", auth.Claims{}, time.Hour)
 
 	// A slow upstream keeps this request in flight while shutdown begins.
 	bt.SetDelay(700 * time.Millisecond)

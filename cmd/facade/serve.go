@@ -85,7 +85,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	now := time.Now // the one clock the parts that keep time read
-	tokens, err := server.NewAuthenticator(ctx, s.authConfig(now))
+	tokens, err := auth.NewTokens(ctx, s.authConfig(now))
 	if err != nil {
 		return nil, err
 	}

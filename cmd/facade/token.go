@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/facade-dev/facade/server"
+	"github.com/facade-dev/facade/auth"
 )
 
 // cmdToken prints an HS256 token for development and tests.
@@ -35,7 +35,7 @@ func cmdToken(args []string, getenv func(string) string, stdout io.Writer) error
 		// The service would refuse it: say so now rather than at first use.
 		return errors.New("--ttl is longer than FACADE_JWT_MAX_LIFETIME")
 	}
-	tok, err := server.Mint([]byte(s.JWTSecret), *sub, *role, s.RoleClaim, *ttl)
+	tok, err := auth.Mint([]byte(s.JWTSecret), *sub, *role, s.claims(), *ttl)
 	if err != nil {
 		return err
 	}

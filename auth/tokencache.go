@@ -1,11 +1,9 @@
-package server
+package auth
 
 import (
 	"crypto/sha256"
 	"sync"
 	"time"
-
-	"github.com/facade-dev/facade"
 )
 
 // tokenCache remembers tokens that verified, so a client sending the same
@@ -24,7 +22,7 @@ type tokenCache struct {
 }
 
 type cachedToken struct {
-	p       facade.Principal
+	id      Identity
 	expires time.Time
 }
 
@@ -37,21 +35,21 @@ func newTokenCache(now func() time.Time) *tokenCache {
 	return &tokenCache{entries: map[[sha256.Size]byte]cachedToken{}, max: tokenCacheEntries, now: now}
 }
 
-func (c *tokenCache) get(raw string) (facade.Principal, bool) {
+func (c *tokenCache) get(raw string) (Identity, bool) {
 	k := sha256.Sum256([]byte(raw))
 	c.mu.RLock()
 	e, ok := c.entries[k]
 	c.mu.RUnlock()
 	if !ok || !c.now().Before(e.expires) {
-		return facade.Principal{}, false
+		return Identity{}, false
 	}
-	return e.p, true
+	return e.id, true
 }
 
-// put stores p for raw until exp (the token's own expiry) or the TTL.
+// put stores id for raw until exp (the token's own expiry) or the TTL.
 // When full, the map is dropped wholesale: simple, bounded, and refilled by
 // the next requests at the cost of one verification each.
-func (c *tokenCache) put(raw string, p facade.Principal, exp time.Time) {
+func (c *tokenCache) put(raw string, id Identity, exp time.Time) {
 	until := c.now().Add(tokenCacheTTL)
 	if exp.Before(until) {
 		until = exp
@@ -61,6 +59,6 @@ func (c *tokenCache) put(raw string, p facade.Principal, exp time.Time) {
 	if len(c.entries) >= c.max {
 		c.entries = make(map[[sha256.Size]byte]cachedToken, c.max)
 	}
-	c.entries[k] = cachedToken{p: p, expires: until}
+	c.entries[k] = cachedToken{id: id, expires: until}
 	c.mu.Unlock()
 }

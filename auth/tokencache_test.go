@@ -1,4 +1,4 @@
-package server
+package auth
 
 import (
 	"testing"
@@ -12,11 +12,11 @@ func TestTokenCacheHonoursExpiryAndBound(t *testing.T) {
 	clock := testclock.New()
 	c := newTokenCache(clock.Now)
 	now := clock.Now()
-	alice := facade.Principal{ID: "alice", Role: "student"}
+	alice := Identity{Principal: facade.Principal{ID: "alice", Role: "student"}, Via: ViaBearer}
 
 	c.put("short-lived", alice, now.Add(5*time.Second))
 	c.put("long-lived", alice, now.Add(time.Hour))
-	if p, ok := c.get("short-lived"); !ok || p.Key() != alice.Key() {
+	if p, ok := c.get("short-lived"); !ok || p.Principal.Key() != alice.Principal.Key() {
 		t.Fatal("fresh token not remembered")
 	}
 	clock.Advance(6 * time.Second)
