@@ -66,8 +66,9 @@ type Options struct {
 	MaxKeys int
 	// Logger receives settlement failures (default slog.Default()).
 	Logger *slog.Logger
-	// now is the clock (tests).
-	now func() time.Time
+	// Now is the clock of local decisions (nil: time.Now). Redis's own
+	// clock still dates what Redis counts (take.lua).
+	Now func() time.Time
 }
 
 const (
@@ -112,7 +113,7 @@ func New(rdb redis.UniversalClient, prefix string, limit Limit, opts Options) (*
 	l := &Limiter{
 		rdb: rdb, prefix: prefix, limit: limit,
 		emission: limit.Period / time.Duration(limit.Rate),
-		interval: opts.Interval, maxKeys: opts.MaxKeys, log: opts.Logger, now: opts.now,
+		interval: opts.Interval, maxKeys: opts.MaxKeys, log: opts.Logger, now: opts.Now,
 		buckets: map[string]*bucket{},
 	}
 	l.tolerate = time.Duration(limit.Burst) * l.emission
