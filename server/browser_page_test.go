@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -176,7 +175,7 @@ func TestBrowserTransferOnceDespiteDoubleClick(t *testing.T) {
 	if again := testbrowser.Eval[string](b, `document.getElementById('transfer-result').dataset.transfer`); again != first {
 		t.Errorf("the replay names transfer %q, the first was %q", again, first)
 	}
-	time.Sleep(200 * time.Millisecond) // let any stray request land before counting
+	b.WaitNoRequestInFlight() // a stray request of the double click has landed before counting
 	if got := balance(t, e, "1001"); got != "237.50" {
 		t.Errorf("balance of 1001 is %s, want 237.50 (one transfer)", got)
 	}
