@@ -8,9 +8,36 @@ import (
 // Code names what went wrong, in domain words ("insufficient_funds"). It is
 // the error's identity: callers compare with errors.Is against the sentinels
 // below, metrics label outcomes with it, and the HTTP layer alone (one table
-// in server/problem.go) turns it into a status and the sentence a client
-// reads. Editing a sentence therefore changes neither behaviour nor metrics.
+// in server/problem) turns it into a status, the sentence a client reads and
+// the wire code (the same name with "-" for "_": "insufficient-funds",
+// docs/contract.md §2). Editing a sentence therefore changes neither
+// behaviour nor metrics.
 type Code string
+
+// Reason names which rule one input broke, within its Code: an amount is
+// "malformed", "not_positive", "too_precise" or "over_limit". A client
+// reads it in the problem body's errors list, beside the parameter.
+type Reason string
+
+// The reasons input checks give. The HTTP table (server/problem) holds the
+// sentence of every (Code, Reason) pair a check can produce.
+const (
+	ReasonMalformed   Reason = "malformed"    // not in the parameter's grammar
+	ReasonNotPositive Reason = "not_positive" // an amount of zero
+	ReasonTooPrecise  Reason = "too_precise"  // more decimals than the currency has
+	ReasonOverLimit   Reason = "over_limit"   // above the largest transfer
+	ReasonUnquoted    Reason = "unquoted"     // an If-Match tag written without its quotes
+	ReasonNotOnScale  Reason = "not_on_scale" // a grade that is not one of the scale's letters
+	ReasonOutOfRange  Reason = "out_of_range" // a number outside what the parameter allows
+)
+
+// Invalid is one thing wrong in a request's input: the parameter (a path
+// or query parameter, a header, a body field, named as the client wrote
+// it) and the rule it broke.
+type Invalid struct {
+	Parameter string
+	Reason    Reason
+}
 
 // Error is a failure the service can describe to a client by its Code. Err
 // is the cause, for logs only: nothing of its text reaches a client.
@@ -18,6 +45,9 @@ type Error struct {
 	Code       Code
 	RetryAfter time.Duration // how long a client should wait; zero: the HTTP table decides
 	Err        error
+	// Invalid lists what was wrong in the input, for the input codes
+	// (ErrBadAmount, ErrBadParameter, ...); nil for the others.
+	Invalid []Invalid
 }
 
 func (e *Error) Error() string {
@@ -38,10 +68,16 @@ func (e *Error) Is(target error) bool {
 
 // Wrap returns an error of kind's code that keeps cause for the logs.
 func Wrap(kind *Error, cause error) *Error {
-	return &Error{Code: kind.Code, RetryAfter: kind.RetryAfter, Err: cause}
+	return &Error{Code: kind.Code, RetryAfter: kind.RetryAfter, Err: cause, Invalid: kind.Invalid}
 }
 
-// CodeOf returns the code of err, CodeInternal when err is not an *Error.
+// Refuse returns an error of kind's code saying which rule parameter broke.
+// errors.Is(err, kind) stays true.
+func Refuse(kind *Error, parameter string, reason Reason) *Error {
+	return &Error{Code: kind.Code, Invalid: []Invalid{{Parameter: parameter, Reason: reason}}}
+}
+
+// CodeOf returns the code of err, ErrInternal's when err is not an *Error.
 func CodeOf(err error) Code {
 	var e *Error
 	if errors.As(err, &e) {
@@ -64,6 +100,18 @@ var (
 	ErrBadIfMatch        = &Error{Code: "bad_if_match"}
 	ErrMalformedBody     = &Error{Code: "malformed_body"}
 	ErrUnknownCurrency   = &Error{Code: "unknown_currency"}
+
+	// Authentication (401): why the bearer token was not accepted, one
+	// code per cause so that a client knows whether to sign in again,
+	// fix its clock, or ask for another kind of token.
+	ErrTokenMissing         = &Error{Code: "token_missing"}
+	ErrTokenMalformed       = &Error{Code: "token_malformed"}
+	ErrTokenExpired         = &Error{Code: "token_expired"}
+	ErrTokenNotYetValid     = &Error{Code: "token_not_yet_valid"}
+	ErrTokenLifetimeTooLong = &Error{Code: "token_lifetime_too_long"}
+	ErrTokenWrongIssuer     = &Error{Code: "token_wrong_issuer"}
+	ErrTokenWrongAudience   = &Error{Code: "token_wrong_audience"}
+	ErrTokenBadSignature    = &Error{Code: "token_bad_signature"}
 
 	ErrForbidden = &Error{Code: "forbidden"}
 	ErrNotFound  = &Error{Code: "not_found"}
@@ -99,6 +147,8 @@ func Codes() []Code {
 	all := []*Error{
 		ErrInternal, ErrBadIdentifier, ErrBadGrade, ErrBadAmount, ErrBadParameter,
 		ErrBadIdempotencyKey, ErrBadIfMatch, ErrMalformedBody, ErrUnknownCurrency,
+		ErrTokenMissing, ErrTokenMalformed, ErrTokenExpired, ErrTokenNotYetValid,
+		ErrTokenLifetimeTooLong, ErrTokenWrongIssuer, ErrTokenWrongAudience, ErrTokenBadSignature,
 		ErrForbidden, ErrNotFound, ErrGradeExists, ErrVersionMismatch,
 		ErrSameAccount, ErrInsufficientFunds, ErrCurrencyMismatch, ErrIdempotencyReuse,
 		ErrBalanceLimit, ErrStoreUnavailable, ErrUpstreamBad, ErrUpstreamTimeout,

@@ -19,6 +19,12 @@ func ValidID(s string) bool {
 	return true
 }
 
+// ValidGroupName reports whether s may name a group a principal carries
+// (Principal.Groups): the format of ValidID, ^[A-Za-z0-9._@-]{1,64}$. No
+// colon, comma, quote, space or wildcard: group:<name> is always one group
+// of the policy, never a list, a prefix of another subject or a pattern.
+func ValidGroupName(s string) bool { return ValidID(s) }
+
 // ValidProjectKey reports whether s is a Bamboo project key:
 // ^[A-Z][A-Z0-9]{0,63}$.
 func ValidProjectKey(s string) bool {

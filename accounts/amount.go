@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/facade-dev/facade"
 )
 
 // amountPattern is docs/contract.md §5's grammar for an amount in a URL: ASCII
@@ -23,18 +25,32 @@ var amountPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$`)
 //     currency, and silently accepting it would hide that;
 //   - its value is above 0 and at most maxMajor major units.
 //
-// Any refusal is facade.ErrBadAmount.
+// Any refusal is facade.ErrBadAmount naming the first rule broken, in this
+// order: malformed, too_precise, over_limit, not_positive (so "0.000" in
+// EUR is too precise, and "abc" only malformed).
 func ParseAmount(s string, cur Currency, maxMajor int64) (int64, error) {
 	whole, frac, ok := splitAmount(s)
-	if !ok || len(frac) > cur.Exponent || !withinMax(whole, frac, maxMajor) {
-		return 0, badAmount()
+	switch {
+	case !ok:
+		return 0, badAmount(amountParam, facade.ReasonMalformed)
+	case len(frac) > cur.Exponent:
+		return 0, badAmount(amountParam, facade.ReasonTooPrecise)
+	case !withinMax(whole, frac, maxMajor):
+		return 0, badAmount(amountParam, facade.ReasonOverLimit)
 	}
 	minor, err := toMinor(whole, frac, cur.Exponent)
-	if err != nil || minor <= 0 {
-		return 0, badAmount()
+	switch {
+	case err != nil:
+		return 0, badAmount(amountParam, facade.ReasonOverLimit)
+	case minor <= 0:
+		return 0, badAmount(amountParam, facade.ReasonNotPositive)
 	}
 	return minor, nil
 }
+
+// amountParam names the amount in a refusal: the transfer path's
+// {amount} (docs/contract.md §5).
+const amountParam = "amount"
 
 // ValidateAmountSyntax checks everything about an amount that does not
 // depend on its currency: the grammar, more than 0, at most maxMajor, and
@@ -51,12 +67,15 @@ func ValidateAmountSyntax(s string, maxMajor int64) error {
 // zero is allowed and there is no transfer limit.
 func ParseBalance(s string, cur Currency) (int64, error) {
 	whole, frac, ok := splitAmount(s)
-	if !ok || len(frac) > cur.Exponent {
-		return 0, badAmount()
+	switch {
+	case !ok:
+		return 0, badAmount("balance", facade.ReasonMalformed)
+	case len(frac) > cur.Exponent:
+		return 0, badAmount("balance", facade.ReasonTooPrecise)
 	}
 	minor, err := toMinor(whole, frac, cur.Exponent)
 	if err != nil {
-		return 0, badAmount()
+		return 0, badAmount("balance", facade.ReasonOverLimit)
 	}
 	return minor, nil
 }

@@ -106,7 +106,8 @@ func watchBalances(t *testing.T, s *Store, ids []string, stop <-chan struct{}, d
 
 // replayLedger applies the ledger in stream order to the opening balances:
 // no balance may go below zero at any step, and the result must equal what
-// the accounts hold. Per-account statements must list the same transfers.
+// the accounts hold. Per-account statements must list the same transfers,
+// and each entry has its transfer record (and no record lacks an entry).
 func replayLedger(t *testing.T, rdb redis.UniversalClient, s *Store, opening map[string]int64) {
 	t.Helper()
 	ctx := context.Background()
@@ -119,8 +120,15 @@ func replayLedger(t *testing.T, rdb redis.UniversalClient, s *Store, opening map
 	for id, b := range opening {
 		held[id] = b
 	}
+	records, err := rdb.Keys(ctx, transferKey("*")).Result()
+	if err != nil || len(records) != len(entries) {
+		t.Fatalf("%d transfer records (%v) for %d ledger entries: each transfer happens whole or not at all", len(records), err, len(entries))
+	}
 	for _, e := range entries {
 		from, to := e.Values["from"].(string), e.Values["to"].(string)
+		if rec, _ := rdb.HGet(ctx, transferKey(e.Values["transfer"].(string)), "amount").Result(); rec != e.Values["amount"] {
+			t.Fatalf("ledger entry %s: its transfer record says amount %q", e.ID, rec)
+		}
 		amount, err := strconv.ParseInt(e.Values["amount"].(string), 10, 64)
 		if err != nil || amount <= 0 {
 			t.Fatalf("ledger entry %s has amount %v", e.ID, e.Values["amount"])

@@ -29,6 +29,7 @@ import (
 //	facade:accounts:{money}:account:<id>    hash  owner currency exponent balance created
 //	facade:accounts:{money}:statement:<id>  list  transfer ids touching <id>, newest first
 //	facade:accounts:{money}:transfer:<tid>  hash  from to amount currency exponent created
+//	facade:accounts:{money}:index           zset   every account id, score 0 (ordered by id: ZRANGEBYLEX)
 //	facade:accounts:{money}:ledger          stream one entry per transfer, in execution order
 //	facade:accounts:{money}:idem:<digest>   hash  the first answer for an Idempotency-Key, 24 h
 //
@@ -40,6 +41,7 @@ func accountKey(id string) string   { return keyPrefix + "account:" + id }
 func statementKey(id string) string { return keyPrefix + "statement:" + id }
 func transferKey(tid string) string { return keyPrefix + "transfer:" + tid }
 func ledgerKey() string             { return keyPrefix + "ledger" }
+func indexKey() string              { return keyPrefix + "index" }
 
 // idempotencyKey scopes an Idempotency-Key to its principal. The two are
 // hashed with a length prefix, so ("a:b","c") and ("a","b:c") differ, and a

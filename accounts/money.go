@@ -143,5 +143,8 @@ func mulAdd(a, b, c int64) (int64, error) {
 	return a*b + c, nil
 }
 
-// badAmount is the one error every refused amount becomes (400).
-func badAmount() error { return facade.ErrBadAmount }
+// badAmount is the error every refused amount becomes (400), naming the
+// rule it broke (docs/contract.md §2: the body's errors list).
+func badAmount(param string, reason facade.Reason) error {
+	return facade.Refuse(facade.ErrBadAmount, param, reason)
+}

@@ -22,15 +22,16 @@ type Store struct {
 	log     *slog.Logger
 	metrics *metrics.Metrics
 	now     func() time.Time
-	// batch pipelines concurrent transfers and account reads
-	// (redisdb.Batcher says why).
+	// batch pipelines concurrent account reads (redisdb.Batcher says why).
 	batch *redisdb.Batcher
+	// transfers applies concurrent transfers in batches, one script call
+	// each (applyTransfers).
+	transfers *redisdb.Combiner[*transferCall]
 }
 
-// pipelines is how many pipelines may be in flight at once: enough to
-// keep Redis busy while a batch travels, few enough that concurrent
-// transfers gather into batches (bench/run.sh: 2 gave 0.94x the
-// transfers of 4).
+// pipelines is how many read pipelines may be in flight at once: enough
+// to keep Redis busy while a batch travels, few enough that concurrent
+// reads gather into batches.
 const pipelines = 4
 
 // Option configures a Store.
@@ -39,21 +40,26 @@ type Option func(*Store)
 // WithMetrics counts transfers in m (default: a private set).
 func WithMetrics(m *metrics.Metrics) Option { return func(s *Store) { s.metrics = m } }
 
-// WithClock stamps created accounts with now (default: time.Now).
-// Transfers are stamped by Redis's own clock, inside their script.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+// WithNow sets the clock created accounts are stamped with; nil means
+// time.Now. Transfers are stamped by Redis's own clock, inside their
+// script.
+func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // NewStore returns a store on rdb. A nil logger means slog.Default().
 func NewStore(rdb redis.UniversalClient, logger *slog.Logger, opts ...Option) *Store {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	s := &Store{rdb: rdb, log: logger, now: time.Now}
+	s := &Store{rdb: rdb, log: logger}
 	for _, o := range opts {
 		o(s)
 	}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	s.metrics = metrics.Or(s.metrics)
 	s.batch = redisdb.NewBatcher(rdb, pipelines)
+	s.transfers = redisdb.NewCombiner(transferBatches, maxTransferBatch, s.applyTransfers)
 	return s
 }
 
@@ -114,9 +120,13 @@ func decodeAccount(id string, vals []any) (Account, error) {
 }
 
 // createScript writes an account only when none exists under its id, so a
-// seed run never resets a balance that transfers have since changed.
-// KEYS[1] account; ARGV owner, currency, exponent, balance, created µs.
+// seed run never resets a balance that transfers have since changed. The
+// id joins the account index either way, so seeding again indexes
+// accounts created before the index existed.
+// KEYS[1] account, KEYS[2] index; ARGV owner, currency, exponent, balance,
+// created µs, id.
 var createScript = redis.NewScript(`
+redis.call('ZADD', KEYS[2], 0, ARGV[6])
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'currency', ARGV[2], 'exponent', ARGV[3],
   'balance', ARGV[4], 'created', ARGV[5])
@@ -135,14 +145,14 @@ func (s *Store) Create(ctx context.Context, a Account) (created bool, err error)
 	case !a.Currency.known():
 		return false, facade.ErrUnknownCurrency
 	case a.Balance < 0:
-		return false, badAmount()
+		return false, badAmount("balance", facade.ReasonMalformed)
 	}
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = s.now()
 	}
-	n, err := createScript.Run(ctx, s.rdb, []string{accountKey(a.ID)},
+	n, err := createScript.Run(ctx, s.rdb, []string{accountKey(a.ID), indexKey()},
 		a.Owner, a.Currency.Code, a.Currency.Exponent,
-		strconv.FormatInt(a.Balance, 10), a.CreatedAt.UnixMicro()).Int()
+		strconv.FormatInt(a.Balance, 10), a.CreatedAt.UnixMicro(), a.ID).Int()
 	if err != nil {
 		return false, redisdb.Error(err)
 	}

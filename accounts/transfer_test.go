@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -279,16 +280,16 @@ func TestResentScriptCallMovesMoneyOnce(t *testing.T) {
 	open(t, s, "B", "EUR", "0")
 	req := TransferRequest{From: "A", To: "B", Amount: "3"}
 	tid := newTransferID()
-	args := append([]any{tid, req.From, req.To, 60}, amountByExponent(req.Amount, testMax)...)
-	var replies [][]any
+	var replies []any
 	for range 2 {
-		reply, err := transferScript.Run(ctx, rdb, transferKeys(req, tid), args...).Slice()
-		if err != nil {
-			t.Fatal(err)
+		call := &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid, testMax)}
+		s.applyTransfers(ctx, []*transferCall{call})
+		if call.err != nil {
+			t.Fatal(call.err)
 		}
-		replies = append(replies, reply)
+		replies = append(replies, call.reply)
 	}
-	if !slices.Equal(replies[0], replies[1]) {
+	if !reflect.DeepEqual(replies[0], replies[1]) {
 		t.Fatalf("resent call answered %v, first %v", replies[1], replies[0])
 	}
 	if got := balances(t, s, "A", "B"); !slices.Equal(got, []int64{700, 300}) {

@@ -38,7 +38,8 @@ import (
 type Authorizer struct {
 	modelPath, policyPath string
 	log                   *slog.Logger
-	allowShrink           atomic.Bool // see AllowShrink
+	now                   func() time.Time // see WithNow
+	allowShrink           atomic.Bool      // see AllowShrink
 	metrics               *metrics.Metrics
 	counters              map[op]opCounters
 
@@ -71,6 +72,11 @@ type Option func(*Authorizer)
 // WithMetrics records decisions and reloads into m (default: a private set).
 func WithMetrics(m *metrics.Metrics) Option { return func(a *Authorizer) { a.metrics = m } }
 
+// WithNow sets the clock load and reload times (Status.LoadedAt, the
+// facade_policy_loaded_timestamp_seconds metric, the "took" of the log
+// lines) are read from; nil means time.Now.
+func WithNow(now func() time.Time) Option { return func(a *Authorizer) { a.now = now } }
+
 // New loads and validates modelPath and policyPath. The error names the
 // first problem as file:line (run Check for all of them).
 func New(modelPath, policyPath string, logger *slog.Logger, opts ...Option) (*Authorizer, error) {
@@ -81,14 +87,17 @@ func New(modelPath, policyPath string, logger *slog.Logger, opts ...Option) (*Au
 	for _, o := range opts {
 		o(a)
 	}
+	if a.now == nil {
+		a.now = time.Now
+	}
 	a.metrics = metrics.Or(a.metrics)
 	a.counters = resolveCounters(a.metrics)
-	started := time.Now()
+	started := a.now()
 	st, _, err := load(modelPath, policyPath)
 	if err != nil {
 		return nil, err
 	}
-	st.version, st.loadedAt = 1, time.Now()
+	st.version, st.loadedAt = 1, a.now()
 	a.cur.Store(st)
 	a.status.Store(st.status())
 	a.metrics.PolicyReloads.WithLabelValues("ok").Inc()
@@ -96,7 +105,7 @@ func New(modelPath, policyPath string, logger *slog.Logger, opts ...Option) (*Au
 	a.publish(st)
 	logger.Info("policy loaded", "model", modelPath, "policy", policyPath,
 		"rules", len(st.rules), "version", st.version, "hash", st.hash, "decider", st.decider.kind(),
-		"family", st.family, "took", time.Since(started).Round(time.Millisecond))
+		"family", st.family, "took", a.now().Sub(started).Round(time.Millisecond))
 	return a, nil
 }
 
@@ -214,40 +223,49 @@ func (a *Authorizer) CanWriteGrade(p facade.Principal, studentID string) bool {
 // CanViewAccount: (sub, account:ID, view_account) (balance, record, statement).
 func (a *Authorizer) CanViewAccount(p facade.Principal, accountID string) bool {
 	return a.record(opViewAccount, facade.ValidID(accountID) &&
-		a.state().enforce(p.ID, prefixAccount+accountID, actViewAccount))
+		a.state().enforce(subjectOf(p), prefixAccount+accountID, actViewAccount))
 }
 
-// CanTransfer: (sub, account:FROM, transfer) and (sub, account:TO, transfer).
+// CanTransfer: (sub, account:FROM, transfer), the right to debit FROM, and
+// (sub, account:TO, transfer) or (sub, account:TO, receive). receive only
+// ever lets money in: it is never asked about the from account.
 func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
-	st := a.state()
+	st, q := a.state(), subjectOf(p)
 	return a.record(opTransfer, facade.ValidID(from) && facade.ValidID(to) &&
-		st.enforce(p.ID, prefixAccount+from, actTransfer) &&
-		st.enforce(p.ID, prefixAccount+to, actTransfer))
+		st.enforce(q, prefixAccount+from, actTransfer) &&
+		(st.enforce(q, prefixAccount+to, actTransfer) || st.enforce(q, prefixAccount+to, actReceive)))
+}
+
+// ListAccount is CanViewAccount for building the caller's account list
+// (GET /rs/account): an account left out is not a refusal, so it is
+// counted apart, as ListProject's entries are.
+func (a *Authorizer) ListAccount(p facade.Principal, accountID string) bool {
+	return a.recordListed(facade.ValidID(accountID) && a.state().enforce(subjectOf(p), prefixAccount+accountID, actViewAccount))
 }
 
 // CanViewProject: (sub, project:K, view), i.e. the whole project. (A
 // project listing also shows projects where only some plans are visible:
 // see ListProject and ListPlan.)
 func (a *Authorizer) CanViewProject(p facade.Principal, projectKey string) bool {
-	return a.record(opViewProject, a.state().project(p.ID, projectKey))
+	return a.record(opViewProject, a.state().project(subjectOf(p), projectKey))
 }
 
 // CanViewPlan: (sub, plan:K-P, view) or (sub, project:K, view) (results
 // and artifacts).
 func (a *Authorizer) CanViewPlan(p facade.Principal, projectKey, planKey string) bool {
-	return a.record(opViewPlan, a.state().plan(p.ID, projectKey, planKey))
+	return a.record(opViewPlan, a.state().plan(subjectOf(p), projectKey, planKey))
 }
 
 // ListProject is CanViewProject for filtering a list: leaving an entry out
 // of a list is not a refusal, so it is counted apart
 // (facade_authz_list_entries_total) and alerts on denials stay meaningful.
 func (a *Authorizer) ListProject(p facade.Principal, projectKey string) bool {
-	return a.recordListed(a.state().project(p.ID, projectKey))
+	return a.recordListed(a.state().project(subjectOf(p), projectKey))
 }
 
 // ListPlan is CanViewPlan for filtering a list (see ListProject).
 func (a *Authorizer) ListPlan(p facade.Principal, projectKey, planKey string) bool {
-	return a.recordListed(a.state().plan(p.ID, projectKey, planKey))
+	return a.recordListed(a.state().plan(subjectOf(p), projectKey, planKey))
 }
 
 func (a *Authorizer) recordListed(shown bool) bool {
@@ -262,16 +280,16 @@ func (a *Authorizer) recordListed(shown bool) bool {
 	return shown
 }
 
-func (st *state) project(sub, projectKey string) bool {
-	return facade.ValidProjectKey(projectKey) && st.enforce(sub, prefixProject+projectKey, actView)
+func (st *state) project(q subject, projectKey string) bool {
+	return facade.ValidProjectKey(projectKey) && st.enforce(q, prefixProject+projectKey, actView)
 }
 
-func (st *state) plan(sub, projectKey, planKey string) bool {
+func (st *state) plan(q subject, projectKey, planKey string) bool {
 	if !facade.ValidProjectKey(projectKey) || !facade.ValidPlanKey(planKey) {
 		return false
 	}
-	return st.enforce(sub, prefixPlan+projectKey+"-"+planKey, actView) ||
-		st.enforce(sub, prefixProject+projectKey, actView)
+	return st.enforce(q, prefixPlan+projectKey+"-"+planKey, actView) ||
+		st.enforce(q, prefixProject+projectKey, actView)
 }
 
 // grade applies the role rules; act is view (GET) or update (writes).
@@ -283,7 +301,7 @@ func (st *state) grade(p facade.Principal, studentID, act string) bool {
 	case facade.RoleStudent:
 		return act == actView && p.ID == studentID
 	case facade.RoleProfessor:
-		return st.enforce(p.ID, prefixStudent+studentID, act)
+		return st.enforce(subjectOf(p), prefixStudent+studentID, act)
 	}
 	return false
 }

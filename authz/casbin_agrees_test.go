@@ -88,7 +88,7 @@ func familyModel(t testing.TB, name string) string {
 // wildcard, deny) over a small vocabulary so questions often hit.
 func randomPolicy(rng *rand.Rand, eft bool, g2 bool) []string {
 	principals := []string{"ann", "ben", "cat", "dan"}
-	groups := []string{"team:a", "team:b", "team:c", "team:d", "team:e", "group:x"}
+	groups := []string{"team:a", "team:b", "team:c", "team:d", "team:e", "group:x", "group:devs", "group:ops"}
 	objects := []string{"account:1", "account:2", "project:P", "project:Q", "plan:P-X", "plan:P-Y", "class:c1", "class:c2", "student:s1", "student:s2"}
 	patterns := []string{"account:*", "plan:P-*", "project:*", "plan:*", "*", "student:s*", "plan:P-X*", "class:c?", "plan:P-[XY]"}
 	acts := []string{"view", "update", "view_account", "transfer"}
@@ -104,10 +104,15 @@ func randomPolicy(rng *rand.Rand, eft bool, g2 bool) []string {
 		for i := range 12 {
 			lines = append(lines, fmt.Sprintf("g, chain:%d, chain:%d", i, i+1))
 		}
-		lines = append(lines, "g, ann, chain:0", "p, chain:12, account:1, view_account")
+		// group:devs is 10 links from chain:12, so a token carrying devs is
+		// 11 away: one past what casbin follows.
+		lines = append(lines, "g, ann, chain:0", "g, group:devs, chain:3", "p, chain:12, account:1, view_account")
 		if eft {
 			lines[len(lines)-1] += ", allow"
 		}
+	}
+	if rng.IntN(4) == 0 { // a principal that is itself a group, of a name or an object
+		lines = append(lines, fmt.Sprintf("g, %s, %s", pick(rng, []string{"ben", "team:a", "plan:P-X", "account:1"}), pick(rng, principals)))
 	}
 	for range rng.IntN(12) {
 		from := pick(rng, []string{"student:s1", "student:s2", "plan:P-X", "plan:P-Y", "class:c1"})
@@ -154,40 +159,86 @@ func agree(t *testing.T, modelText string, lines []string, rng *rand.Rand, wantD
 	askBoth(t, st, stock, questions(rng, sample), modelText, strings.Join(lines, "\n"))
 }
 
+// question is one (sub, obj, act) asked by a principal that may carry
+// token groups (names, as a token's groups claim has them).
+type question struct {
+	sub    string
+	groups []string
+	obj    string
+	act    string
+}
+
 // askBoth asks the service and stock casbin every question and fails on
-// the first they answer differently, showing the files.
-func askBoth(t *testing.T, st *state, stock *casbin.Enforcer, qs [][3]string, modelText, policyText string) {
+// the first they answer differently, showing the files. A question with
+// token groups is asked of stock casbin on the same files with
+// "g, <sub>, group:<name>" lines added, a fresh enforcer per subject.
+func askBoth(t *testing.T, st *state, stock *casbin.Enforcer, qs []question, modelText, policyText string) {
 	t.Helper()
+	withGroups := map[string]*casbin.Enforcer{}
 	for _, q := range qs {
-		want, err := stock.Enforce(q[0], q[1], q[2])
-		if err != nil {
-			t.Fatal(err)
+		e, extra := stock, ""
+		if len(q.groups) > 0 && strings.Contains(modelText, "g = _, _") {
+			for _, g := range q.groups {
+				extra += fmt.Sprintf("g, %s, group:%s\n", q.sub, g)
+			}
+			if e = withGroups[extra]; e == nil {
+				e = stockInMemory(t, modelText, policyText+"\n"+extra)
+				withGroups[extra] = e
+			}
 		}
-		if got := st.enforce(q[0], q[1], q[2]); got != want {
-			t.Fatalf("Enforce(%q, %s, %s): service %v, stock casbin %v\nmodel:\n%s\npolicy:\n%s", q[0], q[1], q[2], got, want, modelText, policyText)
+		want, err := e.Enforce(q.sub, q.obj, q.act)
+		want = want && err == nil // casbin's errors are the service's denials
+		if got := st.enforce(subjectWith(q.sub, q.groups), q.obj, q.act); got != want {
+			t.Fatalf("Enforce(%q, %s, %s) with token groups %v: service %v, stock casbin %v (%v)\nmodel:\n%s\npolicy:\n%s%s",
+				q.sub, q.obj, q.act, q.groups, got, want, err, modelText, policyText, extra)
 		}
 	}
 }
 
-// questions is every (sub, obj, act) over the test vocabulary, or, with
-// sample > 0, that many of them drawn by rng: stock casbin's Enforce is
-// the slow half of a comparison, and a fuzz execution should be cheap.
-func questions(rng *rand.Rand, sample int) [][3]string {
+// stockInMemory is stock casbin on model and policy texts (its string
+// adapter reads lines as its file adapter does).
+func stockInMemory(t *testing.T, modelText, policyText string) *casbin.Enforcer {
+	t.Helper()
+	m, err := model.NewModelFromString(modelText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := casbin.NewEnforcer(m, stringadapter.NewAdapter(policyText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// questions is every (sub, obj, act) over the test vocabulary, each also
+// with token groups, or, with sample > 0, that many of them drawn by rng:
+// stock casbin's Enforce is the slow half of a comparison, and a fuzz
+// execution should be cheap.
+func questions(rng *rand.Rand, sample int) []question {
 	subs := []string{"ann", "ben", "cat", "dan", "zed", "team:a", "chain:11", ""}
-	objs := []string{"account:1", "account:2", "account:9", "project:P", "project:Q", "plan:P-X", "plan:P-Y", "plan:Q-Z", "class:c1", "class:c2", "class:c3", "student:s1", "student:s2", "student:s9", "team:a", "plan:P-*"}
+	objs := []string{"account:1", "account:2", "account:9", "project:P", "project:Q", "plan:P-X", "plan:P-Y", "plan:Q-Z", "class:c1", "class:c2", "class:c3", "student:s1", "student:s2", "student:s9", "team:a", "plan:P-*", "ann", "group:devs"}
 	acts := []string{"view", "update", "view_account", "transfer"}
+	groupSets := [][]string{nil, {"devs"}, {"ops", "devs"}, {"x"}}
 	if sample > 0 {
-		qs := make([][3]string, sample)
+		qs := make([]question, sample)
 		for i := range qs {
-			qs[i] = [3]string{pick(rng, subs), pick(rng, objs), pick(rng, acts)}
+			qs[i] = question{pick(rng, subs), groupSets[rng.IntN(len(groupSets))], pick(rng, objs), pick(rng, acts)}
 		}
 		return qs
 	}
-	var all [][3]string
+	var all []question
 	for _, sub := range subs {
-		for _, obj := range objs {
-			for _, act := range acts {
-				all = append(all, [3]string{sub, obj, act})
+		// Every question without groups; with token groups, those of a few
+		// principals (one stock enforcer each, the cost of a comparison).
+		groups := [][]string{nil}
+		if sub == "ann" || sub == "ben" || sub == "zed" {
+			groups = append(groups, groupSets[1+rng.IntN(len(groupSets)-1)])
+		}
+		for _, gs := range groups {
+			for _, obj := range objs {
+				for _, act := range acts {
+					all = append(all, question{sub, gs, obj, act})
+				}
 			}
 		}
 	}
@@ -293,15 +344,7 @@ func agreeInMemory(t *testing.T, modelText string, lines []string, rng *rand.Ran
 	if st == nil || st.decider.kind() != deciderIndex {
 		t.Fatalf("refused or not indexed: %v\n%s", problems, policyText)
 	}
-	m, err := model.NewModelFromString(modelText)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stock, err := casbin.NewEnforcer(m, stringadapter.NewAdapter(policyText))
-	if err != nil {
-		t.Fatal(err)
-	}
-	askBoth(t, st, stock, questions(rng, sample), modelText, policyText)
+	askBoth(t, st, stockInMemory(t, modelText, policyText), questions(rng, sample), modelText, policyText)
 }
 
 func pick[T any](rng *rand.Rand, xs []T) T { return xs[rng.IntN(len(xs))] }

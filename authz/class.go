@@ -16,7 +16,7 @@ import (
 // CanViewClass: (sub, class:C, view) by a principal of role professor.
 func (a *Authorizer) CanViewClass(p facade.Principal, classID string) bool {
 	return a.record(opViewClass, p.Role == facade.RoleProfessor && p.ID != "" && facade.ValidID(classID) &&
-		a.state().enforce(p.ID, prefixClass+classID, actView))
+		a.state().enforce(subjectOf(p), prefixClass+classID, actView))
 }
 
 // ClassStudents returns the students enrolled in classID (g, student:S,
@@ -33,16 +33,23 @@ func (a *Authorizer) ClassStudents(p facade.Principal, classID string) []string 
 	return visible
 }
 
+// MayChangeGrade is CanWriteGrade for marking a class page's rows as
+// changeable: a row without change controls is not a refusal, so it is
+// counted apart, as list entries are.
+func (a *Authorizer) MayChangeGrade(p facade.Principal, studentID string) bool {
+	return a.recordListed(a.state().grade(p, studentID, actUpdate))
+}
+
 // ViewableClasses returns the classes the principal may view (see
 // CanViewClass), sorted; none for a principal who is not a professor.
 func (a *Authorizer) ViewableClasses(p facade.Principal) []string {
 	if p.Role != facade.RoleProfessor || p.ID == "" {
 		return nil
 	}
-	st := a.state()
+	st, q := a.state(), subjectOf(p)
 	var classes []string
 	for _, c := range st.classIndex().classes {
-		if st.enforce(p.ID, c, actView) {
+		if st.enforce(q, c, actView) {
 			classes = append(classes, strings.TrimPrefix(c, prefixClass))
 		}
 	}

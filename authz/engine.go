@@ -11,12 +11,11 @@ import (
 	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
 	"github.com/casbin/casbin/v2/persist"
-	"github.com/casbin/casbin/v2/util"
 )
 
 // decider answers casbin's Enforce(sub, obj, act) for one loaded policy.
 type decider interface {
-	enforce(sub, obj, act string) bool
+	enforce(q subject, obj, act string) bool
 	kind() string // "index" or "casbin": which path decides (policy check, /readyz, metric)
 }
 
@@ -48,7 +47,11 @@ func compile(f files) (*state, []Problem) {
 	}
 	st := &state{hash: f.hash(), digest: f.digest, model: m, rules: rules}
 	if s, reason := recognize(m); s != nil {
-		st.decider, st.family = newIndex(s, rules), s.String()
+		x, err := newIndex(s, rules)
+		if err != nil {
+			return nil, append(problems, Problem{File: f.policyPath, Msg: err.Error()})
+		}
+		st.decider, st.family = x, s.String()
 		return st, problems
 	} else {
 		st.family = reason
@@ -64,25 +67,32 @@ func compile(f files) (*state, []Problem) {
 func (st *state) digestOf() [32]byte { return st.digest }
 
 // enforce asks the policy in force; a nil decider (zero Authorizer) denies.
-func (st *state) enforce(sub, obj, act string) bool {
-	return st.decider != nil && st.decider.enforce(sub, obj, act)
+func (st *state) enforce(q subject, obj, act string) bool {
+	return st.decider != nil && st.decider.enforce(q, obj, act)
 }
 
-// checkModel loads the model text with casbin.
+// checkModel loads the model text with casbin, refuses what the service
+// cannot ask of it and warns of what casbin would fail on (modelcheck.go).
 func checkModel(path, text string) (model.Model, []Problem) {
 	m, err := model.NewModelFromString(text)
 	if err != nil {
 		return nil, []Problem{{File: path, Msg: "not a valid casbin model: " + err.Error()}}
 	}
-	return m, nil
+	problems := unsupportedModel(path, text, m)
+	if HasErrors(problems) {
+		return nil, problems
+	}
+	return m, append(problems, matcherWarnings(path, text, m)...)
 }
 
-// checkPatterns refuses wildcard objects casbin's function would fail on
-// (keyMatch2 compiles a regular expression, globMatch parses a glob): casbin
-// would answer those questions with an error, the service with a deny.
+// checkPatterns refuses, for a model the index decides, wildcard objects
+// casbin's matching function fails on (keyMatch2, keyMatch3 and
+// regexMatch compile a regular expression, globMatch parses a glob):
+// casbin would answer every question reaching such a line with an error,
+// the service with a deny.
 func checkPatterns(path string, m model.Model, rules []rule) []Problem {
 	s, _ := recognize(m)
-	if s == nil || s.objMatch == "" || s.objMatch == "keyMatch" {
+	if s == nil || s.objMatch == "" {
 		return nil
 	}
 	var problems []Problem
@@ -90,38 +100,23 @@ func checkPatterns(path string, m model.Model, rules []rule) []Problem {
 		if r.ptype != "p" {
 			continue
 		}
-		if err := patternError(s.objMatch, r.fields[1]); err != "" {
-			problems = append(problems, Problem{File: path, Line: r.line, Msg: fmt.Sprintf("object %q is not a valid %s pattern: %s", r.fields[1], s.objMatch, err)})
+		if _, err := compilePattern(s.objMatch, r.fields[1]); err != nil {
+			problems = append(problems, Problem{File: path, Line: r.line, Msg: fmt.Sprintf("object %q is not a valid %s pattern: casbin fails on it", r.fields[1], s.objMatch)})
 		}
 	}
 	return problems
-}
-
-func patternError(fn, pattern string) (msg string) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg = "casbin fails on it"
-		}
-	}()
-	switch fn {
-	case "keyMatch2":
-		util.KeyMatch2("", pattern)
-	case "globMatch":
-		if _, err := util.GlobMatch("", pattern); err != nil {
-			return "casbin fails on it"
-		}
-	}
-	return ""
 }
 
 // casbinDecider is the slow path: casbin's own Enforce, for models outside
 // the recognized families (ABAC conditions, domains, priorities...). Cost
 // grows with the number of p rows (see the README's policy section).
 type casbinDecider struct {
-	mu    sync.RWMutex // Enforce under RLock; forget under Lock
-	e     *casbin.Enforcer
-	roles []string
-	calls atomic.Uint64
+	mu       sync.RWMutex // Enforce under RLock; forget, and questions with token groups, under Lock
+	e        *casbin.Enforcer
+	roles    []string
+	calls    atomic.Uint64
+	hasGroup bool // the model defines groupRole, where token groups go
+	rebuild  bool // token groups were added and removed since the last forget
 }
 
 // forgetEvery bounds the memo casbin keeps behind g(): it lives as long as
@@ -135,6 +130,7 @@ func newCasbinDecider(m model.Model, rules []rule) (*casbinDecider, error) {
 		return nil, err
 	}
 	e.EnableLog(false)
+	e.EnableAutoSave(false) // token groups are added for one question, never saved
 	e.SetAdapter(&rulesAdapter{rules: rules})
 	if err := e.LoadPolicy(); err != nil {
 		return nil, err
@@ -142,23 +138,69 @@ func newCasbinDecider(m model.Model, rules []rule) (*casbinDecider, error) {
 	d := &casbinDecider{e: e}
 	for k := range m["g"] {
 		d.roles = append(d.roles, k)
+		d.hasGroup = d.hasGroup || k == groupRole
 	}
 	return d, nil
 }
 
-func (d *casbinDecider) enforce(sub, obj, act string) bool {
+func (d *casbinDecider) enforce(q subject, obj, act string) bool {
+	ok, _, err := d.ask(q, obj, act, false)
+	return err == nil && ok // errors (and casbin's recovered panics) deny
+}
+
+// ask is casbin's Enforce (or EnforceEx, with explain) on the policy with
+// q's token groups as g lines: added for this question under the write
+// lock, then removed (the ones the policy did not already have).
+func (d *casbinDecider) ask(q subject, obj, act string, explain bool) (bool, []string, error) {
 	if d.calls.Add(1)%forgetEvery == 0 {
 		d.forget()
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	ok, err := d.e.Enforce(sub, obj, act) // errors (and casbin's recovered panics) deny
-	return err == nil && ok
+	enforce := func() (bool, []string, error) {
+		if explain {
+			return d.e.EnforceEx(q.id, obj, act)
+		}
+		ok, err := d.e.Enforce(q.id, obj, act)
+		return ok, nil, err
+	}
+	if len(q.groups) == 0 || !d.hasGroup {
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+		return enforce()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var added [][]string
+	for _, rule := range q.memberships() {
+		if ok, err := d.e.AddNamedGroupingPolicy(groupRole, rule); err != nil {
+			d.removeGroups(added)
+			return false, nil, err
+		} else if ok {
+			added = append(added, rule)
+		}
+	}
+	defer d.removeGroups(added)
+	return enforce()
 }
 
+func (d *casbinDecider) removeGroups(rules [][]string) {
+	for _, r := range rules {
+		d.e.RemoveNamedGroupingPolicy(groupRole, r) //nolint:errcheck // a rule just added is there to remove
+	}
+	d.rebuild = d.rebuild || len(rules) > 0
+}
+
+// forget drops casbin's g() memo and, after token groups came and went,
+// the roles casbin's role manager created for them (it keeps every name it
+// ever saw).
 func (d *casbinDecider) forget() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.rebuild {
+		d.rebuild = false
+		if err := d.e.BuildRoleLinks(); err == nil {
+			return
+		}
+	}
 	for _, g := range d.roles {
 		d.e.SetNamedRoleManager(g, d.e.GetNamedRoleManager(g))
 	}
@@ -167,10 +209,8 @@ func (d *casbinDecider) forget() {
 func (d *casbinDecider) kind() string { return deciderCasbin }
 
 // explain is casbin's EnforceEx: the decision and the row it names.
-func (d *casbinDecider) explain(sub, obj, act string) (bool, []string, error) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return d.e.EnforceEx(sub, obj, act)
+func (d *casbinDecider) explain(q subject, obj, act string) (bool, []string, error) {
+	return d.ask(q, obj, act, true)
 }
 
 // rulesAdapter is a read-only casbin adapter over parsed policy.csv rules.

@@ -18,13 +18,14 @@ const (
 	actUpdate      = "update"
 	actViewAccount = "view_account"
 	actTransfer    = "transfer"
+	actReceive     = "receive" // may pay into the account, never take from it
 )
 
 // actionsFor lists, per object prefix, the actions the service asks about it.
 var actionsFor = map[string][]string{
 	prefixClass:   {actView, actUpdate},
 	prefixStudent: {actView, actUpdate},
-	prefixAccount: {actViewAccount, actTransfer},
+	prefixAccount: {actViewAccount, actTransfer, actReceive},
 	prefixProject: {actView},
 	prefixPlan:    {actView},
 }

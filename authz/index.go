@@ -1,8 +1,8 @@
 package authz
 
 import (
+	"fmt"
 	"slices"
-	"strings"
 )
 
 // maxDepth is how many g links casbin's default role manager follows from a
@@ -15,21 +15,34 @@ const maxDepth = 10
 //   - every name that has g links gets its closure, precomputed at load:
 //     the names it reaches within maxDepth links that appear in some p row
 //     (a principal's groups, a student's classes, a plan's project);
-//   - literal p rows sit in one map keyed by (sub, obj, act), so a decision
-//     is (1 + groups of sub) x (1 + groups of obj) map lookups;
-//   - wildcard p rows sit per (sub, act) in buckets keyed by their literal
-//     prefix and are tested with casbin's own matching function.
+//   - p rows sit in one map keyed by their (sub, obj, act), so a decision
+//     is a map lookup per candidate: (the sub, its groups, the literal
+//     subs the matcher names) x (the obj, its groups, literal objs) x
+//     (the act, literal acts);
+//   - under a matching function, rows whose object matches one key only
+//     sit in a second map keyed by that key, and the others per (sub, act)
+//     in buckets keyed by the literal prefix every key they match starts
+//     with, each tested with the function's own semantics (patterns.go).
 //
 // Nothing is written while deciding, so callers who enumerate identifiers
 // cannot grow memory, and decisions on many cores do not contend.
 type index struct {
 	shape    *shape
-	rules    []rule              // every loaded rule, file order
-	subs     map[string][]string // closure["g" that takes r.sub], or nil
-	objs     map[string][]string // closure["g" that takes r.obj], or nil
-	rows     map[rowKey]hit
+	rules    []rule             // every loaded rule, file order
+	subs     map[string]closure // closure[role that takes r.sub], or nil
+	objs     map[string]closure // closure[role that takes r.obj], or nil
+	graphs   map[string]*graph  // the role definitions the matcher uses, for token groups
+	rows     map[rowKey]hit     // by the row's own fields
+	keyed    map[rowKey]hit     // under objMatch: rows matching one key, by that key
 	patterns map[subAct]*patternSet
-	match    func(key1, key2 string) bool
+	compiled []objPattern // per rule index, under objMatch
+}
+
+// closure is what one name reaches through a role definition: the names
+// within maxDepth links that appear in some p row, nearest first.
+type closure struct {
+	names []string
+	near  int // names[:near] are within maxDepth-1 links: what a token's group, one link away, reaches
 }
 
 type rowKey struct{ sub, obj, act string }
@@ -39,43 +52,63 @@ type subAct struct{ sub, act string }
 // (rule index + 1; 0 for none).
 type hit struct{ allow, deny int32 }
 
+func (h hit) add(i int32, eff int) hit {
+	if eff > 0 && h.allow == 0 {
+		h.allow = i + 1
+	}
+	if eff < 0 && h.deny == 0 {
+		h.deny = i + 1
+	}
+	return h
+}
+
 // patternSet is the wildcard rows of one (sub, act), bucketed by the
-// literal text before the pattern's first special character: only buckets
-// whose prefix starts the object are tested.
+// literal prefix every key they match starts with: only buckets whose
+// prefix starts the object are tested.
 type patternSet struct {
 	byPrefix map[string][]int32 // prefix -> rule indexes
 	lens     []int              // distinct prefix lengths, ascending
 }
 
 // newIndex builds the index of rules (as casbin loaded them) for shape s.
-func newIndex(s *shape, rules []rule) *index {
-	x := &index{shape: s, rules: rules, rows: map[rowKey]hit{}, patterns: map[subAct]*patternSet{},
-		match: matchFuncs[s.objMatch]}
+// Patterns were checked (checkPatterns): one that does not compile here
+// cannot be, and is an error.
+func newIndex(s *shape, rules []rule) (*index, error) {
+	x := &index{shape: s, rules: rules, rows: map[rowKey]hit{}, keyed: map[rowKey]hit{}, patterns: map[subAct]*patternSet{}}
 	matters := map[string]bool{}
 	var pRules int
-	for i, r := range rules {
-		if r.ptype != "p" {
-			continue
+	for _, r := range rules {
+		if r.ptype == "p" {
+			pRules++
 		}
-		pRules++
-		matters[r.fields[0]], matters[r.fields[1]] = true, true
-		x.addRow(int32(i), r.fields)
 	}
 	if pRules == 0 {
 		// With no p row casbin evaluates the matcher once with every p value
 		// empty and allows when it holds: a virtual row ("", "", "").
 		x.rules = append(slices.Clip(x.rules), rule{ptype: "p", fields: []string{"", "", "", "allow"}, text: "(no p rows: casbin evaluates the matcher once with empty p values)"})
-		x.addRow(int32(len(x.rules)-1), x.rules[len(x.rules)-1].fields)
-		matters[""] = true
 	}
-	closures := map[string]map[string][]string{}
+	if s.objMatch != "" {
+		x.compiled = make([]objPattern, len(x.rules))
+	}
+	for i, r := range x.rules {
+		if r.ptype != "p" {
+			continue
+		}
+		matters[r.fields[0]], matters[r.fields[1]] = true, true
+		if err := x.addRow(int32(i), r.fields); err != nil {
+			return nil, err
+		}
+	}
+	closures := map[string]map[string]closure{}
+	x.graphs = map[string]*graph{}
 	for _, g := range []string{s.subRole, s.objRole} {
 		if g != "" && closures[g] == nil {
-			closures[g] = buildClosures(linksOf(rules, g), matters)
+			x.graphs[g] = newGraph(linksOf(rules, g))
+			closures[g] = x.graphs[g].closures(matters)
 		}
 	}
 	x.subs, x.objs = closures[s.subRole], closures[s.objRole]
-	return x
+	return x, nil
 }
 
 // effect returns +1 allow, -1 deny, 0 ignored, as casbin's Enforce reads a row.
@@ -94,26 +127,25 @@ func (x *index) effect(fields []string) int {
 	return 0 // casbin: Indeterminate (or a deny the effect never consults)
 }
 
-func (x *index) addRow(i int32, f []string) {
+func (x *index) addRow(i int32, f []string) error {
 	eff := x.effect(f)
 	if eff == 0 {
-		return
+		return nil
 	}
 	k := rowKey{f[0], f[1], f[2]}
-	h := x.rows[k]
-	if eff > 0 && h.allow == 0 {
-		h.allow = i + 1
+	x.rows[k] = x.rows[k].add(i, eff)
+	if x.shape.objMatch == "" {
+		return nil
 	}
-	if eff < 0 && h.deny == 0 {
-		h.deny = i + 1
+	pat, err := compilePattern(x.shape.objMatch, f[1])
+	if err != nil {
+		return fmt.Errorf("object %q is not a valid %s pattern", f[1], x.shape.objMatch)
 	}
-	x.rows[k] = h
-	if x.match == nil {
-		return
-	}
-	cut := strings.IndexAny(f[1], specials[x.shape.objMatch])
-	if cut < 0 {
-		return // a literal: the match function is plain equality, the map covers it
+	x.compiled[i] = pat
+	if pat.literal {
+		k := rowKey{f[0], pat.prefix, f[2]}
+		x.keyed[k] = x.keyed[k].add(i, eff)
+		return nil
 	}
 	sa := subAct{f[0], f[2]}
 	ps := x.patterns[sa]
@@ -121,89 +153,154 @@ func (x *index) addRow(i int32, f []string) {
 		ps = &patternSet{byPrefix: map[string][]int32{}}
 		x.patterns[sa] = ps
 	}
-	prefix := f[1][:cut]
-	if _, seen := ps.byPrefix[prefix]; !seen {
-		ps.lens = append(ps.lens, len(prefix))
+	if _, seen := ps.byPrefix[pat.prefix]; !seen {
+		ps.lens = append(ps.lens, len(pat.prefix))
 		slices.Sort(ps.lens)
 		ps.lens = slices.Compact(ps.lens)
 	}
-	ps.byPrefix[prefix] = append(ps.byPrefix[prefix], i)
+	ps.byPrefix[pat.prefix] = append(ps.byPrefix[pat.prefix], i)
+	return nil
 }
 
-// enforce is casbin's Enforce(sub, obj, act) for the indexed model.
-func (x *index) enforce(sub, obj, act string) bool {
-	allow, _ := x.decide(sub, obj, act, nil)
+// enforce is casbin's Enforce(sub, obj, act) for the indexed model, with
+// the subject's token groups as g lines.
+func (x *index) enforce(q subject, obj, act string) bool {
+	allow, _ := x.decide(q, obj, act, nil)
 	return allow
+}
+
+// reach returns the names name reaches through role definition role (with
+// closures cl), with the subject's token groups as links from q.id in
+// groupRole: without groups, the closure built at load.
+func (x *index) reach(role string, cl map[string]closure, name string, q subject) []string {
+	if role == "" {
+		return nil
+	}
+	base := cl[name].names
+	if len(q.groups) == 0 || role != groupRole {
+		return base
+	}
+	if name == q.id {
+		// A group is one link away; what it reaches counts within one
+		// link fewer. A shortest path never comes back through q.id.
+		out := slices.Clip(base)
+		for _, g := range q.groups {
+			c := cl[g]
+			out = append(append(out, g), c.names[:c.near]...)
+		}
+		return out
+	}
+	if g := x.graphs[role]; g != nil && g.hasMembers(q.id) {
+		// name reaches q.id (a principal that is itself a group, rare):
+		// walk the links with the token's added.
+		return g.reachWith(name, q.id, q.groups)
+	}
+	return base
+}
+
+// candidates returns the values of one column a p row may hold to match
+// the request value v: v itself when the term has equality or a role
+// (g(v, v) holds), what v reaches through the role, and the literals.
+func candidates(buf []string, v string, self bool, reached, lits []string) []string {
+	if self {
+		buf = append(buf, v)
+	}
+	buf = append(buf, reached...)
+	return append(buf, lits...)
 }
 
 // decide returns the decision and the deciding rule's index (-1 when no
 // rule matched). seen, when not nil, is told every matching rule (tools).
-func (x *index) decide(sub, obj, act string, seen func(ruleIdx int, viaSub, viaObj string)) (bool, int) {
-	if x.shape.guard && strings.IndexByte(sub, ':') >= 0 {
+func (x *index) decide(q subject, obj, act string, seen func(ruleIdx int, viaSub, viaObj string)) (bool, int) {
+	s := x.shape
+	if s.guard != nil && s.guard.MatchString(q.id) {
 		return false, -1
 	}
-	allowAt, denyAt := -1, -1
-	note := func(idx int32, allow bool, viaSub, viaObj string) {
-		if seen != nil {
-			seen(int(idx-1), viaSub, viaObj)
-		}
-		if allow && allowAt < 0 {
-			allowAt = int(idx - 1)
-		} else if !allow && denyAt < 0 {
-			denyAt = int(idx - 1)
+	var sb, ob, ab [16]string
+	subs := candidates(sb[:0], q.id, s.subEq || s.subRole != "", x.reach(s.subRole, x.subs, q.id, q), s.subLits)
+	objs := candidates(ob[:0], obj, s.objEq || s.objRole != "", x.reach(s.objRole, x.objs, obj, q), s.objLits)
+	acts := candidates(ab[:0], act, s.actEq, nil, s.actLits)
+	d := decision{allowAt: -1, denyAt: -1, seen: seen, denyWins: s.denyWins}
+	for _, sub := range subs {
+		for _, a := range acts {
+			for _, o := range objs {
+				if d.hit(x.rows[rowKey{sub, o, a}], sub, o) {
+					return d.result()
+				}
+			}
+			if s.objMatch != "" && x.matchPatterns(&d, sub, obj, a) {
+				return d.result()
+			}
 		}
 	}
-	subs, objs := x.subs[sub], x.objs[obj]
-	for i := -1; i < len(subs); i++ {
-		s := sub
-		if i >= 0 {
-			s = subs[i]
+	return d.result()
+}
+
+// matchPatterns notes the rows under the matching function that match obj
+// for (sub, act); true when the decision is made.
+func (x *index) matchPatterns(d *decision, sub, obj, act string) bool {
+	if d.hit(x.keyed[rowKey{sub, obj, act}], sub, obj) {
+		return true
+	}
+	ps := x.patterns[subAct{sub, act}]
+	if ps == nil {
+		return false
+	}
+	for _, n := range ps.lens {
+		if n > len(obj) {
+			break
 		}
-		for j := -1; j < len(objs); j++ {
-			o := obj
-			if j >= 0 {
-				o = objs[j]
-			}
-			h, ok := x.rows[rowKey{s, o, act}]
-			if !ok {
+		for _, ri := range ps.byPrefix[obj[:n]] {
+			if !x.compiled[ri].match(obj) {
 				continue
 			}
-			if h.deny != 0 {
-				note(h.deny, false, s, o)
-				if seen == nil {
-					return false, denyAt
-				}
-			}
-			if h.allow != 0 {
-				note(h.allow, true, s, o)
-				if seen == nil && !x.shape.denyWins {
-					return true, allowAt
-				}
-			}
-		}
-		if ps := x.patterns[subAct{s, act}]; ps != nil {
-			for _, n := range ps.lens {
-				if n > len(obj) {
-					break
-				}
-				for _, ri := range ps.byPrefix[obj[:n]] {
-					r := x.rules[ri]
-					if !x.match(obj, r.fields[1]) {
-						continue
-					}
-					allow := x.effect(r.fields) > 0
-					note(ri+1, allow, s, r.fields[1])
-					if seen == nil && (!allow || !x.shape.denyWins) {
-						return allow, int(ri)
-					}
-				}
+			if d.hit(hit{}.add(ri, x.effect(x.rules[ri].fields)), sub, x.rules[ri].fields[1]) {
+				return true
 			}
 		}
 	}
-	if denyAt >= 0 {
-		return false, denyAt
+	return false
+}
+
+// decision collects matching rows as casbin's effect reads them.
+type decision struct {
+	allowAt, denyAt int
+	denyWins        bool
+	seen            func(ruleIdx int, viaSub, viaObj string)
+}
+
+// hit notes h's rows; true when the decision is made (only without seen,
+// which wants every matching row).
+func (d *decision) hit(h hit, sub, obj string) bool {
+	if h.deny != 0 {
+		d.note(int(h.deny-1), false, sub, obj)
+		if d.seen == nil {
+			return true
+		}
 	}
-	return allowAt >= 0, allowAt
+	if h.allow != 0 {
+		d.note(int(h.allow-1), true, sub, obj)
+		return d.seen == nil && !d.denyWins
+	}
+	return false
+}
+
+func (d *decision) note(i int, allow bool, sub, obj string) {
+	if d.seen != nil {
+		d.seen(i, sub, obj)
+	}
+	if allow && (d.allowAt < 0 || i < d.allowAt) {
+		d.allowAt = i
+	} else if !allow && (d.denyAt < 0 || i < d.denyAt) {
+		d.denyAt = i
+	}
+}
+
+func (d *decision) result() (bool, int) {
+	if d.denyAt >= 0 {
+		return false, d.denyAt
+	}
+	return d.allowAt >= 0, d.allowAt
 }
 
 func (x *index) kind() string { return "index" }
@@ -225,6 +322,7 @@ type graph struct {
 	id    map[string]int32
 	names []string
 	out   [][]int32
+	into  []bool // the name has members (some link ends at it)
 }
 
 func newGraph(links [][2]string) *graph {
@@ -236,19 +334,27 @@ func newGraph(links [][2]string) *graph {
 		g.id[n] = int32(len(g.names))
 		g.names = append(g.names, n)
 		g.out = append(g.out, nil)
+		g.into = append(g.into, false)
 		return g.id[n]
 	}
 	for _, l := range links {
 		a, b := intern(l[0]), intern(l[1])
 		g.out[a] = append(g.out[a], b)
+		g.into[b] = true
 	}
 	return g
 }
 
-// reach returns the names start reaches in 1..maxDepth links, in breadth-
-// first order with the parent of each (for chains), as casbin's
-// hasLinkHelper walks level by level.
-func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, parent int32)) {
+// hasMembers reports whether some link ends at name.
+func (g *graph) hasMembers(name string) bool {
+	i, ok := g.id[name]
+	return ok && g.into[i]
+}
+
+// reach calls visit for the names start reaches in 1..maxDepth links, in
+// breadth-first order with the parent and depth of each (for chains), as
+// casbin's hasLinkHelper walks level by level.
+func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, parent int32, depth int)) {
 	level := []int32{start}
 	stamp[start] = gen
 	for depth := 1; depth <= maxDepth && len(level) > 0; depth++ {
@@ -257,7 +363,7 @@ func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, par
 			for _, m := range g.out[n] {
 				if stamp[m] != gen {
 					stamp[m] = gen
-					visit(m, n)
+					visit(m, n, depth)
 					next = append(next, m)
 				}
 			}
@@ -266,27 +372,73 @@ func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, par
 	}
 }
 
-// buildClosures returns, for every name with links, the names it reaches
-// within maxDepth that are in matters (the others cannot change a decision).
-func buildClosures(links [][2]string, matters map[string]bool) map[string][]string {
-	g := newGraph(links)
+// closures returns, for every name with links, the names it reaches within
+// maxDepth that are in matters (the others cannot change a decision).
+func (g *graph) closures(matters map[string]bool) map[string]closure {
 	stamp := make([]uint32, len(g.names))
-	out := make(map[string][]string, len(g.names))
+	out := make(map[string]closure, len(g.names))
 	for i := range g.names {
 		if len(g.out[i]) == 0 {
 			continue
 		}
-		var reached []string
-		g.reach(int32(i), stamp, uint32(i+1), func(n, _ int32) {
+		var c closure
+		g.reach(int32(i), stamp, uint32(i+1), func(n, _ int32, depth int) {
 			if matters[g.names[n]] {
-				reached = append(reached, g.names[n])
+				c.names = append(c.names, g.names[n])
+				if depth < maxDepth {
+					c.near = len(c.names)
+				}
 			}
 		})
-		if reached != nil {
-			out[g.names[i]] = slices.Clip(reached)
+		if c.names != nil {
+			c.names = slices.Clip(c.names)
+			out[g.names[i]] = c
 		}
 	}
 	return out
+}
+
+// buildClosures is graph.closures over links, names only.
+func buildClosures(links [][2]string, matters map[string]bool) map[string][]string {
+	out := map[string][]string{}
+	for name, c := range newGraph(links).closures(matters) {
+		out[name] = c.names
+	}
+	return out
+}
+
+// reachWith returns every name start reaches within maxDepth links with
+// the links member -> each of groups added (the token's memberships).
+func (g *graph) reachWith(start, member string, groups []string) []string {
+	next := func(n string) []string {
+		var out []string
+		if i, ok := g.id[n]; ok {
+			for _, m := range g.out[i] {
+				out = append(out, g.names[m])
+			}
+		}
+		if n == member {
+			out = append(out, groups...)
+		}
+		return out
+	}
+	seen := map[string]bool{start: true}
+	var reached []string
+	level := []string{start}
+	for depth := 1; depth <= maxDepth && len(level) > 0; depth++ {
+		var following []string
+		for _, n := range level {
+			for _, m := range next(n) {
+				if !seen[m] {
+					seen[m] = true
+					reached = append(reached, m)
+					following = append(following, m)
+				}
+			}
+		}
+		level = following
+	}
+	return reached
 }
 
 // chain returns the shortest list of names from -> ... -> to along links
@@ -302,7 +454,7 @@ func (g *graph) chain(from, to string) []string {
 	parent := map[int32]int32{}
 	var found bool
 	stamp := make([]uint32, len(g.names))
-	g.reach(start, stamp, 1, func(n, p int32) {
+	g.reach(start, stamp, 1, func(n, p int32, _ int) {
 		parent[n] = p
 		if g.names[n] == to {
 			found = true

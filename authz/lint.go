@@ -19,30 +19,34 @@ func lint(path string, m model.Model, rules []rule, graphs bool) []Problem {
 	add := func(r rule, warning bool, format string, args ...any) {
 		problems = append(problems, Problem{File: path, Line: r.line, Warning: warning, Msg: fmt.Sprintf(format, args...)})
 	}
-	standard := squash(defValue(m, "p", "p")) == "sub,obj,act" || squash(defValue(m, "p", "p")) == "sub,obj,act,eft"
-	guarded := strings.Contains(squash(defValue(m, "m", "m")), `!regexMatch(r_sub,":")`)
+	pt := m["p"]["p"].Tokens
+	standard := slices.Equal(pt, []string{"p_sub", "p_obj", "p_act"}) || slices.Equal(pt, []string{"p_sub", "p_obj", "p_act", "p_eft"})
+	guarded := strings.Contains(strings.Join(strings.Fields(defValue(m, "m", "m")), ""), `!regexMatch(r_sub,":")`)
 	members := map[string]bool{}
 	for _, r := range rules {
 		if strings.HasPrefix(r.ptype, "g") && len(r.fields) >= 2 {
 			members[r.fields[1]] = true
 		}
 	}
+	words := vocabularyOf(m)
 	for _, r := range rules {
 		if r.ptype != "p" || !standard {
 			continue
 		}
 		sub, obj, act := r.fields[0], r.fields[1], r.fields[2]
-		if !isAction(act) {
-			add(r, false, "unknown action %q: the service asks for view, update, view_account or transfer", act)
+		actNamed := words.names("act", act)
+		if !isAction(act) && !actNamed {
+			add(r, false, "unknown action %q%s: the service asks for %s", act, suggest(act), strings.Join(actions, ", "))
 			continue
 		}
-		if kind, ok := objectKind(obj); !ok {
+		if kind, ok := objectKind(obj); !ok && !words.names("obj", obj) {
 			add(r, false, "unknown object %q: expected class:ID, account:ID, project:KEY, plan:KEY-PLAN or student:ID (or a wildcard such as project:WEB*)", obj)
 			continue
-		} else if kind != "" && !actionFits(kind, act) {
+		} else if kind != "" && !actNamed && !actionFits(kind, act) {
 			add(r, true, "action %q is never asked about %s objects: this line can never matter", act, kind)
 		}
-		if guarded && strings.Contains(sub, ":") && !members[sub] {
+		// group:NAME gets its members from tokens, not from g lines.
+		if guarded && strings.Contains(sub, ":") && !members[sub] && !strings.HasPrefix(sub, prefixGroup) {
 			add(r, true, "grant to group %q, which nobody is in: this line can never matter", sub)
 		}
 		if len(r.fields) == 4 && r.fields[3] != "allow" && r.fields[3] != "deny" {
@@ -175,12 +179,48 @@ func (g *graph) beyond(start int32, stamp []uint32, gen uint32) string {
 	return ""
 }
 
-func isAction(act string) bool {
-	switch act {
-	case actView, actUpdate, actViewAccount, actTransfer:
-		return true
+// actions are the actions the service asks about.
+var actions = []string{actView, actUpdate, actViewAccount, actTransfer, actReceive}
+
+func isAction(act string) bool { return slices.Contains(actions, act) }
+
+// suggest names the action act is most likely a typo of, if any is within
+// two edits.
+func suggest(act string) string {
+	best, dist := "", 3
+	for _, a := range actions {
+		if d := editDistance(act, a); d < dist {
+			best, dist = a, d
+		}
 	}
-	return false
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is Levenshtein's distance between a and b, counting an
+// adjacent swap as one edit ("veiw" is one from "view").
+func editDistance(a, b string) int {
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // objectKind returns the object's prefix ("" for a wildcard that names

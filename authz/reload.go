@@ -37,7 +37,7 @@ func (a *Authorizer) Reload() error {
 func (a *Authorizer) reload() (changed bool, err error) {
 	a.reloadMu.Lock()
 	defer a.reloadMu.Unlock()
-	started := time.Now()
+	started := a.now()
 	f, err := readFiles(a.modelPath, a.policyPath)
 	if err != nil {
 		return false, a.refuse("read:"+err.Error(), reasonUnreadable, err)
@@ -54,7 +54,7 @@ func (a *Authorizer) reload() (changed bool, err error) {
 	if msg := a.shrunk(cur, st); msg != "" {
 		return false, a.refuse(f.hash(), reasonShrunk, fmt.Errorf("authz: %s: %s; set FACADE_POLICY_ALLOW_SHRINK=1 to accept it", a.policyPath, msg))
 	}
-	st.version, st.loadedAt, st.digest = cur.version+1, time.Now(), f.digest
+	st.version, st.loadedAt, st.digest = cur.version+1, a.now(), f.digest
 	a.cur.Store(st)
 	a.accept(st, started, true)
 	return true, nil
@@ -88,7 +88,7 @@ func (a *Authorizer) accept(st *state, started time.Time, fresh bool) {
 		a.publish(st)
 		a.metrics.PolicyReloads.WithLabelValues("ok").Inc()
 		a.log.Info("policy reloaded", "rules", len(st.rules), "version", st.version, "hash", st.hash,
-			"decider", st.decider.kind(), "took", time.Since(started).Round(time.Millisecond))
+			"decider", st.decider.kind(), "took", a.now().Sub(started).Round(time.Millisecond))
 	case wasRefusing:
 		a.metrics.PolicyReloads.WithLabelValues("ok").Inc()
 		a.log.Info("policy files are back to the policy in force", "version", st.version)

@@ -40,7 +40,13 @@ func (p *Policy) Family() string { return p.st.family }
 func (p *Policy) Hash() string { return p.st.hash }
 
 // Enforce is casbin's Enforce(sub, obj, act) on these files.
-func (p *Policy) Enforce(sub, obj, act string) bool { return p.st.enforce(sub, obj, act) }
+func (p *Policy) Enforce(sub, obj, act string) bool { return p.st.enforce(subject{id: sub}, obj, act) }
+
+// Decide is the service's authorization of (obj, act) for pr, its groups
+// included: casbin's Enforce with "g, <ID>, group:<name>" per group added.
+func (p *Policy) Decide(pr facade.Principal, obj, act string) bool {
+	return p.st.enforce(subjectOf(pr), obj, act)
+}
 
 // Explanation says why a question was decided as it was.
 type Explanation struct {
@@ -50,18 +56,20 @@ type Explanation struct {
 	Notes []string // built-in rules, or what was searched
 }
 
-// Explain answers the question (sub, obj, act) as the service would for a
-// principal of the given role. Grade questions (obj student:S) apply the
-// role rules first; plan:K-P is also covered by view on project:K.
-func (p *Policy) Explain(sub, role, obj, act string) (Explanation, error) {
-	if sid, ok := strings.CutPrefix(obj, prefixStudent); ok && role != "" {
-		if x, decided := gradeRole(facade.Principal{ID: sub, Role: role}, sid, act); decided {
+// Explain answers the question (pr.ID, obj, act) as the service would for
+// pr: its role (grade questions, obj student:S, apply the role rules
+// first) and its groups (members of group:<name>); plan:K-P is also
+// covered by view on project:K.
+func (p *Policy) Explain(pr facade.Principal, obj, act string) (Explanation, error) {
+	if sid, ok := strings.CutPrefix(obj, prefixStudent); ok && pr.Role != "" {
+		if x, decided := gradeRole(pr, sid, act); decided {
 			return x, nil
 		}
 	}
-	x := p.explain(sub, obj, act)
+	q := subjectOf(pr)
+	x := p.explain(q, obj, act)
 	if project, _, ok := strings.Cut(strings.TrimPrefix(obj, prefixPlan), "-"); !x.Allow && ok && strings.HasPrefix(obj, prefixPlan) && act == actView {
-		if px := p.explain(sub, prefixProject+project, act); px.Allow {
+		if px := p.explain(q, prefixProject+project, act); px.Allow {
 			px.Notes = append(px.Notes, fmt.Sprintf("results and artifacts of %s are also visible with view on %s%s", obj, prefixProject, project))
 			return px, nil
 		}
@@ -84,12 +92,12 @@ func gradeRole(pr facade.Principal, studentID, act string) (Explanation, bool) {
 }
 
 // explain is the casbin question alone.
-func (p *Policy) explain(sub, obj, act string) Explanation {
+func (p *Policy) explain(q subject, obj, act string) Explanation {
 	switch d := p.st.decider.(type) {
 	case *index:
-		return p.explainIndex(d, sub, obj, act)
+		return p.explainIndex(d, q, obj, act)
 	case *casbinDecider:
-		allow, row, err := d.explain(sub, obj, act)
+		allow, row, err := d.explain(q, obj, act)
 		x := Explanation{Allow: allow && err == nil}
 		if err != nil {
 			x.Notes = append(x.Notes, "casbin could not evaluate the question: deny")
@@ -103,34 +111,55 @@ func (p *Policy) explain(sub, obj, act string) Explanation {
 	return Explanation{}
 }
 
-func (p *Policy) explainIndex(x *index, sub, obj, act string) Explanation {
-	if x.shape.guard && strings.Contains(sub, ":") {
-		return Explanation{Notes: []string{fmt.Sprintf("%q has a colon: it names a group or an object, never a principal (the matcher's !regexMatch(r.sub, \":\"))", sub)}}
+func (p *Policy) explainIndex(x *index, q subject, obj, act string) Explanation {
+	sub := q.id
+	if g := x.shape.guard; g != nil && g.MatchString(sub) {
+		return Explanation{Notes: []string{fmt.Sprintf("%q matches the matcher's !regexMatch(r.sub, %q): it names a group or an object, never a principal", sub, x.shape.guardSrc)}}
 	}
-	var viaSub, viaObj string
-	allow, at := x.decide(sub, obj, act, nil)
-	if at >= 0 {
-		x.decide(sub, obj, act, func(i int, s, o string) {
-			if i == at && viaSub == "" {
-				viaSub, viaObj = s, o
-			}
-		})
-	}
+	type via struct{ sub, obj string }
+	vias := map[int]via{}
+	allow, at := x.decide(q, obj, act, func(i int, s, o string) {
+		if _, ok := vias[i]; !ok {
+			vias[i] = via{s, o}
+		}
+	})
+	viaSub, viaObj := vias[at].sub, vias[at].obj
 	e := Explanation{Allow: allow}
 	if at < 0 {
-		e.Notes = append(e.Notes, p.searched(x, sub, obj, act))
+		e.Notes = append(e.Notes, p.searched(x, q, obj, act))
 		return e
 	}
 	r := x.rules[at]
 	e.Rule = r.cite(p.policyPath)
-	e.Chain = append(p.chain(x.shape.subRole, sub, viaSub), p.chain(x.shape.objRole, obj, viaObj)...)
-	if viaObj != obj && !slices.Contains(x.objs[obj], viaObj) {
+	e.Chain = append(p.chainFor(q, x.shape.subRole, sub, viaSub), p.chainFor(q, x.shape.objRole, obj, viaObj)...)
+	if viaObj != obj && !slices.Contains(x.reach(x.shape.objRole, x.objs, obj, q), viaObj) {
 		e.Notes = append(e.Notes, fmt.Sprintf("%s matches the wildcard %s (%s)", obj, viaObj, x.shape.objMatch))
 	}
 	if !allow {
 		e.Notes = append(e.Notes, "a deny rule matched: deny wins over any allow")
 	}
 	return e
+}
+
+// chainFor is chain with q's token groups: when the policy's own lines do
+// not lead from q.id to to, the chain starts at the group that does.
+func (p *Policy) chainFor(q subject, g, from, to string) []string {
+	if g == "" || from == to {
+		return nil
+	}
+	if lines := p.chain(g, from, to); lines != nil || g != groupRole || from != q.id {
+		return lines
+	}
+	for _, grp := range q.groups {
+		token := fmt.Sprintf("(token groups) %s is a member of %s", q.id, grp)
+		if grp == to {
+			return []string{token}
+		}
+		if lines := p.chain(g, grp, to); lines != nil {
+			return append([]string{token}, lines...)
+		}
+	}
+	return nil
 }
 
 // chain cites the g lines from -> ... -> to in role definition g.
@@ -162,13 +191,13 @@ func (p *Policy) cite(row []string) string {
 	return "p, " + strings.Join(row, ", ")
 }
 
-func (p *Policy) searched(x *index, sub, obj, act string) string {
-	who := sub
-	if gs := x.subs[sub]; len(gs) > 0 {
+func (p *Policy) searched(x *index, q subject, obj, act string) string {
+	who := q.id
+	if gs := x.reach(x.shape.subRole, x.subs, q.id, q); len(gs) > 0 {
 		who += " or its groups (" + strings.Join(gs, ", ") + ")"
 	}
 	what := obj
-	if os := x.objs[obj]; len(os) > 0 {
+	if os := x.reach(x.shape.objRole, x.objs, obj, q); len(os) > 0 {
 		what += " or its groups (" + strings.Join(os, ", ") + ")"
 	}
 	return fmt.Sprintf("no policy line grants %s on %s to %s", act, what, who)
@@ -182,7 +211,9 @@ type TestResult struct {
 
 // RunTests checks a file of expected decisions: lines "allow|deny SUB OBJ
 // ACT", blank lines and # comments. Each is the casbin question (sub, obj,
-// act), as stock casbin answers it. A malformed line is an error.
+// act), as stock casbin answers it. SUB may name the groups the principal's
+// token carries: carol+group:devs+group:ops asks as carol, a member of
+// group:devs and group:ops. A malformed line is an error.
 func (p *Policy) RunTests(path string, data []byte) (TestResult, error) {
 	var res TestResult
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -195,8 +226,12 @@ func (p *Policy) RunTests(path string, data []byte) (TestResult, error) {
 		if len(f) != 4 || (f[0] != "allow" && f[0] != "deny") {
 			return res, fmt.Errorf("%s:%d: expected \"allow|deny SUB OBJ ACT\"", path, n)
 		}
+		q, ok := parseTestSubject(f[1])
+		if !ok {
+			return res, fmt.Errorf("%s:%d: SUB is ID or ID+group:NAME+...: group names are letters, digits and ._@-", path, n)
+		}
 		res.Cases++
-		x := p.explain(f[1], f[2], f[3])
+		x := p.explain(q, f[2], f[3])
 		if x.Allow == (f[0] == "allow") {
 			continue
 		}
@@ -208,6 +243,22 @@ func (p *Policy) RunTests(path string, data []byte) (TestResult, error) {
 		res.Mismatches = append(res.Mismatches, msg)
 	}
 	return res, sc.Err()
+}
+
+// parseTestSubject reads a test file's SUB: ID, or ID+group:NAME+...
+func parseTestSubject(s string) (subject, bool) {
+	id, rest, _ := strings.Cut(s, "+")
+	var names []string
+	if rest != "" {
+		for _, g := range strings.Split(rest, "+") {
+			name, ok := strings.CutPrefix(g, prefixGroup)
+			if !ok || !facade.ValidGroupName(name) {
+				return subject{}, false
+			}
+			names = append(names, name)
+		}
+	}
+	return subjectWith(id, names), id != ""
 }
 
 // Lines formats an explanation for people: the deciding rule, the chain,
@@ -255,41 +306,43 @@ func (p *Policy) names() (subjects, objects, actions []string) {
 // the colon guard, which keeps a token from posing as a group, is not
 // applied (index only; casbin's Enforce always applies the model).
 func (p *Policy) asGroup(name, obj, act string) bool {
-	if x, ok := p.st.decider.(*index); ok && x.shape.guard {
+	if x, ok := p.st.decider.(*index); ok && x.shape.guard != nil {
 		s := *x.shape
-		s.guard = false
+		s.guard = nil
 		y := *x
 		y.shape = &s
-		return y.enforce(name, obj, act)
+		return y.enforce(subject{id: name}, obj, act)
 	}
-	return p.st.enforce(name, obj, act)
+	return p.st.enforce(subject{id: name}, obj, act)
 }
 
 // Who returns every principal and every group that may act on obj
-// (principals: names without a colon, as a token sub would be).
-func (p *Policy) Who(obj, act string) (principals, groups []string) {
+// (principals: names without a colon, as a token sub would be), each
+// principal asked as carrying tokenGroups (group names, as a token's).
+func (p *Policy) Who(obj, act string, tokenGroups []string) (principals, groups []string) {
 	subjects, _, _ := p.names()
 	for _, s := range subjects {
 		if strings.Contains(s, ":") {
 			if p.asGroup(s, obj, act) {
 				groups = append(groups, s)
 			}
-		} else if p.st.enforce(s, obj, act) {
+		} else if p.st.enforce(subjectWith(s, tokenGroups), obj, act) {
 			principals = append(principals, s)
 		}
 	}
 	return principals, groups
 }
 
-// What returns every (object, action) the policy names that sub may do,
-// through its groups, objects' groups and wildcards ("obj act" pairs,
-// sorted). A group name (with a colon) is asked as its members get it.
-func (p *Policy) What(sub string) []string {
+// What returns every (object, action) the policy names that pr may do,
+// through its groups (the policy's and its token's), objects' groups and
+// wildcards ("obj act" pairs, sorted). A group name (with a colon) is
+// asked as its members get it.
+func (p *Policy) What(pr facade.Principal) []string {
 	_, objects, actions := p.names()
 	var out []string
 	for _, o := range objects {
 		for _, a := range actions {
-			if p.asGroupOrPrincipal(sub, o, a) {
+			if p.asGroupOrPrincipal(pr, o, a) {
 				out = append(out, o+" "+a)
 			}
 		}
@@ -297,11 +350,11 @@ func (p *Policy) What(sub string) []string {
 	return out
 }
 
-func (p *Policy) asGroupOrPrincipal(sub, obj, act string) bool {
-	if strings.Contains(sub, ":") {
-		return p.asGroup(sub, obj, act)
+func (p *Policy) asGroupOrPrincipal(pr facade.Principal, obj, act string) bool {
+	if strings.Contains(pr.ID, ":") && len(pr.Groups) == 0 {
+		return p.asGroup(pr.ID, obj, act)
 	}
-	return p.st.enforce(sub, obj, act)
+	return p.st.enforce(subjectOf(pr), obj, act)
 }
 
 // Change is one decision that differs between two policies.

@@ -131,6 +131,8 @@ cleanup() {
 }
 
 taken_ports=' '
+# The ports free_port picks (it sets them by name).
+redis_port='' facade_port='' compare_port='' nginx_port='' nginx_static_port=''
 free_port() { # VAR
 	local p
 	for _ in $(seq 200); do
@@ -277,10 +279,11 @@ launch_facade() {
 		export FACADE_ADDR="127.0.0.1:$port" FACADE_PUBLIC_URL="$url" \
 			FACADE_UPSTREAM_URL="$upstream_url" FACADE_UPSTREAM_TOKEN="$upstream_token" \
 			FACADE_JWT_SECRET="$jwt_secret"
-		# shellcheck disable=SC2086
-		[ -z "$FACADE_ENV" ] || export $FACADE_ENV
-		# shellcheck disable=SC2086
-		[ -z "$extra" ] || export $extra
+		# Each is "NAME=value NAME=value": one export per word.
+		local -a words=()
+		[ -z "$FACADE_ENV" ] || read -ra words <<<"$FACADE_ENV"
+		[ -z "$extra" ] || { read -ra more <<<"$extra"; words+=("${more[@]}"); }
+		[ ${#words[@]} -eq 0 ] || export "${words[@]}"
 		exec "$bin" serve
 	) 2>"$logf" &
 	pids+=($!)
@@ -372,7 +375,7 @@ warm_and_check() {
 	local visible=$1 auth=(-H "Authorization: Bearer $token1") s
 	status_of "$facade_url$list_path" "$tmp/facade.json" "${auth[@]}" >/dev/null
 	s=$(status_of "$facade_url$list_path" "$tmp/facade.json" "${auth[@]}")
-	[ "$s" = 200 ] && [ "$(header_of "$tmp/facade.json" x-cache)" = HIT ] || die "facade list: $s $(header_of "$tmp/facade.json" x-cache), want 200 HIT"
+	{ [ "$s" = 200 ] && [ "$(header_of "$tmp/facade.json" x-cache)" = HIT ]; } || die "facade list: $s $(header_of "$tmp/facade.json" x-cache), want 200 HIT"
 	has "$tmp/facade.json" "\"projects\":{\"size\":$visible," || die "facade: projects.size is not $visible"
 	has "$tmp/facade.json" '"key":"WEB-NIGHTLY"' || die "facade: granted plan WEB-NIGHTLY missing"
 	for key in MOBILE B002 WEB-PR; do
@@ -380,7 +383,7 @@ warm_and_check() {
 	done
 	! has "$tmp/facade.json" "$upstream_hostport" || die "facade: upstream host leaked into links"
 	s=$(status_of "$facade_url/student/$student/english/grade" "$tmp/grade.json" "${auth[@]}")
-	[ "$s" = 200 ] && has "$tmp/grade.json" '"B+"' || die "facade grade: $s $(cat "$tmp/grade.json")"
+	{ [ "$s" = 200 ] && has "$tmp/grade.json" '"B+"'; } || die "facade grade: $s $(cat "$tmp/grade.json")"
 	s=$(status_of "$facade_url/rs/account/$acct_a/balance" "$tmp/balance.json" "${auth[@]}")
 	[ "$s" = 200 ] || die "facade balance: $s $(cat "$tmp/balance.json")"
 	s=$(status_of "$facade_url/rs/transfer/from/$acct_a/to/$acct_b/amount/0.01" "$tmp/transfer.json" "${auth[@]}" -X POST -H 'X-XSRF-TOKEN: bench')
@@ -404,17 +407,17 @@ start_blob() {
 	blob_url=$(head -1 "$tmp/blobserver.out")
 	local s
 	s=$(status_of "$blob_url/list.json" "$tmp/blob.json")
-	[ "$s" = 200 ] && cmp -s "$tmp/blob.json" "$tmp/facade.json" || die "blobserver: $s or not facade's bytes"
+	{ [ "$s" = 200 ] && cmp -s "$tmp/blob.json" "$tmp/facade.json"; } || die "blobserver: $s or not facade's bytes"
 }
 
 check_nginx() {
 	local s
 	status_of "http://127.0.0.1:$nginx_port/rest/api/latest/project" "$tmp/nginx.json" >/dev/null
 	s=$(status_of "http://127.0.0.1:$nginx_port/rest/api/latest/project" "$tmp/nginx.json")
-	[ "$s" = 200 ] && [ "$(header_of "$tmp/nginx.json" x-cache-status)" = HIT ] || die "nginx proxy_cache: $s, want 200 HIT"
+	{ [ "$s" = 200 ] && [ "$(header_of "$tmp/nginx.json" x-cache-status)" = HIT ]; } || die "nginx proxy_cache: $s, want 200 HIT"
 	has "$tmp/nginx.json" '"key":"MOBILE"' || die "nginx: not the unfiltered document"
 	s=$(status_of "http://127.0.0.1:$nginx_static_port/list.json" "$tmp/static.json")
-	[ "$s" = 200 ] && cmp -s "$tmp/static.json" "$tmp/facade.json" || die "nginx static: $s or not facade's bytes"
+	{ [ "$s" = 200 ] && cmp -s "$tmp/static.json" "$tmp/facade.json"; } || die "nginx static: $s or not facade's bytes"
 }
 
 balances() {
@@ -509,8 +512,8 @@ record() { echo "$2" >>"$tmp/res.$1"; }
 # server whose CPU is PID's (and, for nginx, its workers').
 wrk_run() {
 	local name=$1 base=$3 method=$4 paths=$5 tokens=${6:-} pidlist before after out perf_pid='' st0 st1 line
-	pidlist=$2
-	before=$(cpu_ticks $pidlist)
+	read -ra pidlist <<<"$2"
+	before=$(cpu_ticks "${pidlist[@]}")
 	[ "$name" = "${name#f-}" ] || st0=$(statuses)
 	if [ "$PERF" = 1 ] && [ "$name" != "${name#f-}" ] && [ "$round" = "$ROUNDS" ]; then
 		perf record -F 499 -g -o "$tmp/perf.$name" -p "$facade_pid" >/dev/null 2>&1 &
@@ -522,7 +525,7 @@ wrk_run() {
 		kill -INT "$perf_pid" 2>/dev/null || true
 		wait "$perf_pid" 2>/dev/null || true
 	fi
-	after=$(cpu_ticks $pidlist)
+	after=$(cpu_ticks "${pidlist[@]}")
 	line=$(grep '^RESULT' <<<"$out") || die "$name: wrk printed no result: $out"
 	local reqs dur r429=0 bad=0
 	reqs=$(field "$line" requests)
@@ -569,17 +572,46 @@ compare_run() {
 	[ -z "$COMPARE" ] || wrk_run "c-$1" "$compare_pid" "$compare_url" "$2" "$3" "$tmp/tokens"
 }
 
+# script_stats: "usec calls" of every EVAL and EVALSHA redis-server has
+# run (INFO commandstats), then the ledger's length.
+script_stats() {
+	redis-cli -p "$redis_port" info commandstats | tr -d '\r' |
+		awk -F'[:,=]' '/^cmdstat_(eval|evalsha):/ {u += $5; c += $3} END {printf "%d %d ", u, c}'
+	redis-cli -p "$redis_port" xlen 'facade:accounts:{money}:ledger'
+}
+
+# run_ns PID: CPU time the process has run, in ns (/proc/PID/schedstat).
+run_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
+
+# transfer_run NAME PID URL PATHS: a wrk run of transfers, plus what Redis
+# spent on them, per transfer applied: redis-server's CPU time (all its
+# work: sockets, parsing, scripts), the time inside script calls (INFO
+# commandstats: elapsed time, so on a busy machine it also counts time
+# Redis was not on a CPU, and it includes the rate limiter's settlement
+# scripts), and script calls per transfer.
+transfer_run() {
+	local s0 s1 c0 c1
+	s0=$(script_stats)
+	c0=$(run_ns "$redis_pid")
+	wrk_run "$1" "$2" "$3" POST "$4" "$tmp/tokens"
+	c1=$(run_ns "$redis_pid")
+	s1=$(script_stats)
+	echo "$s0 $s1 $((c1 - c0))" | awk '{n = $6 - $3; if (n < 1) n = 1
+		printf "%.1f %.1f %.3f\n", $7 / 1000 / n, ($4 - $1) / n, ($5 - $2) / n}' >>"$tmp/redis.$1"
+}
+
 round_transfer() {
 	local paths="/rs/transfer/from/$acct_a/to/$acct_b/amount/0.01 /rs/transfer/from/$acct_b/to/$acct_a/amount/0.01"
-	wrk_run f-transfer "$facade_pid" "$facade_url" POST "$paths" "$tmp/tokens"
-	compare_run transfer POST "$paths"
+	transfer_run f-transfer "$facade_pid" "$facade_url" "$paths"
+	[ -z "$COMPARE" ] || transfer_run c-transfer "$compare_pid" "$compare_url" "$paths"
 	rb_run b-transfer EVAL "$lua_transfer" 3 'bench:{t}:a' 'bench:{t}:b' 'bench:{t}:ledger' 1 __rand_int__
-	# Facade's script as accounts.Store calls it: keys of accounts/keys.go,
-	# 0.01 in minor units for exponents 0-3 ("" = too precise).
+	# Facade's script as accounts.Store calls it for a batch of one: keys
+	# and arguments as accounts/transfer.lua lists them, 0.01 in minor
+	# units for exponents 0-3 ("" = too precise).
 	local k='facade:accounts:{money}:'
-	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}account:$acct_c" "${k}account:$acct_d" "${k}ledger" \
+	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}ledger" "${k}account:$acct_c" "${k}account:$acct_d" \
 		"${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__" \
-		__rand_int__ "$acct_c" "$acct_d" 86400 '' '' 1 10
+		86400 5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10
 }
 round_list() {
 	wrk_run f-list "$facade_pid" "$facade_url" GET "$list_path" "$tmp/tokens"
@@ -629,7 +661,7 @@ download() {
 		rss_kib=$(($(cat "$tmp/rss.peak") - rss0))
 	fi
 	read -r code size speed ttfb <<<"$out"
-	[ "$code" = 200 ] && [ "$size" = $((ARTIFACT_MB << 20)) ] || die "$name: HTTP $code, $size bytes"
+	{ [ "$code" = 200 ] && [ "$size" = $((ARTIFACT_MB << 20)) ]; } || die "$name: HTTP $code, $size bytes"
 	# fields: MB/s, ttfb us, -, facade cpu us per MiB, rss KiB growth
 	record "$name" "$(awk -v s="$speed" -v t="$ttfb" -v cpu=$((after - before)) -v hz="$hz" -v mb="$ARTIFACT_MB" -v rss="$rss_kib" \
 		'BEGIN {printf "%.0f %d 0 %.1f %d 0 0", s / 1048576, t * 1e6, cpu / hz * 1e6 / mb, rss}')"
@@ -646,7 +678,7 @@ measure() {
 	for w in $WORKLOADS; do
 		[ "$w" = artifact ] || "round_$w"
 	done
-	rm -f "$tmp"/res.*  # but keep rb_n: the warm-up calibrates redis-benchmark
+	rm -f "$tmp"/res.* "$tmp"/redis.* # but keep rb_n: the warm-up calibrates redis-benchmark
 	for ((round = 1; round <= ROUNDS; round++)); do
 		for w in $WORKLOADS; do
 			log "round $round/$ROUNDS: $w"
@@ -685,6 +717,15 @@ row() { # label facade-name baseline-label baseline-name
 	}'
 }
 
+# redis_row NAME LABEL: Redis's work per transfer in NAME's runs (the
+# median of each column; each round's CPU figure in brackets).
+redis_row() {
+	local f="$tmp/redis.$1"
+	cmed() { awk -v i="$1" '{print $i}' "$f" | sort -g | awk '{a[NR] = $0} END {print a[int((NR + 1) / 2)]}'; }
+	printf 'Redis per transfer, %-22s CPU %5.1f us; inside scripts %5.1f us (commandstats: elapsed, incl. rate limiter); %.3f script calls   (rounds %s)\n' \
+		"$2:" "$(cmed 1)" "$(cmed 2)" "$(cmed 3)" "$(awk '{printf "%s%s", sep, $1; sep = ","}' "$f")"
+}
+
 has_workload() { case " $WORKLOADS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 report() {
@@ -710,6 +751,10 @@ report() {
 	if has_workload list; then
 		has_workload grade && row 'grade read' f-grade 'facade project list' f-list
 		has_workload balance && row 'balance read' f-balance 'facade project list' f-list
+	fi
+	if has_workload transfer; then
+		redis_row f-transfer 'facade'
+		[ -z "$COMPARE" ] || redis_row c-transfer "facade at $COMPARE"
 	fi
 	if [ -n "$COMPARE" ]; then
 		local w
@@ -739,7 +784,7 @@ verify() {
 	local f line
 	for f in "$tmp"/res.*; do
 		while read -r line; do
-			[ "$(col "$line" 6)" -le "$CONNECTIONS" ] && [ "$(col "$line" 7)" = 0 ] || die "${f##*.}: errors or non-2xx other than 429 in a run: $line"
+			{ [ "$(col "$line" 6)" -le "$CONNECTIONS" ] && [ "$(col "$line" 7)" = 0 ]; } || die "${f##*.}: errors or non-2xx other than 429 in a run: $line"
 		done <"$f"
 	done
 	# Exactly once: transfers of 0.01 both ways keep the sum of the two balances.

@@ -71,8 +71,10 @@ type Config struct {
 	// negative means DefaultFetchTimeout.
 	FetchTimeout time.Duration
 	// Now is the clock freshness and staleness are judged by (and stored
-	// documents stamped with); nil means time.Now. Redis-side expiries
-	// (the fill lock) run on Redis's own clock.
+	// documents stamped with), and the Redis bypass window and warning
+	// interval run by; nil means time.Now. Redis-side expiries (the fill
+	// lock) run on Redis's own clock, and the fill's context deadline on
+	// the machine's (a context cannot take another).
 	Now func() time.Time
 	// Metrics counts lookups (hit, miss, stale); nil: a private set.
 	Metrics *metrics.Metrics
@@ -135,9 +137,8 @@ type Cache struct {
 	// bypassUntil is 0 while Redis works, else the Unix nanos until which
 	// Get does not try it (see redisUsable).
 	bypassUntil atomic.Int64
-	bypassFor   time.Duration // bypassFor, shortened by tests
-	waitHook    func()        // tests only: called when a fill starts waiting for another instance
-	extendHook  func()        // tests only: called after a holder extended its fill lock
+	waitHook    func() // tests only: called when a fill starts waiting for another instance
+	extendHook  func() // tests only: called after a holder extended its fill lock
 	lookups     map[Status]prometheus.Counter
 }
 
@@ -147,7 +148,7 @@ func New(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) *Cache {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c := &Cache{rdb: rdb, cfg: cfg.withDefaults(), log: logger, bypassFor: bypassFor}
+	c := &Cache{rdb: rdb, cfg: cfg.withDefaults(), log: logger}
 	m := metrics.Or(cfg.Metrics)
 	c.lookups = map[Status]prometheus.Counter{
 		Hit: m.Cache.WithLabelValues("hit"), Miss: m.Cache.WithLabelValues("miss"), Stale: m.Cache.WithLabelValues("stale"),
@@ -237,11 +238,16 @@ func (c *Cache) Invalidate(ctx context.Context, key string) error {
 // cancellation (others may be waiting on it) but keeps a bound: that
 // caller's deadline, or FetchTimeout, whichever comes first.
 func (c *Cache) fillContext(caller context.Context) (context.Context, context.CancelFunc) {
-	deadline := time.Now().Add(c.cfg.FetchTimeout)
-	if d, ok := caller.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+	// A context's deadline runs on the machine's clock, not Config.Now:
+	// FetchTimeout is a duration from now, and the caller's deadline (if
+	// any, and earlier) is kept as it is.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(caller), c.cfg.FetchTimeout)
+	d, ok := caller.Deadline()
+	if !ok {
+		return ctx, cancel
 	}
-	return context.WithDeadline(context.WithoutCancel(caller), deadline)
+	ctx, cancelCaller := context.WithDeadline(ctx, d)
+	return ctx, func() { cancelCaller(); cancel() }
 }
 
 // read loads a document; a missing or unparsable value is the zero stored.
@@ -277,18 +283,18 @@ func (c *Cache) redisUsable() bool {
 	if until == 0 {
 		return true
 	}
-	now := time.Now().UnixNano()
+	now := c.cfg.Now().UnixNano()
 	if now < until {
 		return false
 	}
-	return c.bypassUntil.CompareAndSwap(until, now+int64(c.bypassFor))
+	return c.bypassUntil.CompareAndSwap(until, now+int64(bypassFor))
 }
 
 // redisFailed logs a Redis failure and, when Redis is unreachable (not
 // merely our fill deadline ending), starts a bypass window.
 func (c *Cache) redisFailed(ctx context.Context, err error) {
 	if ctx.Err() == nil && redisdb.IsUnavailable(err) {
-		c.bypassUntil.Store(time.Now().Add(c.bypassFor).UnixNano())
+		c.bypassUntil.Store(c.cfg.Now().Add(bypassFor).UnixNano())
 	}
 	c.warnRedis(err)
 }
@@ -305,7 +311,7 @@ const warnEvery = time.Minute
 // warnRedis logs Redis trouble at most once per warnEvery: during an outage
 // every request would otherwise log the same line.
 func (c *Cache) warnRedis(err error) {
-	now := time.Now().UnixNano()
+	now := c.cfg.Now().UnixNano()
 	next := c.nextWarn.Load()
 	if now < next || !c.nextWarn.CompareAndSwap(next, now+int64(warnEvery)) {
 		return

@@ -420,8 +420,8 @@ func TestFailingFillServesStaleOnEveryInstanceWithOneCall(t *testing.T) {
 
 func TestRedisDownPassesThroughAndCachingResumesAfterwards(t *testing.T) {
 	srv := testredis.Start(t, testredis.Options{})
-	c := New(srv.Client(t), Config{}, nil)
-	c.bypassFor = 200 * time.Millisecond
+	clock := testclock.New()
+	c := New(srv.Client(t), Config{Now: clock.Now}, nil)
 	srv.Stop()
 
 	up := newUpstream("doc")
@@ -444,7 +444,17 @@ func TestRedisDownPassesThroughAndCachingResumesAfterwards(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
+	// The bypass window is over only when the clock says so: until then
+	// Redis, although back, is not asked.
+	for range 2 {
+		if e := mustGet(t, c, "k", up.fetch); e.Status != Miss {
+			t.Fatalf("inside the bypass window got %s, want MISS (Redis not asked)", e.Status)
+		}
+	}
+	// Past it, one request probes Redis again; its client may need a few
+	// tries to redial, so each try moves the clock past a new window.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		clock.Advance(bypassFor)
 		if e := mustGet(t, c, "k", up.fetch); e.Status == Hit {
 			break
 		}

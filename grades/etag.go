@@ -26,15 +26,20 @@ func ETag(version int64) string {
 //     weaken ETags on the way to the client.
 //   - Surrounding spaces and tabs are ignored (HTTP optional whitespace).
 //
-// Anything else is ErrBadIfMatch: a tag that is not a version
-// we could have issued (`"abc"`, `"03"`, `"-1"`), a missing quote, or a list
-// of several tags (the API only ever issues one tag per record).
+// Anything else is ErrBadIfMatch: "unquoted" for a value without any
+// quote (`3`, the commonest slip: the tag is the quoted string), else
+// "malformed": a tag that is not a version we could have issued (`"abc"`,
+// `"03"`, `"-1"`), a missing quote, or a list of several tags (the API
+// only ever issues one tag per record).
 func ParseIfMatch(h string) (*int64, error) {
 	h = strings.Trim(h, " \t")
 	if h == "" || h == "*" {
 		return nil, nil
 	}
-	bad := facade.ErrBadIfMatch
+	bad := facade.Refuse(facade.ErrBadIfMatch, "If-Match", facade.ReasonMalformed)
+	if !strings.Contains(h, `"`) {
+		return nil, facade.Refuse(facade.ErrBadIfMatch, "If-Match", facade.ReasonUnquoted)
+	}
 	if len(h) > maxIfMatchLen {
 		return nil, bad
 	}

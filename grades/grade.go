@@ -27,5 +27,9 @@ func ParseGrade(s string) (string, error) {
 	case "A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F":
 		return s, nil
 	}
-	return "", facade.ErrBadGrade
+	return "", NotOnScale
 }
+
+// NotOnScale is the refusal of a grade that is not one of Scale's
+// letters, naming the body's grade field.
+var NotOnScale = facade.Refuse(facade.ErrBadGrade, "grade", facade.ReasonNotOnScale)

@@ -14,7 +14,10 @@ import "github.com/redis/go-redis/v9"
 //   - the required current version as decimal text, "" for none
 //   - the approximate audit stream length to keep
 //
-// Returns {"ok", version, old grade} | {"exists"} | {"absent"} | {"stale"}.
+// Returns {"ok", version, old grade} | {"exists"} | {"absent"} | {"stale"} |
+// {"same", version, updated_at, updated_by}: an update to the grade already
+// stored writes nothing (no new version, no audit entry) and answers the
+// record as it stands.
 // Versions are compared as text: both sides are canonical decimals (ETag and
 // HINCRBY write them so), so the check never goes through Lua's float numbers.
 var changeScript = redis.NewScript(`
@@ -24,6 +27,10 @@ if op == 'update' then
   if not exists then return {'absent'} end
   if ARGV[5] ~= '' and ARGV[5] ~= redis.call('HGET', KEYS[1], 'version') then
     return {'stale'}
+  end
+  local cur = redis.call('HMGET', KEYS[1], 'grade', 'version', 'updated_at', 'updated_by')
+  if cur[1] == ARGV[2] then
+    return {'same', cur[2], cur[3], cur[4]}
   end
 elseif exists then
   return {'exists'}

@@ -43,8 +43,15 @@ type Store struct {
 	rdb   redis.UniversalClient
 	reads *redisdb.Batcher // concurrent grade reads share pipelines (redisdb.Batcher says why)
 	log   *slog.Logger
-	clock func() time.Time // time.Now; tests pin it
+	now   func() time.Time // see WithNow
 }
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithNow sets the clock a grade change is stamped with; nil means
+// time.Now.
+func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
 
 // readPipelines is how many read pipelines may be in flight at once (as
 // accounts' pipelines: bench/run.sh).
@@ -52,11 +59,18 @@ const readPipelines = 4
 
 // NewStore returns a Store on rdb that writes audit lines to logger (nil
 // means slog.Default()).
-func NewStore(rdb redis.UniversalClient, logger *slog.Logger) *Store {
+func NewStore(rdb redis.UniversalClient, logger *slog.Logger, opts ...Option) *Store {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Store{rdb: rdb, reads: redisdb.NewBatcher(rdb, readPipelines), log: logger, clock: time.Now}
+	s := &Store{rdb: rdb, reads: redisdb.NewBatcher(rdb, readPipelines), log: logger}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
 }
 
 // Get returns the current grade, or ErrNotFound.
@@ -121,8 +135,9 @@ func (s *Store) Create(ctx context.Context, studentID, subject, grade, by string
 
 // Update replaces an existing grade and increments its version. It is
 // ErrNotFound when there is none, and ErrVersionMismatch when ifMatch is not nil and
-// differs from the current version (then nothing is written). Every Update is
-// a recorded change, even one that sets the grade it already had.
+// differs from the current version (then nothing is written). Setting the
+// grade already stored changes nothing: the current record comes back with
+// its version, and no audit entry is added.
 func (s *Store) Update(ctx context.Context, studentID, subject, grade, by string, ifMatch *int64) (Record, error) {
 	rec, status, err := s.apply(ctx, opUpdate, studentID, subject, grade, by, ifMatch)
 	switch {
@@ -184,12 +199,16 @@ func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by str
 	if ifMatch != nil {
 		required = strconv.FormatInt(*ifMatch, 10)
 	}
-	at := s.clock().UTC().Truncate(time.Second)
+	at := s.now().UTC().Truncate(time.Second)
 	keys := []string{recordKey(studentID, subject), auditKey(studentID, subject)}
 	res, err := changeScript.Run(ctx, s.rdb, keys,
 		op, grade, by, at.Format(time.RFC3339), required, AuditRetention).Slice()
 	if err != nil {
 		return Record{}, "", redisdb.Error(err)
+	}
+	if len(res) > 0 && res[0] == "same" {
+		rec, err := parseUnchanged(studentID, subject, grade, res)
+		return rec, "same", err
 	}
 	status, version, old, err := parseScriptResult(res)
 	if err != nil || status != "ok" {
@@ -235,6 +254,20 @@ func parseScriptResult(res []any) (status string, version int64, old string, err
 		return "", 0, "", corrupt("script reply %v", res)
 	}
 	return status, version, old, nil
+}
+
+// parseUnchanged reads the script's {"same", version, updated_at,
+// updated_by} reply into the record as it stands.
+func parseUnchanged(studentID, subject, grade string, res []any) (Record, error) {
+	if len(res) != 4 {
+		return Record{}, corrupt("script reply %v", res)
+	}
+	f := map[string]string{"grade": grade}
+	for i, k := range []string{"version", "updated_at", "updated_by"} {
+		v, _ := res[i+1].(string)
+		f[k] = v
+	}
+	return parseRecord(studentID, subject, f)
 }
 
 func parseRecord(studentID, subject string, f map[string]string) (Record, error) {

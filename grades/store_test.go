@@ -21,8 +21,7 @@ var t0 = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
 // newStore returns a Store on a fresh database whose clock reads *now.
 func newStore(t testing.TB, now *time.Time) (*Store, *redis.Client) {
 	rdb := testredis.Client(t)
-	s := NewStore(rdb, slog.New(slog.DiscardHandler))
-	s.clock = func() time.Time { return *now }
+	s := NewStore(rdb, slog.New(slog.DiscardHandler), WithNow(func() time.Time { return *now }))
 	return s, rdb
 }
 

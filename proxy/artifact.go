@@ -11,24 +11,22 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/upstream"
 )
 
-// Artifact serves GET /browse/{result}/artifact/... and GET /download/...:
-// the path is the upstream's own (so rewritten links work), validated
-// segment by segment, authorized on its plan BEFORE any upstream call, and
-// then streamed from upstream through a fixed-size buffer: memory does not
-// grow with the file.
-func (h *Handler) Artifact(c echo.Context) error {
-	target, err := parseArtifactPath(c.Request().URL.EscapedPath())
+// artifact serves GET /browse/{result}/artifact/... and GET /download/...
+// (the route "artifact"): the path is the upstream's own (so rewritten
+// links work), validated segment by segment, authorized on its plan BEFORE
+// any upstream call, and then streamed from upstream through a fixed-size
+// buffer: memory does not grow with the file.
+func (h *Handler) artifact(w http.ResponseWriter, r *http.Request) error {
+	target, err := parseArtifactPath(r.URL.EscapedPath())
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	if err := h.authorizePlan(c, "download_artifact", facade.PrincipalFrom(ctx), target.plan); err != nil {
+	ctx := r.Context()
+	if err := h.authorizePlan(ctx, "download_artifact", facade.PrincipalFrom(ctx), target.plan); err != nil {
 		return err
 	}
 	// Every redirect hop must lead to an artifact path this route itself
@@ -59,23 +57,23 @@ func (h *Handler) Artifact(c echo.Context) error {
 		return asFacadeError(err)
 	}
 
-	header := c.Response().Header()
-	header.Set(echo.HeaderContentType, safeContentType(stream.ContentType))
+	header := w.Header()
+	header.Set("Content-Type", safeContentType(stream.ContentType))
 	if stream.ContentLength >= 0 {
-		header.Set(echo.HeaderContentLength, strconv.FormatInt(stream.ContentLength, 10))
+		header.Set("Content-Length", strconv.FormatInt(stream.ContentLength, 10))
 	}
 	name := stream.Filename
 	if name == "" {
 		name = target.name
 	}
-	header.Set(echo.HeaderContentDisposition, attachment(name))
-	c.Response().WriteHeader(http.StatusOK)
-	if _, werr := c.Response().Write((*buf)[:n]); werr != nil || err != nil {
+	header.Set("Content-Disposition", attachment(name))
+	w.WriteHeader(http.StatusOK)
+	if _, werr := w.Write((*buf)[:n]); werr != nil || err != nil {
 		return nil // the client left, or the file is complete
 	}
 	// Only Write is exposed, so io.CopyBuffer cannot bypass the fixed
 	// buffer through a ReaderFrom.
-	_, err = io.CopyBuffer(writerOnly{c.Response()}, stream.Body, *buf)
+	_, err = io.CopyBuffer(writerOnly{w}, stream.Body, *buf)
 	if err != nil && ctx.Err() == nil {
 		// The status is sent; all that is left is to cut the body short,
 		// which the client sees as a truncated download.

@@ -6,15 +6,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 )
 
 // Benchmarks of the hot path: a warm project list (entry, parsed document
 // and view all in process), the same with the view rebuilt every time
-// (policy decisions plus assembly), and a raw baseline, an Echo handler
-// that writes the same bytes with c.Blob: the floor any handler on this
-// stack pays. Run with: go test -run '^$' -bench . -benchmem ./proxy/
+// (policy decisions plus assembly), and a raw baseline, a net/http handler
+// that writes the same bytes: the floor any handler on this stack pays. Run with: go test -run '^$' -bench . -benchmem ./proxy/
 
 // benchProjects adds 300 projects of 4 plans to the demo's 4; the
 // principal sees PROJ (team), WEB-NIGHTLY (plan), every 10th bench project
@@ -112,17 +109,18 @@ func BenchmarkWarmResults(b *testing.B) {
 }
 
 // BenchmarkRawBlobBaseline serves the warm project list's exact bytes from
-// a handler that does nothing else, through the same Echo setup.
+// a handler that does nothing else, through the same test router.
 func BenchmarkRawBlobBaseline(b *testing.B) {
 	f, target := benchFixture(b)
 	rec := httptest.NewRecorder()
 	f.e.ServeHTTP(rec, benchRequest(target))
 	body := rec.Body.Bytes()
-	e := newTestEcho(f.h)
-	e.GET("/raw", func(c echo.Context) error {
-		c.Response().Header().Set("X-Cache", "HIT")
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
-	})
+	e := newTestServer(f.h)
+	e.handle("/raw", withTestPrincipal(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Cache", "HIT")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})))
 	serveLoop(b, e, benchRequest("/raw?expand=projects.project.plans&max-results=100"), nil)
 }
 

@@ -31,7 +31,7 @@ func TestSecondReadIsAHitWithoutUpstreamCall(t *testing.T) {
 
 	// Another instance on the same Redis: a hit from the shared cache.
 	other := New(Config{CacheTTL: 0}, nil, f.cache, f.az, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	e := newTestEcho(other)
+	e := newTestServer(other)
 	f2 := *f
 	f2.e = e
 	_, third := f2.getOK("carol", coreResults)

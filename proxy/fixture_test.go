@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
@@ -85,7 +84,7 @@ type fixture struct {
 	bamboo     *bambootest.Server
 	upstreamTS *httptest.Server
 	h          *Handler
-	e          *echo.Echo
+	e          *testRouter
 	az         *authz.Authorizer
 	policyPath string
 	cache      *cache.Cache
@@ -141,7 +140,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, Now: clock.Now}, log)
 	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, CacheTTL: o.cacheTTL, Now: clock.Now}, up, c, az, log)
 	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs, clock: clock}
-	f.e = newTestEcho(h)
+	f.e = newTestServer(h)
 	if bamboo != nil {
 		bamboo.ResetCalls()
 	}
@@ -155,38 +154,67 @@ func writeFile(t testing.TB, path, text string) {
 	}
 }
 
-// newTestEcho mounts the handlers as the server package does, with a
-// stand-in for authentication (the principal comes from X-Test-Sub and
-// X-Test-Role) and the server's own error writer.
-func newTestEcho(h *Handler) *echo.Echo {
-	e := echo.New()
-	e.HideBanner = true
-	e.HTTPErrorHandler = problem.Handler(slog.New(slog.DiscardHandler))
-	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			r := c.Request()
-			p := facade.Principal{ID: r.Header.Get("X-Test-Sub"), Role: r.Header.Get("X-Test-Role")}
-			c.SetRequest(r.WithContext(facade.WithPrincipal(r.Context(), p)))
-			return next(c)
-		}
-	})
-	// The same paths as server/routes.go.
-	const rest = "/rest/api/latest"
-	for path, routes := range map[string][]Route{
-		"/project": {ProjectList}, "/project.json": {ProjectList}, "/project/:key": {Project},
-		"/plan": {PlanList}, "/plan.json": {PlanList}, "/plan/:key": {Plan},
-		"/plan/:key/branch": {PlanBranches}, "/plan/:key/branch.json": {PlanBranches},
-		"/result": {LatestResults}, "/result.json": {LatestResults},
-		"/result/:key":         {ProjectResults, PlanResults, Result, JobResult},
-		"/result/:key/:number": {Result},
-		"/result/:key/label":   {ResultLabels}, "/result/:key/label.json": {ResultLabels},
-		"/result/:key/comment": {ResultComments}, "/result/:key/comment.json": {ResultComments},
-	} {
-		e.GET(rest+path, h.Serve(routes...))
+// newTestServer mounts every endpoint of the route table, as the server
+// mounts them on its router, with a stand-in for authentication (the
+// principal comes from X-Test-Sub and X-Test-Role) and the server's own
+// problem rendering as the error writer.
+func newTestServer(h *Handler) *testRouter {
+	r := &testRouter{}
+	for _, ep := range Endpoints() {
+		r.handle(ep.Pattern, withTestPrincipal(h.Handler(ep, writeProblem)))
 	}
-	e.GET("/browse/:resultKey/artifact/*", h.Artifact)
-	e.GET("/download/*", h.Artifact)
-	return e
+	return r
+}
+
+// testRouter routes GET and HEAD as the server's router (Echo) does: on the
+// escaped path, segment by segment, a literal segment before a parameter,
+// and without cleaning the path first (net/http's ServeMux would redirect
+// "/a/../b" and "//"; the handlers must refuse those themselves).
+type testRouter struct {
+	routes []testRoute
+}
+
+type testRoute struct {
+	segs []string
+	h    http.Handler
+}
+
+func (t *testRouter) handle(pattern string, h http.Handler) {
+	t.routes = append(t.routes, testRoute{strings.Split(pattern, "/"), h})
+}
+
+func (t *testRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method", http.StatusMethodNotAllowed)
+		return
+	}
+	path := strings.Split(r.URL.EscapedPath(), "/")
+	best, bestLiterals := -1, -1
+	for i, rt := range t.routes {
+		if n, ok := matchPattern(rt.segs, path); ok && n > bestLiterals {
+			best, bestLiterals = i, n
+		}
+	}
+	if best < 0 {
+		http.NotFound(w, r)
+		return
+	}
+	t.routes[best].h.ServeHTTP(w, r)
+}
+
+func withTestPrincipal(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := facade.Principal{ID: r.Header.Get("X-Test-Sub"), Role: r.Header.Get("X-Test-Role")}
+		next.ServeHTTP(w, r.WithContext(facade.WithPrincipal(r.Context(), p)))
+	})
+}
+
+// writeProblem answers with the server's problem body for err
+// (server/problem renders it; the server's own writer adds logging).
+func writeProblem(w http.ResponseWriter, _ *http.Request, err error) {
+	status, body := problem.Render(w.Header(), err, "")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // get performs a GET as principal sub (empty: anonymous) and returns the
@@ -259,4 +287,14 @@ func num(v any) int {
 func list(v any) []any {
 	l, _ := v.([]any)
 	return l
+}
+
+// route is the table's entry named name.
+func route(name string) *Route {
+	for i := range Routes {
+		if Routes[i].Name == name {
+			return &Routes[i]
+		}
+	}
+	panic("no route " + name)
 }

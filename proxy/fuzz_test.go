@@ -17,7 +17,7 @@ func FuzzParseListParams(f *testing.F) {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		for _, rt := range []*Route{&ProjectList, &PlanResults} {
+		for _, rt := range []*Route{route("projects"), route("results")} {
 			rq, err := parseRouteQuery(q, rt)
 			p := rq.listParams
 			if err != nil {
@@ -81,10 +81,9 @@ func FuzzBuildRouteRequest(f *testing.F) {
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
-	routes := []Route{ProjectResults, PlanResults, Result, JobResult, Plan, PlanBranches, LatestResults, Project}
 	f.Fuzz(func(t *testing.T, key, number, query string) {
-		for i := range routes {
-			rt := &routes[i]
+		for i := range Routes {
+			rt := &Routes[i]
 			k, ok := parseKey(rt.Key, key, number)
 			if !ok {
 				continue

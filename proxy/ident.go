@@ -8,9 +8,9 @@ import (
 	"github.com/facade-dev/facade"
 )
 
-// Identifier checks (docs/contract.md §3). Keys run on the RAW path text, as
-// Echo hands it over still percent-encoded, so an encoded "/", "." or "?"
-// is simply a character outside the allowed set. Artifact path segments
+// Identifier checks (docs/contract.md §3). Keys run on the RAW path text,
+// read from the escaped path still percent-encoded (endpoints.go), so an
+// encoded "/", "." or "?" is simply a character outside the allowed set. Artifact path segments
 // are decoded one at a time, checked (no "/", "..", "%", "?", "#",
 // control characters) and re-escaped by the upstream client: nothing a
 // caller encodes can shape an upstream URL or a cache key.
@@ -32,16 +32,6 @@ func validBuildNumber(s string) bool {
 type planRef struct{ project, plan string }
 
 func (r planRef) String() string { return r.project + "-" + r.plan }
-
-// parsePlanParam reads the :key of /result/:key: "K-P" or "K-P.json".
-func parsePlanParam(raw string) (planRef, error) {
-	raw = strings.TrimSuffix(raw, ".json")
-	project, plan, ok := strings.Cut(raw, "-")
-	if !ok || !facade.ValidProjectKey(project) || !facade.ValidPlanKey(plan) {
-		return planRef{}, badIdentifier()
-	}
-	return planRef{project, plan}, nil
-}
 
 // Artifact path limits: generous for real artifact trees, small enough
 // that no path is a resource problem.

@@ -1,7 +1,5 @@
 package proxy
 
-import "strconv"
-
 // This package stores nothing in Redis itself: it names documents for the
 // response cache (package cache), which hashes these names into its own
 // facade:cache:... keys. Every name starts with a short lowercase kind, so
@@ -16,20 +14,6 @@ const (
 	projectsDocKey = "projects:all:v1"
 )
 
-// resultsDocKey names a page of a plan's results: plan, expansion and
-// paging, all already validated (the plan key by parsePlanParam, the rest
-// are numbers).
-func resultsDocKey(plan planRef, p listParams) string {
-	b := make([]byte, 0, 64)
-	b = append(b, "results:"...)
-	b = append(b, plan.project...)
-	b = append(b, '-')
-	b = append(b, plan.plan...)
-	b = append(b, ":e="...)
-	b = strconv.AppendUint(b, uint64(p.expand), 10)
-	b = append(b, ":s="...)
-	b = strconv.AppendInt(b, int64(p.startIndex), 10)
-	b = append(b, ":m="...)
-	b = strconv.AppendInt(b, int64(p.maxResults), 10)
-	return string(b)
-}
+// Every other document is named by docKey (serve.go): "doc:", the route,
+// the upstream path and the upstream query, all built from validated
+// parts.

@@ -3,7 +3,9 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -139,7 +141,7 @@ func isURLBoundary(c byte) bool {
 func (r *rewriter) rewriteTree(v any) any {
 	switch t := v.(type) {
 	case string:
-		return r.rewrite(t)
+		return unlinkUnserved(r.rewrite(t))
 	case []any:
 		for i := range t {
 			t[i] = r.rewriteTree(t[i])
@@ -170,6 +172,63 @@ func (r *rewriter) rewriteTree(v any) any {
 		return t
 	}
 	return v
+}
+
+// HTML in text members. Bamboo's buildReason and reasonSummary are HTML
+// with anchors to its own pages ("Manual run by <a href=\"{bamboo}/browse/
+// user/x\">X</a>"). The facade serves none of Bamboo's pages, only the
+// paths of its route table, so an anchor that leads to the upstream (its
+// href now starts with the placeholder) or is host-relative, and whose
+// path the route table does not serve, is replaced by its text: the
+// facade hands out no link it does not serve. An anchor to another host
+// (a Jira, a repository browser) is left as it is.
+var (
+	htmlAnchor     = regexp.MustCompile(`(?is)<a\b([^>]*)>(.*?)</a\s*>`)
+	htmlAnchorOpen = regexp.MustCompile(`(?is)<a\b([^>]*)>`) // an anchor never closed
+	htmlHref       = regexp.MustCompile(`(?is)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+)
+
+// unlinkUnserved replaces each anchor of s that leads to a path the
+// facade does not serve with the anchor's text.
+func unlinkUnserved(s string) string {
+	if !strings.Contains(s, "<a") && !strings.Contains(s, "<A") {
+		return s
+	}
+	s = htmlAnchor.ReplaceAllStringFunc(s, func(a string) string {
+		m := htmlAnchor.FindStringSubmatch(a)
+		if linksServed(m[1]) {
+			return a
+		}
+		return m[2]
+	})
+	return htmlAnchorOpen.ReplaceAllStringFunc(s, func(a string) string {
+		if linksServed(htmlAnchorOpen.FindStringSubmatch(a)[1]) {
+			return a
+		}
+		return ""
+	})
+}
+
+// linksServed reports whether the attributes of an anchor link to
+// something the facade may hand out: no href, another host, or a path of
+// the route table.
+func linksServed(attrs string) bool {
+	m := htmlHref.FindStringSubmatch(attrs)
+	if m == nil {
+		return true
+	}
+	href := html.UnescapeString(m[1] + m[2] + m[3])
+	path, ours := strings.CutPrefix(href, basePlaceholder)
+	if !ours {
+		if !strings.HasPrefix(href, "/") || strings.HasPrefix(href, "//") {
+			return true // another host's, not the facade's
+		}
+		path = href
+	}
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	return servedPath(path)
 }
 
 // walkLinks calls fn for every "link" object in v.

@@ -5,10 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
@@ -50,8 +49,8 @@ func findVisible(idx *projectsIndex, visible []visibleProject, key string) (visi
 // with only the plans the principal may see (listed with expand=plans).
 // The caller was authorized (authorizeProject); a project granted whole
 // that Bamboo does not have is a 404.
-func (h *Handler) project(c echo.Context, q routeQuery, key string) error {
-	ctx := c.Request().Context()
+func (h *Handler) project(w http.ResponseWriter, r *http.Request, q routeQuery, key string) error {
+	ctx := r.Context()
 	idx, entry, err := h.projectIndex(ctx)
 	if err != nil {
 		return err
@@ -62,13 +61,13 @@ func (h *Handler) project(c echo.Context, q routeQuery, key string) error {
 	}
 	var b bytes.Buffer
 	idx.renderProject(&b, v, q.has("plans"))
-	return writeJSON(c, entry.Status, finish(b.Bytes(), h.publicBase(c.Request())))
+	return writeJSON(w, entry.Status, finish(b.Bytes(), h.publicBase(r)))
 }
 
 // plans serves GET /plan: every plan the principal may see, in project
 // order, paged after filtering; size is the number visible.
-func (h *Handler) plans(c echo.Context, q routeQuery) error {
-	ctx := c.Request().Context()
+func (h *Handler) plans(w http.ResponseWriter, r *http.Request, q routeQuery) error {
+	ctx := r.Context()
 	idx, entry, err := h.projectIndex(ctx)
 	if err != nil {
 		return err
@@ -96,7 +95,7 @@ func (h *Handler) plans(c echo.Context, q routeQuery) error {
 	b.WriteString(`]}}`)
 	// The placeholder was written raw: encode it as the documents hold it.
 	body := bytes.Replace(b.Bytes(), []byte(basePlaceholder), basePlaceholderJSON, 1)
-	return writeJSON(c, entry.Status, finish(body, h.publicBase(c.Request())))
+	return writeJSON(w, entry.Status, finish(body, h.publicBase(r)))
 }
 
 // collect fetches every page of an upstream list into one document of
@@ -167,7 +166,7 @@ func (h *Handler) collect(ctx context.Context, rt *Route, segments []string, val
 // document version, policy version, principal and base, so a reload or a
 // new document is seen at once.
 func (h *Handler) prunedView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) ([]byte, error) {
-	key := viewKey{kind: kindPruned, doc: entry.Version, policy: h.az.Version(), principal: p, base: base}
+	key := viewKey{kind: kindPruned, doc: entry.Version, policy: h.az.Version(), principal: p.Key(), base: base}
 	var collapse []string
 	for i, v := range rt.Recount {
 		if q.has(v) {
@@ -288,7 +287,7 @@ func parseListIndex(body []byte, rt *Route) (*listIndex, error) {
 // number returned (as Bamboo counts on /result); on other lists the number
 // visible.
 func (h *Handler) listView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) ([]byte, error) {
-	key := viewKey{kind: kindList, doc: entry.Version, policy: h.az.Version(), principal: p, base: base,
+	key := viewKey{kind: kindList, doc: entry.Version, policy: h.az.Version(), principal: p.Key(), base: base,
 		start: q.startIndex, max: q.maxResults}
 	return h.view(key, func() ([]byte, error) {
 		idx, err := h.listIndexOf(entry, rt)

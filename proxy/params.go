@@ -46,9 +46,9 @@ func parseListParams(rawQuery string) (listParams, error) {
 	err := eachParam(rawQuery, isPagingParam, func(key, value string) (err error) {
 		switch key {
 		case "start-index":
-			p.startIndex, startSeen, err = pagingValue(value, startSeen, 0, maxStartIndex)
+			p.startIndex, startSeen, err = pagingValue(key, value, startSeen, 0, maxStartIndex)
 		default:
-			p.maxResults, maxSeen, err = pagingValue(value, maxSeen, 1, maxPage)
+			p.maxResults, maxSeen, err = pagingValue(key, value, maxSeen, 1, maxPage)
 		}
 		return err
 	})
@@ -74,7 +74,7 @@ func eachParam(rawQuery string, want func(key string) bool, use func(key, value 
 		}
 		value, ok := unescapeQuery(rawValue)
 		if !ok {
-			return badParameter()
+			return badParameter(key, facade.ReasonMalformed)
 		}
 		if err := use(key, value); err != nil {
 			return err
@@ -102,28 +102,32 @@ func needsUnescape(s string) bool {
 	return false
 }
 
-// pagingValue parses one occurrence of a paging parameter. seen is the
-// text of an earlier occurrence (of either spelling): repeating the same
-// value is harmless, a different one is ambiguous.
-func pagingValue(value, seen string, lo, hi int) (int, string, error) {
+// pagingValue parses one occurrence of the paging parameter key. seen is
+// the text of an earlier occurrence (of either spelling): repeating the
+// same value is harmless, a different one is ambiguous (malformed).
+func pagingValue(key, value, seen string, lo, hi int) (int, string, error) {
 	if seen != "" && seen != value {
-		return 0, seen, badParameter()
+		return 0, seen, badParameter(key, facade.ReasonMalformed)
 	}
 	if len(value) < 1 || len(value) > 9 {
-		return 0, seen, badParameter()
+		return 0, seen, badParameter(key, facade.ReasonMalformed)
 	}
 	n := 0
 	for i := 0; i < len(value); i++ {
 		c := value[i]
 		if c < '0' || c > '9' {
-			return 0, seen, badParameter()
+			return 0, seen, badParameter(key, facade.ReasonMalformed)
 		}
 		n = n*10 + int(c-'0')
 	}
 	if n < lo || n > hi {
-		return 0, seen, badParameter()
+		return 0, seen, badParameter(key, facade.ReasonOutOfRange)
 	}
 	return n, value, nil
 }
 
-func badParameter() error { return facade.ErrBadParameter }
+// badParameter names the query parameter (as the client spelled it) and
+// the rule it broke.
+func badParameter(key string, reason facade.Reason) error {
+	return facade.Refuse(facade.ErrBadParameter, key, reason)
+}

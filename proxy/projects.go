@@ -4,9 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strconv"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
@@ -28,27 +27,27 @@ const (
 // projects serves the project list (route ProjectList): the projects the
 // principal may see, with only their visible plans, sizes recounted, paged
 // after filtering.
-func (h *Handler) projects(c echo.Context, params listParams) error {
-	ctx := c.Request().Context()
+func (h *Handler) projects(w http.ResponseWriter, r *http.Request, params listParams) error {
+	ctx := r.Context()
 	p := facade.PrincipalFrom(ctx)
 	entry, err := h.document(ctx, projectsDocKey, h.fetchProjects)
 	if err != nil {
 		return err
 	}
 	key := viewKey{
-		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p,
-		base: h.publicBase(c.Request()), expand: params.expand & expandPlans,
+		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p.Key(),
+		base: h.publicBase(r), expand: params.expand & expandPlans,
 		start: params.startIndex, max: params.maxResults,
 	}
-	body, err := h.projectsView(key, entry)
+	body, err := h.projectsView(key, p, entry)
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, entry.Status, body)
+	return writeJSON(w, entry.Status, body)
 }
 
 // projectsView returns the encoded view for key, building it once.
-func (h *Handler) projectsView(key viewKey, entry cache.Entry) ([]byte, error) {
+func (h *Handler) projectsView(key viewKey, p facade.Principal, entry cache.Entry) ([]byte, error) {
 	if body, ok := h.views.get(key); ok {
 		return body, nil
 	}
@@ -57,7 +56,7 @@ func (h *Handler) projectsView(key viewKey, entry cache.Entry) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		visible := h.visibility(idx, key.policy, key.principal)
+		visible := h.visibility(idx, key.policy, key.principal.Principal())
 		body := finish(idx.render(visible, key.expand&expandPlans != 0, key.start, key.max), key.base)
 		h.views.add(key, body, int64(len(body)))
 		return body, nil
@@ -80,6 +79,8 @@ func flightKey(k viewKey) string {
 	b = append(b, 0)
 	b = append(b, k.principal.Role...)
 	b = append(b, 0)
+	b = append(b, k.principal.Groups...)
+	b = append(b, 0)
 	b = append(b, k.base...)
 	b = append(b, 0, byte(k.expand), 0)
 	b = strconv.AppendInt(b, int64(k.start), 10)
@@ -93,7 +94,7 @@ func flightKey(k viewKey) string {
 type visibilityKey struct {
 	doc       string
 	policy    uint64
-	principal facade.Principal
+	principal facade.PrincipalKey
 }
 
 // visibleProject is one project the principal may see: its index in the
@@ -107,7 +108,7 @@ type visibleProject struct {
 // which projects and plans the principal may see. A project appears when
 // it is granted whole or when any of its plans is.
 func (h *Handler) visibility(idx *projectsIndex, policy uint64, p facade.Principal) []visibleProject {
-	key := visibilityKey{doc: idx.version, policy: policy, principal: p}
+	key := visibilityKey{doc: idx.version, policy: policy, principal: p.Key()}
 	if v, ok := h.vis.get(key); ok {
 		return v
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -197,8 +198,14 @@ func TestProjectListRejectsBadPaging(t *testing.T) {
 	for _, q := range []string{"max-results=0", "max-results=101", "max-results=1000", "start-index=-1",
 		"max-results=abc", "max-results=1&max-result=2", "start-index=1e3", "max-results=%zz"} {
 		rec := f.get("ivy", "/rest/api/latest/project?"+q)
-		if rec.Code != http.StatusBadRequest || problemDetail(t, rec) != "A query parameter is malformed or out of range." {
-			t.Errorf("%s: %d %s, want 400 bad parameter", q, rec.Code, rec.Body)
+		var p struct {
+			Code   string
+			Errors []struct{ Parameter, Code string }
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &p)
+		if rec.Code != http.StatusBadRequest || p.Code != "bad-parameter" || len(p.Errors) != 1 ||
+			!strings.HasPrefix(q, p.Errors[0].Parameter+"=") && !strings.Contains(q, "&"+p.Errors[0].Parameter+"=") {
+			t.Errorf("%s: %d %s, want 400 bad-parameter naming the parameter", q, rec.Code, rec.Body)
 		}
 	}
 	if n := f.calls("/"); n != 0 {

@@ -2,7 +2,8 @@
 // Bamboo's read API (projects, plans, branches, results, job results) and
 // artifact downloads, answered from the upstream Bamboo server through the
 // shared response cache and filtered for the calling principal. Each route
-// is one entry of routes.go, served by Handler.Serve.
+// is one entry of the table in routes.go; endpoints.go makes them plain
+// net/http handlers (this package knows no HTTP framework).
 //
 // The order of work in every handler is the README's: parse and validate
 // (400), authorize from the identifiers alone (403, identical whether the
@@ -34,7 +35,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/facade-dev/facade"
@@ -145,7 +145,7 @@ type viewKey struct {
 	kind       byte
 	doc        string // cache.Entry.Version
 	policy     uint64 // authz Version
-	principal  facade.Principal
+	principal  facade.PrincipalKey
 	base       string
 	expand     expandSet
 	start, max int
@@ -251,18 +251,22 @@ func validHost(h string) bool {
 
 // authorizePlan decides view on a plan before anything is read, and
 // audits a refusal. The refusal is the same error whatever the plan.
-func (h *Handler) authorizePlan(c echo.Context, op string, p facade.Principal, plan planRef) error {
+func (h *Handler) authorizePlan(ctx context.Context, op string, p facade.Principal, plan planRef) error {
 	if h.az.CanViewPlan(p, plan.project, plan.plan) {
 		return nil
 	}
-	return h.az.Refuse(c.Request().Context(), p, op, "plan:"+plan.String())
+	return h.az.Refuse(ctx, p, op, "plan:"+plan.String())
 }
 
-// writeJSON sends a finished view.
-func writeJSON(c echo.Context, status cache.Status, body []byte) error {
-	h := c.Response().Header()
+// writeJSON sends a finished view. An error is the client's connection
+// failing, after the status went out.
+func writeJSON(w http.ResponseWriter, status cache.Status, body []byte) error {
+	h := w.Header()
 	h.Set("X-Cache", string(status))
 	// A known length spares the client chunked decoding of large lists.
-	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, body)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(body)
+	return err
 }

@@ -41,8 +41,10 @@ func TestResultsWithAndWithoutArtifacts(t *testing.T) {
 			t.Errorf("artifact %q lacks producerJobKey/shared: %v", name, a)
 		}
 	}
-	if reason, _ := path(first, "buildReason").(string); !strings.Contains(reason, `href="http://example.com/browse/user/developer"`) {
-		t.Errorf("buildReason HTML not rewritten: %q", reason)
+	// Bamboo's link to its user page (which the facade does not serve)
+	// is left as its text.
+	if reason, _ := path(first, "buildReason").(string); reason != "Changes by Developer" {
+		t.Errorf("buildReason %q, want the user link as text", reason)
 	}
 
 	doc, _ = f.getOK("carol", "/rest/api/latest/result/PROJ-CORE.json?max-results=2&start-index=1")

@@ -5,18 +5,23 @@ package proxy
 // what the path's key names, the permission checked before any upstream
 // call, the upstream path, the expand values and result filters passed
 // on, how the upstream document is fetched and cached, and how it becomes
-// the caller's answer. The handler that serves entries (Handler.Serve) is
-// written once; server/routes.go mounts each entry on its path. Adding a
-// route is adding an entry here, a line there, and its test.
-//
-// The README's "Build routes" table lists every route with what it
-// honours.
+// the caller's answer; and where it is served. The handler that serves
+// entries (Handler.Handler) is written once; server/routes.go mounts every
+// path of the table. The table is at the end of this file.
 
 // Route is one read route of Bamboo's REST API.
 type Route struct {
-	// Name labels the route's upstream calls in metrics and logs.
+	// Name labels the route's upstream calls in metrics and logs, and its
+	// refusals in the audit log ("view_" + Name).
 	Name string
-	// Key is what the path's :key (and :number) name.
+	// Paths are where the route is served, in net/http's ServeMux syntax:
+	// "{key}" (and "{number}") is one path segment, still percent-encoded
+	// when the handler reads it; "{path...}" the rest of the path. Several
+	// routes may share a path when the key's shape tells them apart:
+	// /result/{key} names a project (PROJ), a plan (PROJ-PLAN), a result
+	// (PROJ-PLAN-7) or a job result (PROJ-PLAN-JOB-7).
+	Paths []string
+	// Key is what the path's {key} (and {number}) name.
 	Key KeyKind
 	// Need is the permission checked, from the identifiers alone, before
 	// any upstream call.
@@ -46,6 +51,13 @@ type Route struct {
 	// List and Item name the list member of a list document
 	// ("results", "result"); empty for single objects.
 	List, Item string
+	// Answer says what the route answers, for the README's table.
+	Answer string
+	// Examples are requests that answer 200 against the demo data for
+	// carol, who sees project PROJ (bambootest.DemoData, policy.csv). The
+	// server's tests validate each answer (and its HEAD and ".json"
+	// twins) against api/openapi.json; this package's tests call each.
+	Examples []string
 }
 
 // KeyKind is what a route's path identifies.
@@ -57,6 +69,7 @@ const (
 	KeyPlan                     // PROJ-PLAN (a branch is a plan of its master's project)
 	KeyResult                   // PROJ-PLAN-7, PROJ-PLAN-latest; or :key PROJ-PLAN with :number 7 or latest
 	KeyJobResult                // PROJ-PLAN-JOB-7
+	KeyArtifact                 // the whole path: /browse/{result}/artifact/... or /download/... (parseArtifactPath)
 )
 
 // Need is the permission a route checks before any upstream call.
@@ -100,6 +113,7 @@ const (
 	ViewDocument             // the upstream document, links rewritten
 	ViewPruned               // the upstream document, links rewritten, items of plans the caller may not see removed
 	ViewList                 // a collected list, items of hidden plans removed, paged
+	ViewFile                 // an artifact or log, streamed from upstream as an attachment (artifact.go)
 )
 
 // Bamboo's result-list filters (the ones its REST documentation lists).
@@ -130,45 +144,72 @@ func prefixed(prefix string, values []string) []string {
 	return out
 }
 
-// The routes. Paths are in server/routes.go.
-var (
-	// ProjectList: GET /project. Projects with a visible plan, their plans
-	// filtered, sizes recounted, paged after filtering.
-	ProjectList = Route{Name: "projects", Key: KeyNone, Need: NeedNothing, Cache: CacheProjectList, View: ViewProjects,
-		Expand: []string{"projects.project.plans"}}
-	// Project: GET /project/{K}, with expand=plans its visible plans.
-	Project = Route{Name: "project", Key: KeyProject, Need: NeedProject, Cache: CacheProjectList, View: ViewProject,
-		Expand: []string{"plans"}}
-	// PlanList: GET /plan. Every plan the caller may see.
-	PlanList = Route{Name: "plans", Key: KeyNone, Need: NeedNothing, Cache: CacheProjectList, View: ViewPlans,
-		List: "plans", Item: "plan"}
-	// Plan: GET /plan/{K-P}; its branches, listed or collapsed, count only
-	// visible ones.
-	Plan = Route{Name: "plan", Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}"},
+// Routes is the one table of the build routes. It is the source of the
+// server's routes (server/routes.go mounts every path of Endpoints), of
+// this package's test server, of the README's "Build routes" table
+// (TestREADMEBuildRoutesTableIsTheRouteTable renders it) and of the calls
+// the server's tests make to validate every answer against
+// api/openapi.json, whose build paths must be exactly these
+// (TestOpenAPIDescribesEveryBuildPath). Adding a read route is adding an
+// entry here, its path in api/openapi.json and upstream/bambootest's
+// answer to the upstream path.
+var Routes = []Route{
+	{Name: "projects", Paths: []string{rest + "/project"}, Key: KeyNone, Need: NeedNothing,
+		Cache: CacheProjectList, View: ViewProjects, Expand: []string{"projects.project.plans"},
+		Answer:   "projects with a visible plan, their plans filtered, paged after filtering",
+		Examples: []string{rest + "/project?expand=projects.project.plans&max-results=10"}},
+	{Name: "project", Paths: []string{rest + "/project/{key}"}, Key: KeyProject, Need: NeedProject,
+		Cache: CacheProjectList, View: ViewProject, Expand: []string{"plans"},
+		Answer:   "the project, its visible plans",
+		Examples: []string{rest + "/project/PROJ?expand=plans"}},
+	{Name: "plans", Paths: []string{rest + "/plan"}, Key: KeyNone, Need: NeedNothing,
+		Cache: CacheProjectList, View: ViewPlans, List: "plans", Item: "plan",
+		Answer:   "every visible plan, paged after filtering",
+		Examples: []string{rest + "/plan?max-result=10&start-index=0"}},
+	{Name: "plan", Paths: []string{rest + "/plan/{key}"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}"},
 		Expand: []string{"actions", "branches", "stages", "variableContext"}, Recount: []string{"branches"},
-		Cache: CachePage, View: ViewPruned}
-	// PlanBranches: GET /plan/{K-P}/branch. The branches the caller may see.
-	PlanBranches = Route{Name: "branches", Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}", "branch"},
-		Cache: CacheCollected, View: ViewList, List: "branches", Item: "branch"}
-	// LatestResults: GET /result. The latest result of each visible plan.
-	LatestResults = Route{Name: "latest_results", Key: KeyNone, Need: NeedNothing, Upstream: []string{"result"},
-		Expand: resultListExpands, Filters: latestFilters, Cache: CacheCollected, View: ViewList, List: "results", Item: "result"}
-	// ProjectResults: GET /result/{K}. The latest result of each visible
-	// plan of the project.
-	ProjectResults = Route{Name: "project_results", Key: KeyProject, Need: NeedProject, Upstream: []string{"result", "{key}"},
-		Expand: resultListExpands, Filters: latestFilters, Cache: CacheCollected, View: ViewList, List: "results", Item: "result"}
-	// PlanResults: GET /result/{K-P}. A page of the plan's (or branch's) results.
-	PlanResults = Route{Name: "results", Key: KeyPlan, Need: NeedPlan, Upstream: []string{"result", "{key}"},
-		Expand: resultListExpands, Filters: resultFilters, Cache: CachePage, View: ViewDocument, List: "results", Item: "result"}
-	// Result: GET /result/{K-P-N}, /result/{K-P}/{N}, /result/{K-P}/latest.
-	Result = Route{Name: "result", Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}"},
-		Expand: resultExpandValues, Cache: CachePage, View: ViewDocument}
-	// JobResult: GET /result/{K-P-J-N}.
-	JobResult = Route{Name: "job_result", Key: KeyJobResult, Need: NeedPlan, Upstream: []string{"result", "{key}"},
-		Expand: jobExpandValues, Cache: CachePage, View: ViewDocument}
-	// ResultLabels and ResultComments: GET /result/{K-P-N}/label, /comment.
-	ResultLabels = Route{Name: "result_labels", Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "label"},
-		Cache: CachePage, View: ViewDocument, List: "labels", Item: "label"}
-	ResultComments = Route{Name: "result_comments", Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "comment"},
-		Cache: CachePage, View: ViewDocument, List: "comments", Item: "comment"}
-)
+		Cache: CachePage, View: ViewPruned,
+		Answer:   "the plan; its branches, listed or collapsed, hold and count only visible ones (so Bamboo is always asked for them)",
+		Examples: []string{rest + "/plan/PROJ-CORE?expand=branches"}},
+	{Name: "branches", Paths: []string{rest + "/plan/{key}/branch"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}", "branch"},
+		Cache: CacheCollected, View: ViewList, List: "branches", Item: "branch",
+		Answer:   "the visible branches, paged after filtering",
+		Examples: []string{rest + "/plan/PROJ-CORE/branch"}},
+	{Name: "latest_results", Paths: []string{rest + "/result"}, Key: KeyNone, Need: NeedNothing, Upstream: []string{"result"},
+		Expand: resultListExpands, Filters: latestFilters, Cache: CacheCollected, View: ViewList, List: "results", Item: "result",
+		Answer:   "the latest result of each visible plan",
+		Examples: []string{rest + "/result?buildstate=Successful&includeAllStates=true"}},
+	{Name: "project_results", Paths: []string{rest + "/result/{key}"}, Key: KeyProject, Need: NeedProject, Upstream: []string{"result", "{key}"},
+		Expand: resultListExpands, Filters: latestFilters, Cache: CacheCollected, View: ViewList, List: "results", Item: "result",
+		Answer:   "the latest result of each visible plan of K",
+		Examples: []string{rest + "/result/WEB?expand=results.result.labels"}},
+	{Name: "results", Paths: []string{rest + "/result/{key}"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"result", "{key}"},
+		Expand: resultListExpands, Filters: resultFilters, Cache: CachePage, View: ViewDocument, List: "results", Item: "result",
+		Answer:   "a page of the plan's (or branch's) results",
+		Examples: []string{rest + "/result/PROJ-CORE?label=release&max-results=5"}},
+	{Name: "result", Paths: []string{rest + "/result/{key}", rest + "/result/{key}/{number}"}, Key: KeyResult, Need: NeedPlan,
+		Upstream: []string{"result", "{key}"}, Expand: resultExpandValues, Cache: CachePage, View: ViewDocument,
+		Answer:   "one result; N may be `latest` (`/result/{K-P}/latest`, `/result/{K-P-latest}`)",
+		Examples: []string{rest + "/result/PROJ-CORE-6?expand=artifacts", rest + "/result/PROJ-CORE/6", rest + "/result/PROJ-CORE/latest"}},
+	{Name: "job_result", Paths: []string{rest + "/result/{key}"}, Key: KeyJobResult, Need: NeedPlan, Upstream: []string{"result", "{key}"},
+		Expand: jobExpandValues, Cache: CachePage, View: ViewDocument,
+		Answer:   "one job result",
+		Examples: []string{rest + "/result/PROJ-CORE-JOB1-6?expand=testResults"}},
+	{Name: "result_labels", Paths: []string{rest + "/result/{key}/label"}, Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "label"},
+		Cache: CachePage, View: ViewDocument, List: "labels", Item: "label",
+		Answer:   "the result's labels",
+		Examples: []string{rest + "/result/PROJ-CORE-6/label"}},
+	{Name: "result_comments", Paths: []string{rest + "/result/{key}/comment"}, Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "comment"},
+		Cache: CachePage, View: ViewDocument, List: "comments", Item: "comment",
+		Answer:   "the result's comments",
+		Examples: []string{rest + "/result/PROJ-CORE-6/comment"}},
+	// Bamboo's own artifact and log links, under the facade's host: the
+	// links rewritten in every document lead here.
+	{Name: "artifact", Paths: []string{"/browse/{resultKey}/artifact/{path...}", "/download/{path...}"}, Key: KeyArtifact, Need: NeedPlan,
+		View:     ViewFile,
+		Answer:   "the artifact or log of a result or job result (`K-P-N`, `K-P-J-N`; downloads `K-P[-J]`), streamed as an attachment",
+		Examples: []string{"/browse/PROJ-CORE-6/artifact/shared/core-service.jar/core-service.jar", "/download/PROJ-CORE-JOB1/build_logs/PROJ-CORE-JOB1-6.log"}},
+}
+
+// rest is where Bamboo's REST API lives, on Bamboo and on the facade.
+const rest = "/rest/api/latest"

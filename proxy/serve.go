@@ -5,30 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
 )
-
-// Serve returns the handler of one path served by routes. Several routes
-// share a path when the key's shape tells them apart: /result/{key} names
-// a project (PROJ), a plan (PROJ-PLAN), a result (PROJ-PLAN-7) or a job
-// result (PROJ-PLAN-JOB-7). The order of work is the same for every route:
-// key and query validated (400), permission decided (403), and only then
-// the cache or the upstream.
-func (h *Handler) Serve(routes ...Route) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		for i := range routes {
-			if key, ok := parseKey(routes[i].Key, c.Param("key"), c.Param("number")); ok {
-				return h.serve(c, &routes[i], key)
-			}
-		}
-		return badIdentifier()
-	}
-}
 
 // buildKey is a parsed key: project, plan, job and number as far as the
 // route's key kind has them. number is digits or "latest".
@@ -48,7 +30,7 @@ func (k buildKey) String() string {
 	return s
 }
 
-// parseKey reads the :key (and :number) path parameters for a key kind.
+// parseKey reads the {key} (and {number}) path parameters for a key kind.
 // They arrive still percent-encoded, so an encoded character is simply
 // outside the allowed set. A ".json" suffix on the last one is Bamboo's
 // format selector.
@@ -98,36 +80,36 @@ func parseKey(kind KeyKind, raw, number string) (buildKey, bool) {
 
 func validResultNumber(s string) bool { return s == "latest" || validBuildNumber(s) }
 
-func (h *Handler) serve(c echo.Context, rt *Route, key buildKey) error {
-	q, err := parseRouteQuery(c.Request().URL.RawQuery, rt)
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rt *Route, key buildKey) error {
+	q, err := parseRouteQuery(r.URL.RawQuery, rt)
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
+	ctx := r.Context()
 	p := facade.PrincipalFrom(ctx)
 	switch rt.Need {
 	case NeedPlan:
-		if err := h.authorizePlan(c, "view_"+rt.Name, p, key.planRef()); err != nil {
+		if err := h.authorizePlan(ctx, "view_"+rt.Name, p, key.planRef()); err != nil {
 			return err
 		}
 	case NeedProject:
-		if err := h.authorizeProject(c, "view_"+rt.Name, p, key.project); err != nil {
+		if err := h.authorizeProject(ctx, "view_"+rt.Name, p, key.project); err != nil {
 			return err
 		}
 	}
 	switch rt.View {
 	case ViewProjects:
-		return h.projects(c, q.listParams)
+		return h.projects(w, r, q.listParams)
 	case ViewProject:
-		return h.project(c, q, key.project)
+		return h.project(w, r, q, key.project)
 	case ViewPlans:
-		return h.plans(c, q)
+		return h.plans(w, r, q)
 	}
 	entry, err := h.document(ctx, docKey(rt, key, q), h.fetcher(rt, key, q))
 	if err != nil {
 		return err
 	}
-	base := h.publicBase(c.Request())
+	base := h.publicBase(r)
 	var body []byte
 	switch rt.View {
 	case ViewDocument:
@@ -140,7 +122,7 @@ func (h *Handler) serve(c echo.Context, rt *Route, key buildKey) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, entry.Status, body)
+	return writeJSON(w, entry.Status, body)
 }
 
 // authorizeProject decides NeedProject: view on the project, or on one of
@@ -148,11 +130,10 @@ func (h *Handler) serve(c echo.Context, rt *Route, key buildKey) error {
 // document for every caller and every project (no upstream call names
 // the target), and the refusal is the same whether the project exists or
 // not.
-func (h *Handler) authorizeProject(c echo.Context, op string, p facade.Principal, project string) error {
+func (h *Handler) authorizeProject(ctx context.Context, op string, p facade.Principal, project string) error {
 	if h.az.CanViewProject(p, project) {
 		return nil
 	}
-	ctx := c.Request().Context()
 	idx, _, err := h.projectIndex(ctx)
 	if err != nil {
 		return err

@@ -66,8 +66,10 @@ type Options struct {
 	MaxKeys int
 	// Logger receives settlement failures (default slog.Default()).
 	Logger *slog.Logger
-	// Now is the clock of local decisions (nil: time.Now). Redis's own
-	// clock still dates what Redis counts (take.lua).
+	// Now is the clock buckets are judged by (nil means time.Now). Redis
+	// answers how far a bucket runs ahead of its own clock, so only the
+	// local steps between settlements read this one; the settlement
+	// ticker runs on the machine's clock.
 	Now func() time.Time
 }
 

@@ -58,7 +58,7 @@ func TestConcurrentRunsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
 		})
 	}
 	// One caller is in the held pipeline; the rest must queue behind it.
-	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == callers-1 })
+	waitFor(t, func() bool { return b.combine.Queued() == callers-1 })
 	close(gate.release)
 	wg.Wait()
 
@@ -102,7 +102,7 @@ func TestConcurrentReadsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
 			got[i], errs[i] = cmd.Result()
 		})
 	}
-	waitFor(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.queue) == callers-1 })
+	waitFor(t, func() bool { return b.combine.Queued() == callers-1 })
 	close(gate.release)
 	wg.Wait()
 	for i := range callers {

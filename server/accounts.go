@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -11,6 +13,22 @@ import (
 )
 
 const defaultStatementLimit = 20
+
+// The account list (GET /rs/account) walks the stored accounts in id order
+// and keeps those the caller may view. defaultAccountPage is a page's
+// default size; accountScanBudget bounds the ids one request looks at, so
+// a caller who may see few of a million accounts costs a bounded amount:
+// when the budget runs out first, the page is shorter and next continues
+// from where the walk stopped.
+const (
+	defaultAccountPage = 25
+	accountScanBudget  = 10 * accounts.MaxIDsPage
+)
+
+type accountListView struct {
+	Accounts []accountView `json:"accounts"`
+	Next     string        `json:"next,omitempty"` // the next page's path, when there may be one
+}
 
 type balanceView struct {
 	AccountID string            `json:"account_id"`
@@ -86,6 +104,64 @@ func (s *Server) getAccount(c echo.Context) error {
 		Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC()})
 }
 
+// listAccounts answers the caller's accounts: every stored account on
+// which it holds view_account (wildcard grants included), in id order,
+// paged with ?after=<last id>&limit=N.
+func (s *Server) listAccounts(c echo.Context) error {
+	limit, err := pageLimit(c.QueryParam("limit"), defaultAccountPage, maxPageLimit)
+	if err != nil {
+		return err
+	}
+	after := c.QueryParam("after")
+	if after != "" && !facade.ValidID(after) {
+		return facade.ErrBadParameter
+	}
+	ids, last, more, err := s.viewableAccountIDs(c, after, limit)
+	if err != nil {
+		return err
+	}
+	list, err := s.accounts.GetMany(c.Request().Context(), ids)
+	if err != nil {
+		return err
+	}
+	view := accountListView{Accounts: make([]accountView, 0, len(list))}
+	for _, a := range list {
+		view.Accounts = append(view.Accounts, accountView{AccountID: a.ID, Owner: a.Owner, Currency: a.Currency,
+			Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC()})
+	}
+	if more {
+		view.Next = "/rs/account?" + url.Values{"after": {last}, "limit": {strconv.Itoa(limit)}}.Encode()
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+// viewableAccountIDs walks the account index after `after` until it has
+// limit ids the caller may view or has looked at accountScanBudget ids.
+// last is the last id looked at; more says the walk stopped before the end.
+func (s *Server) viewableAccountIDs(c echo.Context, after string, limit int) (ids []string, last string, more bool, err error) {
+	p, last := principal(c), after
+	for scanned := 0; scanned < accountScanBudget; {
+		batch, err := s.accounts.IDsAfter(c.Request().Context(), last, accounts.MaxIDsPage)
+		if err != nil {
+			return nil, "", false, err
+		}
+		for _, id := range batch {
+			scanned++
+			last = id
+			if s.authz.ListAccount(p, id) {
+				ids = append(ids, id)
+				if len(ids) == limit {
+					return ids, last, true, nil
+				}
+			}
+		}
+		if len(batch) < accounts.MaxIDsPage {
+			return ids, last, false, nil
+		}
+	}
+	return ids, last, true, nil
+}
+
 func (s *Server) getStatement(c echo.Context) error {
 	limit, err := statementLimit(c.QueryParam("limit"))
 	if err != nil {
@@ -114,7 +190,8 @@ func statementLimit(q string) (int, error) {
 }
 
 // transfer validates ids, amount and Idempotency-Key (400), checks
-// `transfer` on both accounts (403), then runs the one atomic step.
+// `transfer` on the from account and `transfer` or `receive` on the to
+// account (403), then runs the one atomic step.
 func (s *Server) transfer(c echo.Context) error {
 	from, err := pathID(c, "from", facade.ValidID)
 	if err != nil {

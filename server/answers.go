@@ -107,7 +107,7 @@ var goRefusals = map[int]error{
 }
 
 // connProblem is a whole HTTP/1.1 response for one of net/http's refusals,
-// written through renderProblem like every other error.
+// written through problem.Render like every other error.
 func connProblem(goStatus int) []byte {
 	err, ok := goRefusals[goStatus]
 	if !ok {

@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/server/problem"
 )
 
 // AuthConfig selects one of the two token modes of docs/contract.md §2. Exactly
@@ -232,8 +231,41 @@ func (a *Authenticator) checkLifetime(claims jwt.MapClaims, exp time.Time) error
 	return nil
 }
 
+// tokenRefusals says why a token was refused, keyed by what the parser
+// reported (golang-jwt's sentinel errors, and this file's own checks), so
+// the 401's code and sentence come from the one table in server/problem,
+// never from a library's text. The first match wins: a token signed by
+// another key is "bad signature" whatever its claims say, and a token
+// from another issuer is "wrong issuer" before it is "expired".
+var tokenRefusals = []struct {
+	cause error
+	code  *facade.Error
+}{
+	{jwt.ErrTokenMalformed, facade.ErrTokenMalformed},
+	{jwt.ErrTokenSignatureInvalid, facade.ErrTokenBadSignature}, // includes an algorithm not accepted
+	{jwt.ErrTokenUnverifiable, facade.ErrTokenBadSignature},     // no key of ours for it
+	{jwt.ErrTokenInvalidIssuer, facade.ErrTokenWrongIssuer},
+	{jwt.ErrTokenInvalidAudience, facade.ErrTokenWrongAudience},
+	{jwt.ErrTokenNotValidYet, facade.ErrTokenNotYetValid},
+	{jwt.ErrTokenUsedBeforeIssued, facade.ErrTokenNotYetValid},
+	{jwt.ErrTokenExpired, facade.ErrTokenExpired},
+	{errLifetime, facade.ErrTokenLifetimeTooLong},
+}
+
+// tokenRefusal is the 401 for a token Principal refused: anything not in
+// tokenRefusals (a missing claim, a claim of the wrong type, a critical
+// header, a bad sub) is a malformed token.
+func tokenRefusal(err error) *facade.Error {
+	for _, r := range tokenRefusals {
+		if errors.Is(err, r.cause) {
+			return r.code
+		}
+	}
+	return facade.ErrTokenMalformed
+}
+
 // authenticate requires a valid bearer token and stores the principal in
-// the request context. Every failure gets the same 401.
+// the request context. A refusal says why in its code (tokenRefusal).
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if isPublicPath(c.Request().URL.Path) || isPublicRoute(c.Path()) {
@@ -241,7 +273,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		raw, ok := bearerToken(c.Request().Header.Get("Authorization"))
 		if !ok {
-			return problem.Unauthorized
+			return facade.ErrTokenMissing
 		}
 		p, ok := s.auth.cache.get(raw)
 		if !ok {
@@ -251,8 +283,10 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			var err error
 			if p, err = s.auth.Principal(c.Request().Context(), raw); err != nil {
 				s.countAuthFailure(c)
-				s.log.Info("authentication failed", "request_id", requestID(c), "reason", err.Error())
-				return problem.Unauthorized
+				refusal := tokenRefusal(err)
+				s.log.Info("authentication failed", "request_id", requestID(c),
+					"code", string(refusal.Code), "reason", err.Error())
+				return refusal
 			}
 		}
 		r := c.Request()
@@ -290,11 +324,13 @@ func isPublicPath(p string) bool {
 }
 
 // isPublicRoute reports whether the matched route needs no token: the
-// browser page's own files and the API description. It asks the router's
+// browser page's own files, the API description and the problem pages
+// (what an error's type points at). It asks the router's
 // match, not the raw path, so no spelling of a path can reach an API route
 // without a token.
 func isPublicRoute(route string) bool {
-	return route == "/ui" || route == "/ui/*" || route == "/openapi.json"
+	return route == "/ui" || route == "/ui/*" || route == "/openapi.json" ||
+		route == "/problems/" || route == "/problems/:code"
 }
 
 func hasControl(s string) bool {

@@ -51,34 +51,50 @@ func unsigned(c jwt.MapClaims) string {
 	return h + "." + base64.RawURLEncoding.EncodeToString(b) + "."
 }
 
-func assert401(t *testing.T, e *env, name, tok string) {
+// assert401 sends tok and wants a 401 whose code is want, with the
+// challenge RFC 6750 §3 prescribes: the bare scheme when no token was
+// sent, else error="invalid_token" and the code's fixed sentence (the
+// body's detail), never the parser's text.
+func assert401(t *testing.T, e *env, name, tok, want string) {
 	t.Helper()
 	r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: tok})
-	if r.status != http.StatusUnauthorized || r.header.Get("WWW-Authenticate") != "Bearer" {
-		t.Errorf("%s: status %d, WWW-Authenticate %q; want 401 Bearer", name, r.status, r.header.Get("WWW-Authenticate"))
+	if r.status != http.StatusUnauthorized {
+		t.Errorf("%s: status %d, want 401", name, r.status)
+		return
+	}
+	p := r.problem(t)
+	challenge := "Bearer"
+	if want != "token-missing" {
+		challenge = `Bearer error="invalid_token", error_description="` + p["detail"].(string) + `"`
+	}
+	if p["code"] != want || r.header.Get("WWW-Authenticate") != challenge {
+		t.Errorf("%s: code %v, WWW-Authenticate %q; want %s, %q", name, p["code"], r.header.Get("WWW-Authenticate"), want, challenge)
 	}
 }
+
+// refused is a token and the code its 401 must carry.
+type refused struct{ tok, code string }
 
 func TestHS256Authentication(t *testing.T) {
 	e := newEnv(t)
 	seedGrades(t, e)
 	other := []byte("another-secret-that-is-at-least-32-bytes!!")
-	cases := map[string]string{
-		"empty":           "",
-		"malformed":       "not.a.jwt",
-		"garbage":         "eyJhbGciOiJIUzI1NiJ9.bad.bad",
-		"expired":         sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", -time.Hour)),
-		"alg none":        unsigned(claims("alice", time.Hour)),
-		"wrong key":       sign(t, jwt.SigningMethodHS256, other, "", claims("alice", time.Hour)),
-		"HS512":           sign(t, jwt.SigningMethodHS512, testSecret, "", claims("alice", time.Hour)),
-		"no exp":          sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"sub": "alice", "role": "student"}),
-		"no sub":          sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"role": "student", "exp": time.Now().Add(time.Hour).Unix()}),
-		"numeric sub":     sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour, "sub", 42)),
-		"not yet valid":   sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour, "nbf", time.Now().Add(time.Hour).Unix())),
-		"tampered claims": tamper(sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour))),
+	cases := map[string]refused{
+		"empty":           {"", "token-missing"},
+		"malformed":       {"not.a.jwt", "token-malformed"},
+		"garbage":         {"eyJhbGciOiJIUzI1NiJ9.bad.bad", "token-malformed"},
+		"expired":         {sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", -time.Hour)), "token-expired"},
+		"alg none":        {unsigned(claims("alice", time.Hour)), "token-bad-signature"},
+		"wrong key":       {sign(t, jwt.SigningMethodHS256, other, "", claims("alice", time.Hour)), "token-bad-signature"},
+		"HS512":           {sign(t, jwt.SigningMethodHS512, testSecret, "", claims("alice", time.Hour)), "token-bad-signature"},
+		"no exp":          {sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"sub": "alice", "role": "student"}), "token-malformed"},
+		"no sub":          {sign(t, jwt.SigningMethodHS256, testSecret, "", jwt.MapClaims{"role": "student", "exp": time.Now().Add(time.Hour).Unix()}), "token-malformed"},
+		"numeric sub":     {sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour, "sub", 42)), "token-malformed"},
+		"not yet valid":   {sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour, "nbf", time.Now().Add(time.Hour).Unix())), "token-not-yet-valid"},
+		"tampered claims": {tamper(sign(t, jwt.SigningMethodHS256, testSecret, "", claims("alice", time.Hour))), "token-bad-signature"},
 	}
 	for _, name := range sortedKeys(cases) {
-		assert401(t, e, name, cases[name])
+		assert401(t, e, name, cases[name].tok, cases[name].code)
 	}
 	// Non-bearer schemes and a missing header are 401 too.
 	for _, h := range []string{"", "Basic YWxpY2U6cHc=", "Bearer", "Token " + token(t, "alice", "student")} {
@@ -174,23 +190,23 @@ func TestJWKSAuthentication(t *testing.T) {
 			t.Errorf("%s: %d %s", name, r.status, r.body)
 		}
 	}
-	bad := map[string]string{
-		"HS256 in JWKS mode":     sign(t, jwt.SigningMethodHS256, testSecret, "rsa1", good()),
-		"HS256 keyed with n":     sign(t, jwt.SigningMethodHS256, rk.N.Bytes(), "rsa1", good()),
-		"alg none":               unsigned(good()),
-		"wrong issuer":           sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("iss", "https://evil.example")),
-		"wrong audience":         sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("aud", "other")),
-		"no issuer":              sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", time.Hour, "aud", "facade")),
-		"expired":                sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", -time.Hour, "iss", "https://idp.example", "aud", "facade")),
-		"unknown signing key":    sign(t, jwt.SigningMethodRS256, otherRSA, "rsa1", good()),
-		"unknown kid":            sign(t, jwt.SigningMethodRS256, otherRSA, "nope", good()),
-		"RS256 with EC kid":      sign(t, jwt.SigningMethodRS256, rk, "ec1", good()),
-		"encryption key":         sign(t, jwt.SigningMethodRS256, jwksEncKey, "enc1", good()),
-		"encryption key, no kid": sign(t, jwt.SigningMethodRS256, jwksEncKey, "", good()),
-		"unknown crit":           withCrit(t, jwt.SigningMethodRS256, rk, "rsa1", good()),
+	bad := map[string]refused{
+		"HS256 in JWKS mode":     {sign(t, jwt.SigningMethodHS256, testSecret, "rsa1", good()), "token-bad-signature"},
+		"HS256 keyed with n":     {sign(t, jwt.SigningMethodHS256, rk.N.Bytes(), "rsa1", good()), "token-bad-signature"},
+		"alg none":               {unsigned(good()), "token-bad-signature"},
+		"wrong issuer":           {sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("iss", "https://evil.example")), "token-wrong-issuer"},
+		"wrong audience":         {sign(t, jwt.SigningMethodRS256, rk, "rsa1", good("aud", "other")), "token-wrong-audience"},
+		"no issuer":              {sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", time.Hour, "aud", "facade")), "token-malformed"},
+		"expired":                {sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims("alice", -time.Hour, "iss", "https://idp.example", "aud", "facade")), "token-expired"},
+		"unknown signing key":    {sign(t, jwt.SigningMethodRS256, otherRSA, "rsa1", good()), "token-bad-signature"},
+		"unknown kid":            {sign(t, jwt.SigningMethodRS256, otherRSA, "nope", good()), "token-bad-signature"},
+		"RS256 with EC kid":      {sign(t, jwt.SigningMethodRS256, rk, "ec1", good()), "token-bad-signature"},
+		"encryption key":         {sign(t, jwt.SigningMethodRS256, jwksEncKey, "enc1", good()), "token-bad-signature"},
+		"encryption key, no kid": {sign(t, jwt.SigningMethodRS256, jwksEncKey, "", good()), "token-bad-signature"},
+		"unknown crit":           {withCrit(t, jwt.SigningMethodRS256, rk, "rsa1", good()), "token-malformed"},
 	}
 	for _, name := range sortedKeys(bad) {
-		assert401(t, e, name, bad[name])
+		assert401(t, e, name, bad[name].tok, bad[name].code)
 	}
 }
 
@@ -233,16 +249,16 @@ func TestTokenTimeAndExtensionRules(t *testing.T) {
 	seedGrades(t, e)
 	now := time.Now()
 	hs := func(extra ...any) string { return sign(t, hs256, testSecret, "", claims("alice", time.Hour, extra...)) }
-	for name, tok := range map[string]string{
-		"iat a minute ahead":         hs("iat", now.Add(time.Minute).Unix()),
-		"iat a year ahead":           hs("iat", now.AddDate(1, 0, 0).Unix()),
-		"valid for 50 years":         sign(t, hs256, testSecret, "", claims("alice", 50*365*24*time.Hour, "iat", now.Unix())),
-		"3h without iat":             sign(t, hs256, testSecret, "", claims("alice", 3*time.Hour)),
-		"3h lifetime, issued 2h ago": sign(t, hs256, testSecret, "", claims("alice", time.Hour, "iat", now.Add(-2*time.Hour).Unix())),
-		"crit extension":             withCrit(t, hs256, testSecret, "", claims("alice", time.Hour)),
-		"empty crit":                 withCritValue(t, []string{}),
+	for name, c := range map[string]refused{
+		"iat a minute ahead":         {hs("iat", now.Add(time.Minute).Unix()), "token-not-yet-valid"},
+		"iat a year ahead":           {hs("iat", now.AddDate(1, 0, 0).Unix()), "token-not-yet-valid"},
+		"valid for 50 years":         {sign(t, hs256, testSecret, "", claims("alice", 50*365*24*time.Hour, "iat", now.Unix())), "token-lifetime-too-long"},
+		"3h without iat":             {sign(t, hs256, testSecret, "", claims("alice", 3*time.Hour)), "token-lifetime-too-long"},
+		"3h lifetime, issued 2h ago": {sign(t, hs256, testSecret, "", claims("alice", time.Hour, "iat", now.Add(-2*time.Hour).Unix())), "token-lifetime-too-long"},
+		"crit extension":             {withCrit(t, hs256, testSecret, "", claims("alice", time.Hour)), "token-malformed"},
+		"empty crit":                 {withCritValue(t, []string{}), "token-malformed"},
 	} {
-		assert401(t, e, name, tok)
+		assert401(t, e, name, c.tok, c.code)
 	}
 	for name, tok := range map[string]string{
 		"iat within the leeway": hs("iat", now.Add(5*time.Second).Unix()),
@@ -256,7 +272,7 @@ func TestTokenTimeAndExtensionRules(t *testing.T) {
 	// The default limit is a day.
 	d := newEnv(t)
 	seedGrades(t, d)
-	assert401(t, d, "25h by default", sign(t, hs256, testSecret, "", claims("alice", 25*time.Hour, "iat", now.Unix())))
+	assert401(t, d, "25h by default", sign(t, hs256, testSecret, "", claims("alice", 25*time.Hour, "iat", now.Unix())), "token-lifetime-too-long")
 	if r := d.do(req{method: "GET", path: "/student/alice/english/grade", token: sign(t, hs256, testSecret, "", claims("alice", 23*time.Hour, "iat", now.Unix()))}); r.status != 200 {
 		t.Errorf("23h token by default: %d", r.status)
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -13,10 +14,11 @@ import (
 // TestEveryLinkTheFacadeHandsOutIsServed crawls the build API as carol (a
 // developer with partial grants: project PROJ through her team, and the
 // one plan WEB-NIGHTLY) from the project list and the latest results,
-// following every link.href of every answer. Every link answers 200, or a
-// deliberate 403 for something outside her grants; never 400 or 404 (a
-// link the facade made and cannot serve). No answer names a plan she may
-// not see, or the upstream host.
+// following every link.href of every answer and every href inside the
+// HTML fragments of its text members (buildReason, reasonSummary). Every
+// link answers 200, or a deliberate 403 for something outside her grants;
+// never 400 or 404 (a link the facade made and cannot serve). No answer
+// names a plan she may not see, or the upstream host.
 func TestEveryLinkTheFacadeHandsOutIsServed(t *testing.T) {
 	e := newEnv(t, withBuilds())
 	carol := token(t, "carol", "developer")
@@ -39,6 +41,7 @@ func TestEveryLinkTheFacadeHandsOutIsServed(t *testing.T) {
 		"/rest/api/latest/result/WEB?expand=results.result.labels",
 	}
 	queue, seen := append([]string(nil), seeds...), map[string]int{}
+	htmlLinks := 0
 	for len(queue) > 0 && len(seen) < 400 {
 		path := queue[0]
 		queue = queue[1:]
@@ -63,13 +66,24 @@ func TestEveryLinkTheFacadeHandsOutIsServed(t *testing.T) {
 		if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 			continue // an artifact
 		}
-		for _, href := range hrefs(t, r.body) {
+		links, inHTML := hrefs(t, r.body)
+		for _, href := range links {
 			u, err := url.Parse(href)
 			if err != nil || u.Scheme+"://"+u.Host != e.url {
 				t.Errorf("GET %s: link %q does not point at the facade", path, href)
 				continue
 			}
 			queue = append(queue, u.RequestURI())
+		}
+		for _, href := range inHTML {
+			u, err := url.Parse(html.UnescapeString(href))
+			switch {
+			case err != nil:
+				t.Errorf("GET %s: HTML link %q is not a URL", path, href)
+			case u.Host == "" || u.Scheme+"://"+u.Host == e.url:
+				queue = append(queue, u.RequestURI()) // the facade's: it must serve it
+				htmlLinks++
+			}
 		}
 	}
 	counts := map[string]int{}
@@ -90,20 +104,27 @@ func TestEveryLinkTheFacadeHandsOutIsServed(t *testing.T) {
 			t.Errorf("the crawl never reached a %s link (reached %v)", shape, keys)
 		}
 	}
-	t.Logf("crawled %d links", len(seen))
+	t.Logf("crawled %d links; %d hrefs to the facade found in HTML fragments", len(seen), htmlLinks)
 }
 
-// hrefs returns every link.href of a JSON document.
-func hrefs(t *testing.T, body string) []string {
+// htmlHref finds the href of an HTML anchor inside a text member.
+var htmlHref = regexp.MustCompile(`(?i)<a\s[^>]*href\s*=\s*["']([^"']*)["']`)
+
+// hrefs returns every link.href of a JSON document, and every href of an
+// HTML anchor in its strings.
+func hrefs(t *testing.T, body string) (links, inHTML []string) {
 	t.Helper()
 	var doc any
 	if err := json.Unmarshal([]byte(body), &doc); err != nil {
 		t.Fatalf("not JSON: %s", body)
 	}
-	var out []string
 	var walk func(v any)
 	walk = func(v any) {
 		switch x := v.(type) {
+		case string:
+			for _, m := range htmlHref.FindAllStringSubmatch(x, -1) {
+				inHTML = append(inHTML, m[1])
+			}
 		case []any:
 			for _, e := range x {
 				walk(e)
@@ -111,7 +132,7 @@ func hrefs(t *testing.T, body string) []string {
 		case map[string]any:
 			if link, ok := x["link"].(map[string]any); ok {
 				if href, ok := link["href"].(string); ok {
-					out = append(out, href)
+					links = append(links, href)
 				}
 			}
 			for _, e := range x {
@@ -120,7 +141,7 @@ func hrefs(t *testing.T, body string) []string {
 		}
 	}
 	walk(doc)
-	return out
+	return links, inHTML
 }
 
 var keyShape = regexp.MustCompile(`[A-Z][A-Z0-9]*(-[A-Z0-9]+)*`)

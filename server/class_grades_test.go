@@ -60,8 +60,8 @@ func TestClassGradesAuthorizationTable(t *testing.T) {
 	if r := e.do(req{method: "GET", path: "/class/english-101/grades"}); r.status != 401 {
 		t.Errorf("no token: %d", r.status)
 	}
-	if r := e.do(req{method: "POST", path: "/class/english-101/grades", token: token(t, "bob", "professor"), body: `{}`}); r.status != 405 {
-		t.Errorf("POST: %d, want 405", r.status)
+	if r := e.do(req{method: "PUT", path: "/class/english-101/grades", token: token(t, "bob", "professor"), body: `{}`}); r.status != 405 {
+		t.Errorf("PUT: %d, want 405", r.status)
 	}
 }
 

@@ -1,15 +1,21 @@
 package server
 
 import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 // defaultClassPage is how many students a class page holds when the caller
@@ -33,6 +39,7 @@ type studentGrade struct {
 	Version   int64      `json:"version,omitempty"`
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 	UpdatedBy string     `json:"updated_by,omitempty"`
+	CanChange bool       `json:"can_change"` // the caller may set or change this grade
 }
 
 type classGradesView struct {
@@ -56,7 +63,8 @@ func (s *Server) listClasses(c echo.Context) error {
 }
 
 // getClassGrades answers the students enrolled in a class, sorted by id and
-// paged, with their english grades, for a principal with view on the class.
+// paged, with their english grades, for a principal with view on the class;
+// with Accept: text/csv, the whole class as a gradebook (getClassGradebook).
 func (s *Server) getClassGrades(c echo.Context) error {
 	limit, err := pageLimit(c.QueryParam("limit"), defaultClassPage, maxPageLimit)
 	if err != nil {
@@ -70,8 +78,15 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	csv := wantsCSV(c.Request().Header.Values("Accept"))
+	if !csv && !acceptsJSON(c.Request().Header.Values("Accept")) {
+		return problem.NotAcceptable
+	}
 	if !s.authz.CanViewClass(principal(c), class) {
 		return s.deny(c, "class.view", "class:"+class)
+	}
+	if csv {
+		return s.getClassGradebook(c, class)
 	}
 	enrolled := s.authz.ClassStudents(principal(c), class)
 	// Bounds from lengths only: start may be any int a client wrote.
@@ -90,6 +105,7 @@ func (s *Server) getClassGrades(c echo.Context) error {
 			view.Students[i] = studentGrade{StudentID: id, Grade: &rec.Grade, Version: rec.Version,
 				UpdatedAt: &rec.UpdatedAt, UpdatedBy: rec.UpdatedBy}
 		}
+		view.Students[i].CanChange = s.authz.MayChangeGrade(principal(c), id)
 	}
 	if hi < len(enrolled) {
 		view.Next = classGradesPath(class) + "?" + url.Values{
@@ -100,3 +116,250 @@ func (s *Server) getClassGrades(c echo.Context) error {
 }
 
 func classGradesPath(class string) string { return "/class/" + url.PathEscape(class) + "/grades" }
+
+// wantsCSV reports whether Accept names text/csv (with a q above 0): a
+// gradebook download. Anything else is answered as JSON, or 406 when the
+// header excludes JSON too.
+func wantsCSV(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || mt != "text/csv" {
+				continue
+			}
+			if q, ok := params["q"]; !ok || qAbove0(q) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func qAbove0(q string) bool {
+	f, err := strconv.ParseFloat(q, 64)
+	return err == nil && f > 0
+}
+
+// getClassGradebook answers every enrolled student the caller may view,
+// as a CSV gradebook (docs/contract.md §4). Authorization is checked by
+// getClassGrades before it hands over.
+func (s *Server) getClassGradebook(c echo.Context, class string) error {
+	enrolled := s.authz.ClassStudents(principal(c), class)
+	recs, err := s.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
+	if err != nil {
+		return err
+	}
+	entries := make([]grades.GradebookEntry, len(enrolled))
+	for i, id := range enrolled {
+		entries[i] = grades.GradebookEntry{StudentID: id}
+		if rec, ok := recs[id]; ok {
+			entries[i].Record = &rec
+		}
+	}
+	var buf bytes.Buffer
+	if err := grades.WriteGradebook(&buf, entries); err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+class+`-grades.csv"`)
+	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}
+
+// gradebookRow is one row's outcome in the answer to an upload.
+type gradebookRow struct {
+	Line          int            `json:"line"`
+	StudentID     string         `json:"student_id"`
+	Grade         string         `json:"grade"`
+	Outcome       grades.Outcome `json:"outcome"`
+	Code          string         `json:"code,omitempty"`           // why a row is stale or refused
+	PreviousGrade *string        `json:"previous_grade,omitempty"` // the grade stored before the row
+	Version       int64          `json:"version,omitempty"`        // the stored version: the new one for a row applied, else as it stands
+	UpdatedBy     string         `json:"updated_by,omitempty"`     // for a stale row: who made the stored version
+	UpdatedAt     *time.Time     `json:"updated_at,omitempty"`
+}
+
+type gradebookView struct {
+	ClassID   string         `json:"class_id"`
+	DryRun    bool           `json:"dry_run"`
+	Changed   int            `json:"changed"`
+	Unchanged int            `json:"unchanged"`
+	Stale     int            `json:"stale"`
+	Refused   int            `json:"refused"`
+	Rows      []gradebookRow `json:"rows"`
+}
+
+// errNotInClass refuses a row whose student is not one of the class's
+// students the caller may view.
+var errNotInClass = &facade.Error{Code: "not_in_class"}
+
+// uploadGradebook applies a CSV gradebook to a class (docs/contract.md §4).
+// Every row is checked first (format, enrollment, permission, version);
+// ?dry_run=1 stops there. Otherwise each row that would change is written
+// with its version as If-Match, and a change made in between makes it
+// stale. The answer lists every row's outcome with its line.
+func (s *Server) uploadGradebook(c echo.Context) error {
+	body, err := readCSVBody(c)
+	if err != nil {
+		return err
+	}
+	dryRun, err := flagParam(c.QueryParam("dry_run"))
+	if err != nil {
+		return err
+	}
+	rows, err := grades.ReadGradebook(body)
+	if err != nil {
+		return err
+	}
+	class, err := pathID(c, "class_id", facade.ValidID)
+	if err != nil {
+		return err
+	}
+	p := principal(c)
+	if !s.authz.CanViewClass(p, class) {
+		return s.deny(c, "class.upload", "class:"+class)
+	}
+	view := gradebookView{ClassID: class, DryRun: dryRun, Rows: make([]gradebookRow, len(rows))}
+	plan, err := s.checkGradebook(c, class, rows, view.Rows)
+	if err != nil {
+		return err
+	}
+	for i, r := range rows {
+		if !dryRun && plan[i] {
+			if err := s.applyGradebookRow(c, r, &view.Rows[i]); err != nil {
+				return err
+			}
+		}
+		view.count(view.Rows[i].Outcome)
+	}
+	return c.JSON(http.StatusOK, view)
+}
+
+// checkGradebook fills out[i] with what row i would do and reports which
+// rows would change. Nothing is written.
+func (s *Server) checkGradebook(c echo.Context, class string, rows []grades.GradebookRow, out []gradebookRow) ([]bool, error) {
+	p := principal(c)
+	inClass := map[string]bool{}
+	for _, id := range s.authz.ClassStudents(p, class) {
+		inClass[id] = true
+	}
+	var ids []string
+	for i, r := range rows {
+		out[i] = gradebookRow{Line: r.Line, StudentID: r.StudentID, Grade: r.Grade}
+		switch {
+		case r.Problem != nil:
+			out[i].refuse(r.Problem)
+		case !inClass[r.StudentID]:
+			out[i].refuse(errNotInClass)
+		case !s.authz.CanWriteGrade(p, r.StudentID):
+			_ = s.deny(c, "grade.write", "student:"+r.StudentID)
+			out[i].refuse(facade.ErrForbidden)
+		default:
+			ids = append(ids, r.StudentID)
+		}
+	}
+	recs, err := s.grades.GetMany(c.Request().Context(), ids, grades.SubjectEnglish)
+	if err != nil {
+		return nil, err
+	}
+	plan := make([]bool, len(rows))
+	for i, r := range rows {
+		if out[i].Outcome != "" {
+			continue
+		}
+		var cur *grades.Record
+		if rec, ok := recs[r.StudentID]; ok {
+			cur = &rec
+		}
+		outcome, why := r.Decide(cur)
+		out[i].set(outcome, why, cur)
+		plan[i] = outcome == grades.Changed
+	}
+	return plan, nil
+}
+
+// applyGradebookRow writes one row and records what happened in out.
+func (s *Server) applyGradebookRow(c echo.Context, r grades.GradebookRow, out *gradebookRow) error {
+	outcome, rec, err := s.grades.ApplyRow(c.Request().Context(), r, grades.SubjectEnglish, principal(c).ID)
+	if err != nil {
+		return err
+	}
+	prev := out.PreviousGrade
+	var why *facade.Error
+	if outcome == grades.Stale {
+		why = facade.ErrVersionMismatch
+	}
+	var cur *grades.Record
+	if rec.Version > 0 {
+		cur = &rec
+	}
+	out.set(outcome, why, cur)
+	if outcome == grades.Changed {
+		out.PreviousGrade = prev
+	}
+	return nil
+}
+
+// set records an outcome against the record cur (nil: no grade stored).
+func (g *gradebookRow) set(o grades.Outcome, why *facade.Error, cur *grades.Record) {
+	g.Outcome, g.Code = o, ""
+	if why != nil {
+		g.Code = wireCode(why.Code)
+	}
+	g.PreviousGrade, g.Version, g.UpdatedBy, g.UpdatedAt = nil, 0, "", nil
+	if cur != nil {
+		grade, at := cur.Grade, cur.UpdatedAt
+		g.PreviousGrade, g.Version, g.UpdatedBy, g.UpdatedAt = &grade, cur.Version, cur.UpdatedBy, &at
+	}
+	if o == grades.Changed && cur != nil && cur.Grade == g.Grade {
+		g.PreviousGrade = nil // cur is the new record
+	}
+}
+
+func (g *gradebookRow) refuse(why *facade.Error) {
+	g.Outcome, g.Code = grades.Refused, wireCode(why.Code)
+}
+
+func (v *gradebookView) count(o grades.Outcome) {
+	switch o {
+	case grades.Changed:
+		v.Changed++
+	case grades.Unchanged:
+		v.Unchanged++
+	case grades.Stale:
+		v.Stale++
+	default:
+		v.Refused++
+	}
+}
+
+// wireCode writes a code as the API does (docs/contract.md §2): "_" as "-".
+func wireCode(c facade.Code) string { return strings.ReplaceAll(string(c), "_", "-") }
+
+// readCSVBody reads a text/csv body (415 for another type, 413 past
+// 16 KiB).
+func readCSVBody(c echo.Context) ([]byte, error) {
+	mt, _, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
+	if err != nil || mt != "text/csv" {
+		return nil, problem.UnsupportedMedia
+	}
+	body, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, problem.BodyTooLarge
+		}
+		return nil, facade.Wrap(facade.ErrMalformedBody, err)
+	}
+	return body, nil
+}
+
+// flagParam reads a yes/no query parameter: "" or "0" no, "1" yes.
+func flagParam(q string) (bool, error) {
+	switch q {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	}
+	return false, facade.ErrBadParameter
+}

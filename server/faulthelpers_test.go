@@ -203,7 +203,7 @@ func moneyMinor(n json.Number) (int64, error) {
 
 // moneyProblemKeys are the only members an error body may have: anything else
 // would be a place for internals to leak.
-var moneyProblemKeys = []string{"detail", "request_id", "status", "title", "type"}
+var moneyProblemKeys = []string{"code", "detail", "request_id", "status", "title", "type"}
 
 // moneyProblemError says what is wrong with a as an RFC 9457 answer with this
 // status and fixed detail sentence, or nil. 503 must carry Retry-After.
@@ -227,7 +227,7 @@ func moneyProblemError(a moneyAnswer, status int, detail string) error {
 	}
 	slices.Sort(keys)
 	if !slices.Equal(keys, moneyProblemKeys) || p["title"] != http.StatusText(status) ||
-		p["status"] != float64(status) || p["detail"] != detail ||
+		p["status"] != float64(status) || p["detail"] != detail || p["type"] != "/problems/"+p["code"].(string) ||
 		p["request_id"] == "" || p["request_id"] != a.header.Get("X-Request-ID") {
 		return fmt.Errorf("%d problem body %s, want detail %q", status, a.body, detail)
 	}

@@ -83,7 +83,7 @@ func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
 		return "", "", err
 	}
 	if body.Grade == nil {
-		return "", "", facade.ErrBadGrade
+		return "", "", grades.NotOnScale
 	}
 	if grade, err = grades.ParseGrade(*body.Grade); err != nil {
 		return "", "", err
@@ -94,15 +94,6 @@ func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
 func writeGrade(c echo.Context, status int, rec grades.Record) error {
 	c.Response().Header().Set("ETag", grades.ETag(rec.Version))
 	return c.JSON(status, rec)
-}
-
-func principal(c echo.Context) facade.Principal {
-	return facade.PrincipalFrom(c.Request().Context())
-}
-
-// deny audit-logs a refusal and returns the one 403 every refusal shares.
-func (s *Server) deny(c echo.Context, op, target string) error {
-	return s.authz.Refuse(c.Request().Context(), principal(c), op, target)
 }
 
 // defaultHistoryLimit is how many versions a history page holds when the

@@ -35,12 +35,18 @@ import (
 
 // TestMain runs the tests and then, when the whole package ran, requires
 // that every operation of /openapi.json had a success answer validated
-// against it by some test (see checkAgainstOpenAPI).
+// against it by some test (see checkAgainstOpenAPI), and that every code
+// of the error table was answered to some test (see checkProblem).
 func TestMain(m *testing.M) {
 	code := testredis.Run(m)
 	if code == 0 && flag.Lookup("test.run").Value.String() == "" {
 		if missing := unvalidatedOperations(); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: no test validated a success answer of these /openapi.json operations:\n  %s\n",
+				strings.Join(missing, "\n  "))
+			code = 1
+		}
+		if missing := unproducedCodes(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "FAIL: no test received these error codes (or errors rules) of server/problem's table:\n  %s\n",
 				strings.Join(missing, "\n  "))
 			code = 1
 		}
@@ -70,6 +76,13 @@ p, alice, account:1001, transfer
 p, alice, account:2002, transfer
 p, alice, account:ghost-acct, view_account
 p, alice, account:ghost-acct, transfer
+# mallory debits her own m1 and may pay into 2002 (receive), never take from it
+p, mallory, account:m1, view_account
+p, mallory, account:m1, transfer
+p, mallory, account:2002, receive
+# auditors see every account (a wildcard grant), through a group
+p, group:auditors, account:*, view_account
+g, ida, group:auditors
 # builds
 p, team:platform, project:PROJ, view
 p, carol, plan:WEB-NIGHTLY, view
@@ -314,6 +327,7 @@ func (e *env) do(r req) resp {
 		e.bodies = append(e.bodies, out.body)
 		e.mu.Unlock()
 		e.checkProblem(out)
+		checkErrorMessages(e.t, hr.URL.Path, out)
 	}
 	return out
 }
@@ -322,19 +336,41 @@ func (e *env) do(r req) resp {
 // (its status and Location), as a script's client would.
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-// checkProblem asserts the RFC 9457 shape every error must have.
+// checkProblem asserts the RFC 9457 shape every error must have, with its
+// code and the type that names the code's page, and records the code (and
+// the rules of its errors items) as produced (codesSeen).
 func (e *env) checkProblem(r resp) {
 	e.t.Helper()
 	if ct := r.header.Get("Content-Type"); ct != "application/problem+json" {
 		e.t.Errorf("status %d: Content-Type %q, want application/problem+json", r.status, ct)
 		return
 	}
-	p := r.problem(e.t)
-	if int(p["status"].(float64)) != r.status || p["title"] != http.StatusText(r.status) ||
-		p["detail"] == "" || p["request_id"] != r.header.Get("X-Request-ID") {
+	var p struct {
+		Type, Code, Title, Detail string
+		Status                    int
+		RequestID                 string `json:"request_id"`
+		Errors                    []struct{ Parameter, Code, Detail string }
+	}
+	if err := json.Unmarshal([]byte(r.body), &p); err != nil {
+		e.t.Errorf("status %d: body is not a problem: %s", r.status, r.body)
+		return
+	}
+	if p.Status != r.status || p.Title != http.StatusText(r.status) || p.Detail == "" ||
+		p.Code == "" || p.Type != "/problems/"+p.Code || p.RequestID != r.header.Get("X-Request-ID") {
 		e.t.Errorf("malformed problem for %d: %s", r.status, r.body)
 	}
+	codesSeen.Store(p.Code, true)
+	for _, it := range p.Errors {
+		if it.Parameter == "" || it.Code == "" || it.Detail == "" || it.Detail == p.Detail {
+			e.t.Errorf("malformed errors item in %s", r.body)
+		}
+		codesSeen.Store(p.Code+" "+it.Code, true)
+	}
 }
+
+// codesSeen records every code (and "code rule" for errors items) some
+// test of this run received; TestMain reports the table's codes none did.
+var codesSeen sync.Map
 
 // leakPatterns are things no response may contain.
 var leakPatterns = regexp.MustCompile(`(?i)goroutine |panic|\.go:\d+|/home/|/root/|/work/|/usr/|redis|casbin|echo|resty|lua|dial tcp|127\.0\.0\.1|localhost|:\d{4,5}\b|unmarshal|invalid character|json: |strconv|runtime\.`)

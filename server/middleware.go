@@ -21,10 +21,12 @@ import (
 )
 
 const (
-	maxBody        = 16 << 10
-	ctxRequestID   = "facade.request_id"
-	apiCSP         = "default-src 'none'; frame-ancestors 'none'"
-	allowedHeaders = "Authorization, Content-Type, X-XSRF-TOKEN, Idempotency-Key, If-Match, X-Request-ID"
+	maxBody      = 16 << 10
+	ctxRequestID = "facade.request_id"
+	apiCSP       = "default-src 'none'; frame-ancestors 'none'"
+	// If-None-Match too: a page on another origin polls with conditional
+	// reads (docs/contract.md §2, "Conditional reads").
+	allowedHeaders = "Authorization, Content-Type, X-XSRF-TOKEN, Idempotency-Key, If-Match, If-None-Match, X-Request-ID"
 	exposedHeaders = "ETag, Location, X-Request-ID, Retry-After, X-Cache"
 )
 
@@ -102,7 +104,7 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 // observe records metrics and one JSON access log line per request.
 func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		start := time.Now()
+		start := s.cfg.Now()
 		err := next(c)
 		if err != nil {
 			// Write the error now so the status below is the one sent.
@@ -113,7 +115,7 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			route = "unmatched"
 		}
 		status := c.Response().Status
-		elapsed := time.Since(start)
+		elapsed := s.cfg.Now().Sub(start)
 		s.metrics.Request(route, methodLabel(c.Request().Method), status, elapsed)
 		s.accessLine(c, route, status, elapsed)
 		return nil

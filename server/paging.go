@@ -9,7 +9,8 @@ import (
 // The service's paging habit for its own (non-Bamboo) lists: ?limit=N,
 // 1 to maxPageLimit, with a per-list default; lists that can be long also
 // take ?start=M (0 or more, an offset into a stable order) and say where the
-// next page starts. Anything else is 400 before any look-up.
+// next page starts. Anything else is 400 before any look-up, naming the
+// parameter and whether it was malformed or out of range.
 const maxPageLimit = 100
 
 // pageLimit parses ?limit=: "" means def; otherwise a canonical decimal
@@ -19,8 +20,11 @@ func pageLimit(q string, def, max int) (int, error) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(q)
-	if err != nil || n < 1 || n > max || strconv.Itoa(n) != q {
-		return 0, facade.ErrBadParameter
+	switch {
+	case err != nil || strconv.Itoa(n) != q:
+		return 0, facade.Refuse(facade.ErrBadParameter, "limit", facade.ReasonMalformed)
+	case n < 1 || n > max:
+		return 0, facade.Refuse(facade.ErrBadParameter, "limit", facade.ReasonOutOfRange)
 	}
 	return n, nil
 }
@@ -32,8 +36,11 @@ func pageStart(q string) (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(q)
-	if err != nil || n < 0 || strconv.Itoa(n) != q {
-		return 0, facade.ErrBadParameter
+	switch {
+	case err != nil || strconv.Itoa(n) != q:
+		return 0, facade.Refuse(facade.ErrBadParameter, "start", facade.ReasonMalformed)
+	case n < 0:
+		return 0, facade.Refuse(facade.ErrBadParameter, "start", facade.ReasonOutOfRange)
 	}
 	return n, nil
 }

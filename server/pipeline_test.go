@@ -51,7 +51,7 @@ func TestPreflights(t *testing.T) {
 		if got := r.header.Get("Access-Control-Allow-Methods"); got != c.methods {
 			t.Errorf("%s: Allow-Methods %q, want %q", c.name, got, c.methods)
 		}
-		if r.header.Get("Access-Control-Allow-Headers") != "Authorization, Content-Type, X-XSRF-TOKEN, Idempotency-Key, If-Match, X-Request-ID" ||
+		if r.header.Get("Access-Control-Allow-Headers") != "Authorization, Content-Type, X-XSRF-TOKEN, Idempotency-Key, If-Match, If-None-Match, X-Request-ID" ||
 			r.header.Get("Access-Control-Max-Age") != "600" {
 			t.Errorf("%s: headers %v", c.name, r.header)
 		}

@@ -7,9 +7,11 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/api"
 	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/server/problem"
+	"github.com/facade-dev/facade/web"
 )
 
 // routes shows every route the service answers. Pre-routing middleware
@@ -30,10 +32,18 @@ func (s *Server) routes() {
 	// registers a catch-all that turns every 405 into a 404.
 	api := []echo.MiddlewareFunc{requireXSRF, requireJSONAccept, limitBody}
 	files := []echo.MiddlewareFunc{requireXSRF, limitBody, s.streaming}
+	// Reads answer whole documents: each gets its ETag and If-None-Match
+	// (conditional.go). Downloads stream, so they do not.
+	reads := append(api[:len(api):len(api)], conditional)
 
 	// read registers a JSON GET route and its HEAD twin.
 	read := func(path string, h echo.HandlerFunc) {
-		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, api...)
+		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, reads...)
+	}
+	// public registers a GET and HEAD route that needs no token and
+	// answers whatever the client accepts (a page, the description).
+	public := func(path string, h echo.HandlerFunc) {
+		e.Match([]string{http.MethodGet, http.MethodHead}, path, h, conditional)
 	}
 
 	// Grades (docs/contract.md §4).
@@ -42,38 +52,32 @@ func (s *Server) routes() {
 	e.PUT("/student/:student_id/english/grade", s.updateGrade, api...)
 	read("/student/:student_id/english/grade/history", s.getGradeHistory)
 	read("/class", s.listClasses)
-	read("/class/:class_id/grades", s.getClassGrades)
+	// A class's grades answer JSON or, asked with Accept: text/csv, the
+	// gradebook; the handler negotiates, so no JSON-only Accept check.
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", s.getClassGrades, requireXSRF, limitBody)
+	e.POST("/class/:class_id/grades", s.uploadGradebook, api...)
 
 	// Accounts (docs/contract.md §5).
+	read("/rs/account", s.listAccounts)
 	read("/rs/account/:id", s.getAccount)
 	read("/rs/account/:id/balance", s.getBalance)
 	read("/rs/account/:id/transfers", s.getStatement)
 	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", s.transfer, api...)
 
-	// Build results: Bamboo's read API, proxied (docs/contract.md §6). Each
-	// path is served by its route entries in proxy/routes.go (key kind,
-	// permission, upstream path, cache policy, view). build also mounts
-	// the ".json" twin of a path that ends in a fixed word; a path ending
-	// in a key takes ".json" on the key. These are what real Bamboo
-	// clients send.
-	build := func(path string, routes ...proxy.Route) {
-		h := s.builds.Serve(routes...)
-		read(path, h)
-		if !strings.Contains(path[strings.LastIndex(path, "/"):], ":") {
-			read(path+".json", h)
+	// Build results: Bamboo's read API and its artifact and log links,
+	// proxied (docs/contract.md §6). Every path comes from the one route
+	// table, proxy.Routes, with the ".json" twins Bamboo's clients send
+	// (proxy.Endpoints). Downloads take any Accept: a file may be of any
+	// media type.
+	for _, ep := range proxy.Endpoints() {
+		h := buildRoute(s.builds, ep)
+		if ep.File {
+			e.GET(echoPath(ep.Pattern), h, files...)
+			continue
 		}
+		read(echoPath(ep.Pattern), h)
 	}
 	const rest = "/rest/api/latest"
-	build(rest+"/project", proxy.ProjectList)
-	build(rest+"/project/:key", proxy.Project)
-	build(rest+"/plan", proxy.PlanList)
-	build(rest+"/plan/:key", proxy.Plan)
-	build(rest+"/plan/:key/branch", proxy.PlanBranches)
-	build(rest+"/result", proxy.LatestResults)
-	build(rest+"/result/:key", proxy.ProjectResults, proxy.PlanResults, proxy.Result, proxy.JobResult)
-	build(rest+"/result/:key/:number", proxy.Result)
-	build(rest+"/result/:key/label", proxy.ResultLabels)
-	build(rest+"/result/:key/comment", proxy.ResultComments)
 	// Bamboo's writes (queueing, continuing or stopping a build; adding or
 	// removing a label or comment) stay out: a 405 naming what the path
 	// allows (GET and HEAD on the label and comment lists, nothing on the
@@ -83,22 +87,51 @@ func (s *Server) routes() {
 	e.Any(rest+"/result/:key/label/:name", writeRefused(""))
 	e.Any(rest+"/result/:key/comment/:id", writeRefused(""))
 
+	// Who the caller is, for the page (sign-in replaces it, issue 18).
+	read("/auth/me", getMe)
+
 	// This API's description (package api): public, like the page.
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/openapi.json", openAPI)
+	public("/openapi.json", openAPI)
+
+	// What each error code means, for people (an error's type is its
+	// page's path): public, the page's CSP.
+	public("/problems/", problemIndex)
+	public("/problems/:code", problemPage)
 
 	// The browser page (package web): public, its own CSP.
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/ui", pageRoot)
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/ui/*", page)
-
-	// Artifact downloads: the upstream's own link forms, under our host. No
-	// Accept check here: a download may ask for any media type.
-	e.GET("/browse/:resultKey/artifact/*", s.builds.Artifact, files...)
-	e.GET("/download/*", s.builds.Artifact, files...)
+	public("/ui", pageRoot)
+	public("/ui/*", page)
 }
 
 // openAPI serves the OpenAPI description of every route.
 func openAPI(c echo.Context) error {
 	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, api.OpenAPI)
+}
+
+// problemPage serves the page describing one error code
+// (server/problem's table).
+func problemPage(c echo.Context) error {
+	b, ok := problem.Page(c.Param("code"))
+	if !ok {
+		return facade.ErrNotFound
+	}
+	return servePage(c, b)
+}
+
+// problemIndex lists every error code with its page.
+func problemIndex(c echo.Context) error { return servePage(c, problem.Index()) }
+
+func servePage(c echo.Context, b []byte) error {
+	c.Response().Header().Set("Content-Security-Policy", web.CSP)
+	return c.Blob(http.StatusOK, echo.MIMETextHTMLCharsetUTF8, b)
+}
+
+// isBambooPath reports whether r is for one of the Bamboo routes (the
+// read API and the artifact downloads), whose errors also carry
+// Atlassian's errorMessages member: Atlassian clients display it.
+func isBambooPath(r *http.Request) bool {
+	p := r.URL.Path
+	return strings.HasPrefix(p, "/rest/api/") || strings.HasPrefix(p, "/browse/") || strings.HasPrefix(p, "/download/")
 }
 
 // writeRefused answers every method with 405 and the given Allow list:
@@ -114,7 +147,7 @@ func writeRefused(allow string) echo.HandlerFunc {
 // opsRoutes serves the ops endpoints; metrics is the /metrics handler of
 // that listener (the API listener's carries no version).
 func (s *Server) opsRoutes(g *echo.Echo, metrics http.Handler) {
-	g.GET("/healthz", s.healthz)
-	g.GET("/readyz", s.readyz)
-	g.GET("/metrics", echo.WrapHandler(metrics))
+	g.GET("/healthz", s.healthz, conditional)
+	g.GET("/readyz", s.readyz, conditional)
+	g.GET("/metrics", echo.WrapHandler(metrics), conditional)
 }

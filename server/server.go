@@ -41,6 +41,11 @@ type Config struct {
 	// WriteTimeout bounds writing a response (downloads: each write);
 	// zero means 30 s.
 	WriteTimeout time.Duration
+	// Now is the clock the per-principal rate limit (package ratelimit)
+	// and the request latencies read; nil means time.Now. Tokens are
+	// checked on AuthConfig.Now; cmd/facade passes both the same clock.
+	// Write deadlines are set on the connection, by the machine's clock.
+	Now func() time.Time
 }
 
 // Deps are the service's collaborators. Builds may be nil when no upstream
@@ -92,6 +97,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	s := &Server{
 		cfg: cfg, log: log, rdb: d.Redis, auth: d.Auth, authz: d.Authz,
 		grades: d.Grades, accounts: d.Accounts, builds: d.Builds,
@@ -115,7 +123,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 func (s *Server) newEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort, e.Debug = true, true, false
-	e.HTTPErrorHandler = problem.Handler(s.log)
+	e.HTTPErrorHandler = problem.Handler(s.log, problem.ErrorMessagesOn(isBambooPath))
 	// X-Forwarded-For counts only from FACADE_TRUSTED_PROXIES: the
 	// failed-authentication limit is keyed by client address.
 	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)

@@ -16,7 +16,7 @@ func TestTokenCacheHonoursExpiryAndBound(t *testing.T) {
 
 	c.put("short-lived", alice, now.Add(5*time.Second))
 	c.put("long-lived", alice, now.Add(time.Hour))
-	if p, ok := c.get("short-lived"); !ok || p != alice {
+	if p, ok := c.get("short-lived"); !ok || p.Key() != alice.Key() {
 		t.Fatal("fresh token not remembered")
 	}
 	clock.Advance(6 * time.Second)

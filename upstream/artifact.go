@@ -94,7 +94,7 @@ func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, er
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
+	start := c.cfg.Now()
 	done, err := c.breaker.allow()
 	if err != nil {
 		c.finish(ctx, opArtifact, start, "open", 0, err)

@@ -3,24 +3,57 @@ package upstream
 import (
 	"errors"
 	"log/slog"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/sony/gobreaker/v2"
 
 	facade "github.com/facade-dev/facade"
 )
 
-// breaker wraps a gobreaker two-step breaker (two-step because an artifact
+// BreakerState is the circuit breaker's state; its String is what /readyz
+// shows and its number what metrics.BreakerState holds.
+type BreakerState int
+
+// The breaker's states.
+const (
+	BreakerClosed   BreakerState = iota // calls go through; consecutive failures are counted
+	BreakerHalfOpen                     // the open period ended: one probe call may go through
+	BreakerOpen                         // calls are refused until the open period ends
+)
+
+func (s BreakerState) String() string {
+	switch s {
+	case BreakerClosed:
+		return "closed"
+	case BreakerHalfOpen:
+		return "half-open"
+	}
+	return "open"
+}
+
+// breaker is a two-step circuit breaker (two-step because an artifact
 // call's outcome is known when its headers arrive, before its body is
-// read) and remembers when it opened, which gobreaker does not expose, to
-// tell callers how long to wait.
+// read): after `failures` consecutive failed calls it opens for openFor,
+// then lets one probe through, which closes it again or reopens it.
+//
+// It is written here rather than taken from gobreaker (which the service
+// used before) because its open period must run on Config.Now, so that
+// tests move time past it instead of sleeping, and because Retry-After
+// needs the instant it opened, which gobreaker does not expose.
 type breaker struct {
-	cb       *gobreaker.TwoStepCircuitBreaker[struct{}]
+	now      func() time.Time
+	failures uint32
 	openFor  time.Duration
-	openedAt atomic.Int64 // unix nanoseconds of the last transition to open
+	log      *slog.Logger
 	gauge    prometheus.Gauge
+
+	mu          sync.Mutex
+	state       BreakerState
+	generation  uint64    // bumped on every change of state: late outcomes of an earlier state are ignored
+	consecutive uint32    // consecutive failures while closed
+	openedAt    time.Time // the last change to open
+	probing     bool      // the half-open probe is out
 }
 
 // Outcomes reported to the breaker. Only errFailure counts against
@@ -30,55 +63,95 @@ var (
 	errExcluded = errors.New("call abandoned by the caller")
 )
 
-func newBreaker(failures uint32, openFor time.Duration, log *slog.Logger, gauge prometheus.Gauge) *breaker {
-	b := &breaker{openFor: openFor, gauge: gauge}
-	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:        "bamboo",
-		MaxRequests: 1, // one probe while half-open
-		Timeout:     openFor,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
-		IsExcluded:  func(err error) bool { return errors.Is(err, errExcluded) },
-		// Called under gobreaker's lock: record and log only, never call back.
-		OnStateChange: func(_ string, from, to gobreaker.State) {
-			if to == gobreaker.StateOpen {
-				b.openedAt.Store(time.Now().UnixNano())
-			}
-			b.gauge.Set(float64(to))
-			log.Warn("upstream circuit breaker changed state", "from", from.String(), "to", to.String())
-		},
-	})
-	b.gauge.Set(float64(gobreaker.StateClosed))
+// Why a call was refused (the facade.Error's Err, for logs).
+var (
+	errOpenState = errors.New("circuit breaker is open")
+	errProbing   = errors.New("circuit breaker is half-open and its probe is out")
+)
+
+func newBreaker(failures uint32, openFor time.Duration, now func() time.Time, log *slog.Logger, gauge prometheus.Gauge) *breaker {
+	b := &breaker{now: now, failures: failures, openFor: openFor, log: log, gauge: gauge}
+	b.gauge.Set(float64(BreakerClosed))
 	return b
 }
 
 // allow asks the breaker for one call. On refusal it returns ErrUpstreamOpen
-// with RetryAfter set to the time left until a probe may go through.
+// with RetryAfter set to the time left until a probe may go through. done
+// reports the call's outcome: nil, errFailure or errExcluded.
 func (b *breaker) allow() (done func(outcome error), err error) {
-	done, err = b.cb.Allow()
-	if err != nil {
-		return nil, &facade.Error{
-			Code:       facade.ErrUpstreamOpen.Code,
-			RetryAfter: b.retryAfter(err),
-			Err:        err,
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.refresh(now)
+	switch {
+	case b.state == BreakerOpen:
+		return nil, &facade.Error{Code: facade.ErrUpstreamOpen.Code, RetryAfter: b.retryAfter(now), Err: errOpenState}
+	case b.state == BreakerHalfOpen && b.probing:
+		return nil, &facade.Error{Code: facade.ErrUpstreamOpen.Code, RetryAfter: time.Second, Err: errProbing}
+	case b.state == BreakerHalfOpen:
+		b.probing = true
+	}
+	generation := b.generation
+	return func(outcome error) { b.report(generation, outcome) }, nil
+}
+
+// report records the outcome of a call allowed in generation.
+func (b *breaker) report(generation uint64, outcome error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.refresh(now)
+	if generation != b.generation {
+		return
+	}
+	switch {
+	case errors.Is(outcome, errExcluded):
+		b.probing = false // an abandoned probe frees the slot for another
+	case outcome == nil && b.state == BreakerHalfOpen:
+		b.set(BreakerClosed, now)
+	case outcome == nil:
+		b.consecutive = 0
+	case b.state == BreakerHalfOpen:
+		b.set(BreakerOpen, now)
+	default:
+		b.consecutive++
+		if b.consecutive >= b.failures {
+			b.set(BreakerOpen, now)
 		}
 	}
-	return done, nil
+}
+
+// refresh turns an open breaker half-open once its open period is over.
+func (b *breaker) refresh(now time.Time) {
+	if b.state == BreakerOpen && !now.Before(b.openedAt.Add(b.openFor)) {
+		b.set(BreakerHalfOpen, now)
+	}
+}
+
+// set changes state, starting a new generation. Called with b.mu held:
+// it records and logs only.
+func (b *breaker) set(to BreakerState, now time.Time) {
+	from := b.state
+	b.state, b.generation, b.consecutive, b.probing = to, b.generation+1, 0, false
+	if to == BreakerOpen {
+		b.openedAt = now
+	}
+	b.gauge.Set(float64(to))
+	b.log.Warn("upstream circuit breaker changed state", "from", from.String(), "to", to.String())
 }
 
 // retryAfter is the time until the breaker turns half-open, rounded up to a
-// whole second and at least one; while half-open (a probe is running) it
-// is one second.
-func (b *breaker) retryAfter(refusal error) time.Duration {
-	if !errors.Is(refusal, gobreaker.ErrOpenState) {
-		return time.Second
-	}
-	left := time.Until(time.Unix(0, b.openedAt.Load()).Add(b.openFor))
+// whole second and at least one.
+func (b *breaker) retryAfter(now time.Time) time.Duration {
+	left := b.openedAt.Add(b.openFor).Sub(now)
 	seconds := (left + time.Second - 1) / time.Second
 	return max(seconds, 1) * time.Second
 }
 
-func (b *breaker) state() gobreaker.State {
-	s := b.cb.State() // may move open to half-open, which updates the gauge
-	b.gauge.Set(float64(s))
-	return s
+func (b *breaker) current() BreakerState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.refresh(b.now()) // may move open to half-open, which updates the gauge
+	b.gauge.Set(float64(b.state))
+	return b.state
 }

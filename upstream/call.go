@@ -79,7 +79,7 @@ var errBudget = errors.New("upstream time budget exhausted")
 // document GETs a JSON document through the breaker, with retries, and
 // returns its body once it is known to be a JSON object.
 func (c *Client) document(ctx context.Context, op, target string) ([]byte, error) {
-	start := time.Now()
+	start := c.cfg.Now()
 	done, err := c.breaker.allow()
 	if err != nil {
 		c.finish(ctx, op, start, "open", 0, err)
@@ -202,7 +202,7 @@ func discard(body io.ReadCloser) {
 
 // finish records metrics and logs a call that did not succeed.
 func (c *Client) finish(ctx context.Context, op string, start time.Time, result string, attempts int, cause error) {
-	elapsed := time.Since(start)
+	elapsed := c.cfg.Now().Sub(start)
 	c.metrics.UpstreamCalls.WithLabelValues(op, result).Inc()
 	c.metrics.UpstreamLatency.WithLabelValues(op).Observe(elapsed.Seconds())
 	level := slog.LevelWarn

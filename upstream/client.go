@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/go-resty/resty/v2"
-	"github.com/sony/gobreaker/v2"
 
 	facade "github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/metrics"
@@ -60,6 +59,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Metrics counts calls and shows the breaker's state; nil: a private set.
 	Metrics *metrics.Metrics
+	// Now is the clock the breaker's open period and the call latencies
+	// run on; nil means time.Now. Deadlines and retry pauses are timers,
+	// on the machine's clock.
+	Now func() time.Time
 }
 
 // Defaults applied by New.
@@ -105,7 +108,7 @@ func New(cfg Config, logger *slog.Logger) (*Client, error) {
 		log:     logger.With("component", "upstream"),
 		metrics: metrics.Or(cfg.Metrics),
 	}
-	c.breaker = newBreaker(cfg.BreakerFailures, cfg.BreakerOpenFor, c.log, c.metrics.BreakerState)
+	c.breaker = newBreaker(cfg.BreakerFailures, cfg.BreakerOpenFor, cfg.Now, c.log, c.metrics.BreakerState)
 	c.http = c.newResty()
 	// Loopback (a sidecar, the demo) is no wire anyone else can read.
 	if base.Scheme == "http" && cfg.Token != "" && !isLoopback(base.Hostname()) {
@@ -134,6 +137,9 @@ func parseBaseURL(raw string) (*url.URL, error) {
 func withDefaults(cfg Config) Config {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	switch {
 	case cfg.Retries == 0:
@@ -231,8 +237,8 @@ func (c *Client) Projects(ctx context.Context, q ProjectQuery) ([]byte, error) {
 
 // BreakerState returns the breaker's state (closed, half-open or open) and
 // refreshes metrics.BreakerState, so /readyz and /metrics agree.
-func (c *Client) BreakerState() gobreaker.State {
-	return c.breaker.state()
+func (c *Client) BreakerState() BreakerState {
+	return c.breaker.current()
 }
 
 // restyLogger sends resty's own messages to slog at debug level: the client

@@ -8,15 +8,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/sony/gobreaker/v2"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/testclock"
 	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/upstream"
 	"github.com/facade-dev/facade/upstream/bambootest"
@@ -165,7 +166,7 @@ func TestUnknownPlanIsNotFoundAndDoesNotTripBreaker(t *testing.T) {
 		_, err := client.Document(context.Background(), "results", nil, "result", "WEB-GONE")
 		wantError(t, err, facade.ErrNotFound)
 	}
-	if s := client.BreakerState(); s != gobreaker.StateClosed {
+	if s := client.BreakerState(); s != upstream.BreakerClosed {
 		t.Fatalf("404s moved the breaker to %v", s)
 	}
 	if n := bamboo.CallCount("/rest/api/latest/result/"); n != 4 {
@@ -262,42 +263,51 @@ func TestCallerCancellationDoesNotTripBreaker(t *testing.T) {
 	}()
 	_, err := client.Projects(ctx, upstream.ProjectQuery{})
 	wantError(t, err, facade.ErrUpstreamTimeout)
-	if s := client.BreakerState(); s != gobreaker.StateClosed {
+	if s := client.BreakerState(); s != upstream.BreakerClosed {
 		t.Fatalf("a caller giving up opened the breaker: %v", s)
 	}
 }
 
 func TestBreakerOpensAfterFailuresAndRecloses(t *testing.T) {
-	const openFor = 300 * time.Millisecond
+	const openFor = 30 * time.Second
 	m := metrics.New()
-	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 3, BreakerOpenFor: openFor, Metrics: m})
+	clock := testclock.New()
+	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 3, BreakerOpenFor: openFor, Metrics: m, Now: clock.Now})
 	bamboo.SetFailing(http.StatusBadGateway)
 	for range 3 {
 		_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
 		wantError(t, err, facade.ErrUpstreamBad)
 	}
-	if s := client.BreakerState(); s != gobreaker.StateOpen {
+	if s := client.BreakerState(); s != upstream.BreakerOpen {
 		t.Fatalf("breaker %v after 3 failures, want open", s)
 	}
 	if g := metricValue(m.BreakerState); g != 2 {
 		t.Fatalf("breaker gauge %v, want 2", g)
 	}
 
+	clock.Advance(openFor - 1500*time.Millisecond)
 	_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
 	fe := wantError(t, err, facade.ErrUpstreamOpen)
-	if fe.RetryAfter != time.Second {
-		t.Fatalf("RetryAfter %v, want the 1s minimum", fe.RetryAfter)
+	if fe.RetryAfter != 2*time.Second {
+		t.Fatalf("RetryAfter %v with 1.5 s of the open period left, want 2s (rounded up)", fe.RetryAfter)
 	}
 	if n := len(bamboo.Calls()); n != 3 {
 		t.Fatalf("an open breaker let a call through: %d calls", n)
 	}
 
 	bamboo.SetFailing(0)
-	waitForState(t, client, gobreaker.StateHalfOpen, 10*openFor)
+	clock.Advance(time.Second)
+	if s := client.BreakerState(); s != upstream.BreakerOpen {
+		t.Fatalf("breaker %v with half a second of the open period left, want open", s)
+	}
+	clock.Advance(500 * time.Millisecond)
+	if s := client.BreakerState(); s != upstream.BreakerHalfOpen || s.String() != "half-open" {
+		t.Fatalf("breaker %v once the open period is over, want half-open", s)
+	}
 	if _, err := client.Projects(context.Background(), upstream.ProjectQuery{}); err != nil {
 		t.Fatalf("probe call failed: %v", err)
 	}
-	if s := client.BreakerState(); s != gobreaker.StateClosed {
+	if s := client.BreakerState(); s != upstream.BreakerClosed {
 		t.Fatalf("breaker %v after a good probe, want closed", s)
 	}
 	if g := metricValue(m.BreakerState); g != 0 {
@@ -306,41 +316,52 @@ func TestBreakerOpensAfterFailuresAndRecloses(t *testing.T) {
 }
 
 func TestBreakerRetryAfterCountsDownOpenPeriod(t *testing.T) {
-	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 1, BreakerOpenFor: 20 * time.Second})
+	clock := testclock.New()
+	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 1, BreakerOpenFor: 20 * time.Second, Now: clock.Now})
 	bamboo.SetHang(true)
 	shortCtx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_, err := client.Document(shortCtx, "results", nil, "result", "PROJ-CORE")
 	wantError(t, err, facade.ErrUpstreamTimeout) // a timeout counts as a failure
 
-	_, err = client.Artifact(context.Background(), "/browse/PROJ-CORE-1/artifact/JOB1/test-report.xml/")
-	fe := wantError(t, err, facade.ErrUpstreamOpen)
-	if fe.RetryAfter < 15*time.Second || fe.RetryAfter > 20*time.Second {
-		t.Fatalf("RetryAfter %v, want about 20s", fe.RetryAfter)
+	for _, step := range []struct{ advance, want time.Duration }{{0, 20 * time.Second}, {7 * time.Second, 13 * time.Second}, {12 * time.Second, time.Second}} {
+		clock.Advance(step.advance)
+		_, err = client.Artifact(context.Background(), "/browse/PROJ-CORE-1/artifact/JOB1/test-report.xml/")
+		if fe := wantError(t, err, facade.ErrUpstreamOpen); fe.RetryAfter != step.want {
+			t.Fatalf("RetryAfter %v, want %v", fe.RetryAfter, step.want)
+		}
 	}
 }
 
-func TestHalfOpenProbeFailureReopens(t *testing.T) {
-	const openFor = 200 * time.Millisecond
-	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 1, BreakerOpenFor: openFor})
+func TestHalfOpenLetsOneProbeThroughAndItsFailureReopens(t *testing.T) {
+	const openFor = 30 * time.Second
+	clock := testclock.New()
+	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 1, BreakerOpenFor: openFor, Now: clock.Now})
 	bamboo.SetFailing(http.StatusInternalServerError)
 	_, _ = client.Projects(context.Background(), upstream.ProjectQuery{})
-	waitForState(t, client, gobreaker.StateHalfOpen, 10*openFor)
+	clock.Advance(openFor)
+
+	// The probe hangs: while it is out, no other call goes through.
+	bamboo.SetHang(true)
+	probe := make(chan error, 1)
+	go func() {
+		_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
+		probe <- err
+	}()
+	for len(bamboo.Calls()) < 2 {
+		runtime.Gosched()
+	}
 	_, err := client.Projects(context.Background(), upstream.ProjectQuery{})
-	wantError(t, err, facade.ErrUpstreamBad)
-	if s := client.BreakerState(); s != gobreaker.StateOpen {
+	if fe := wantError(t, err, facade.ErrUpstreamOpen); fe.RetryAfter != time.Second {
+		t.Fatalf("a second call while the probe is out: RetryAfter %v, want 1s", fe.RetryAfter)
+	}
+	bamboo.SetHang(false)
+	wantError(t, <-probe, facade.ErrUpstreamBad)
+	if s := client.BreakerState(); s != upstream.BreakerOpen {
 		t.Fatalf("failed probe left the breaker %v", s)
 	}
-}
-
-func waitForState(t *testing.T, c *upstream.Client, want gobreaker.State, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for c.BreakerState() != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("breaker did not reach %v within %v", want, within)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if n := len(bamboo.Calls()); n != 2 {
+		t.Fatalf("%d upstream calls, want the first failure and the one probe", n)
 	}
 }
 

@@ -1,9 +1,12 @@
-// Package web is Facade's browser page, served at /ui/: one HTML file, one
-// script and one style sheet, embedded in the binary (no CDN, no build
-// step). The page is a client of the public API like any other: it sends
-// the pasted bearer token, an X-XSRF-TOKEN header on every change, If-Match
-// on grade edits and an Idempotency-Key per transfer attempt, and it only
-// follows links that point at its own origin.
+// Package web is Facade's browser page, served at /ui/: index.html,
+// app.css and ES modules under static/js (main.js, the API layer api.js,
+// one module per view in views/), embedded in the binary (no CDN, no
+// bundler, no build step). The page is a client of the public API like any
+// other: it sends the session cookie or a pasted bearer token, an
+// X-XSRF-TOKEN header on every change, If-Match on grade edits,
+// If-None-Match when it refreshes a running build and an Idempotency-Key
+// per transfer attempt, and it only follows links that point at its own
+// origin (docs/contract.md §9).
 //
 // The server mounts Lookup on /ui/ without authentication (the page is
 // loaded before a token is pasted) and answers it with CSP instead of the
@@ -15,6 +18,7 @@ import (
 	"io/fs"
 	"mime"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -57,6 +61,16 @@ func load() map[string]File {
 		panic("web: embedded files unreadable: " + err.Error()) // a build defect, not a runtime condition
 	}
 	return out
+}
+
+// Names lists the embedded files' paths below /ui/, sorted.
+func Names() []string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Lookup returns the file for a path below /ui/ ("" is the page itself).

@@ -23,7 +23,7 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 		log.Warn("FACADE_UPSTREAM_URL is not set: build-result endpoints will answer 503")
 		return nil, nil, nil
 	}
-	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout, Metrics: m}, log)
+	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout, Metrics: m, Now: now}, log)
 	if err != nil {
 		return nil, nil, fmt.Errorf("FACADE_UPSTREAM_URL: %w", err)
 	}

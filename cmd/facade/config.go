@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/redisdb"
 	"github.com/facade-dev/facade/server"
 )
@@ -27,14 +29,22 @@ type settings struct {
 	JWTMaxLifetime                    time.Duration
 	DrainDelay                        time.Duration
 	RoleClaim                         string
-	Model, Policy                     string
-	PolicyAllowShrink                 bool // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload
-	ReadOrigins, WriteOrigins         []string
-	RateLimit                         int
-	AuthFailureLimit                  int
-	TrustedProxies                    []*net.IPNet
-	MaxTransfer                       int64
-	LogLevel                          string
+	GroupsClaim                       string
+	// Browser sign-in (docs/contract.md §2): the provider, this service's
+	// client at it, and the sealed sessions.
+	OIDCIssuer, OIDCClientID        string
+	OIDCClientSecret, OIDCUserClaim string
+	OIDCScopes                      []string
+	SessionKeys                     [][]byte
+	SessionLifetime                 time.Duration
+	Model, Policy                   string
+	PolicyAllowShrink               bool // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload
+	ReadOrigins, WriteOrigins       []string
+	RateLimit                       int
+	AuthFailureLimit                int
+	TrustedProxies                  []*net.IPNet
+	MaxTransfer                     int64
+	LogLevel                        string
 }
 
 // loadSettings reads the environment. Every malformed value is reported
@@ -54,8 +64,11 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		UpstreamURL: env("FACADE_UPSTREAM_URL", ""), UpstreamToken: env("FACADE_UPSTREAM_TOKEN", ""),
 		JWTSecret: getenv("FACADE_JWT_SECRET"), JWKSURL: env("FACADE_JWKS_URL", ""),
 		JWTIssuer: env("FACADE_JWT_ISSUER", ""), JWTAudience: env("FACADE_JWT_AUDIENCE", ""),
-		RoleClaim: env("FACADE_ROLE_CLAIM", "role"),
-		Model:     env("FACADE_MODEL", "model.conf"), Policy: env("FACADE_POLICY", "policy.csv"),
+		RoleClaim: env("FACADE_ROLE_CLAIM", "role"), GroupsClaim: env("FACADE_GROUPS_CLAIM", "groups"),
+		OIDCIssuer: env("FACADE_OIDC_ISSUER", ""), OIDCClientID: env("FACADE_OIDC_CLIENT_ID", ""),
+		OIDCClientSecret: getenv("FACADE_OIDC_CLIENT_SECRET"), OIDCUserClaim: env("FACADE_OIDC_USER_CLAIM", "sub"),
+		OIDCScopes: strings.Fields(env("FACADE_OIDC_SCOPES", "openid profile email")),
+		Model:      env("FACADE_MODEL", "model.conf"), Policy: env("FACADE_POLICY", "policy.csv"),
 		PolicyAllowShrink: env("FACADE_POLICY_ALLOW_SHRINK", "") == "1",
 		ReadOrigins:       splitList(env("FACADE_CORS_READ_ORIGINS", "*")),
 		WriteOrigins:      splitList(env("FACADE_CORS_WRITE_ORIGINS", "")),
@@ -73,6 +86,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		{&s.CacheStale, "FACADE_CACHE_STALE", "10m", true},
 		{&s.JWTMaxLifetime, "FACADE_JWT_MAX_LIFETIME", "24h", false},
 		{&s.DrainDelay, "FACADE_DRAIN_DELAY", "5s", true},
+		{&s.SessionLifetime, "FACADE_SESSION_LIFETIME", "8h", false},
 	}
 	for _, d := range durations {
 		v, err := time.ParseDuration(env(d.name, d.def))
@@ -97,6 +111,9 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	var level slog.Level
 	if level.UnmarshalText([]byte(s.LogLevel)) != nil {
 		bad = append(bad, errors.New("FACADE_LOG_LEVEL must be one of debug, info, warn, error"))
+	}
+	if s.SessionKeys, err = auth.ParseKeys(splitList(env("FACADE_SESSION_KEYS", ""))); err != nil {
+		bad = append(bad, err)
 	}
 	if v := getenv("FACADE_POLICY_ALLOW_SHRINK"); v != "" && v != "0" && v != "1" {
 		bad = append(bad, errors.New("FACADE_POLICY_ALLOW_SHRINK must be 0 or 1"))
@@ -129,6 +146,11 @@ func (s settings) checkService(err error) error {
 		_ = rdb.Close()
 	}
 	add(s.authConfig(nil).Check())
+	if s.OIDCIssuer != "" {
+		add(s.signInConfig(nil, nil).Check())
+		_, err := auth.NewSessions(s.sessionConfig(nil))
+		add(err)
+	}
 	_, err = server.NewOrigins(s.ReadOrigins, s.WriteOrigins)
 	add(err)
 	for name, path := range map[string]string{"FACADE_MODEL": s.Model, "FACADE_POLICY": s.Policy} {
@@ -148,6 +170,30 @@ func (s settings) authConfig(now func() time.Time) server.AuthConfig {
 	return server.AuthConfig{
 		Secret: []byte(s.JWTSecret), JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
 		Audience: s.JWTAudience, RoleClaim: s.RoleClaim, MaxLifetime: s.JWTMaxLifetime, Now: now,
+	}
+}
+
+// claims names the claims a principal is read from, in ID tokens and
+// bearer tokens alike.
+func (s settings) claims() auth.Claims {
+	return auth.Claims{User: s.OIDCUserClaim, Role: s.RoleClaim, Groups: s.GroupsClaim}
+}
+
+// sessionConfig is the sealed sessions the settings describe: Secure
+// cookies unless the public URL is plain http on loopback.
+func (s settings) sessionConfig(now func() time.Time) auth.SessionConfig {
+	secure := true
+	if u, err := url.Parse(s.PublicURL); err == nil {
+		secure = auth.SecureCookies(u.Scheme, u.Hostname())
+	}
+	return auth.SessionConfig{Keys: s.SessionKeys, Lifetime: s.SessionLifetime, Secure: secure, Now: now}
+}
+
+// signInConfig is the relying party the settings describe.
+func (s settings) signInConfig(sessions *auth.Sessions, now func() time.Time) auth.SignInConfig {
+	return auth.SignInConfig{
+		Issuer: s.OIDCIssuer, ClientID: s.OIDCClientID, ClientSecret: s.OIDCClientSecret, Scopes: s.OIDCScopes,
+		PublicURL: s.PublicURL, Claims: s.claims(), Sessions: sessions, Now: now,
 	}
 }
 

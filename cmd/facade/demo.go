@@ -30,7 +30,7 @@ var demoSeed []byte
 var demoTokens = []struct{ name, label, sub, role string }{
 	{"STUDENT", "student alice: her own grade", "alice", "student"},
 	{"PROFESSOR", "professor bob: grades of students in english-101", "bob", "professor"},
-	{"HOLDER", "account holder alice: account 1001, transfers between 1001 and 2002", "alice", "customer"},
+	{"HOLDER", "account holder alice: accounts 1001 (EUR) and 3003 (JPY); she may pay into bob's 2002, never take from it", "alice", "customer"},
 	{"DEVELOPER", "developer carol: project PROJ and plan WEB-NIGHTLY", "carol", "developer"},
 }
 

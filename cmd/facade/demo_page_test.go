@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,36 +12,64 @@ import (
 )
 
 // TestDemoPageInTheBrowser: `facade demo` as a newcomer runs it, its page
-// in Chromium with the tokens it prints: a developer downloads an
-// artifact, a professor lists their class and changes a grade, an account
-// holder sees a balance.
+// in Chromium with the tokens it prints: a developer reads a build log, a
+// professor opens their class, an account holder sees her accounts in
+// their currencies. It takes the README's screenshots of the main views
+// (into docs/screenshots when UPDATE_SCREENSHOTS=1, else into the test's
+// artifact directory), at the width of a laptop and of a phone.
 func TestDemoPageInTheBrowser(t *testing.T) {
 	d := startDemo(t)
 	base, tokens := d.base, d.tokens
+	dir := t.ArtifactDir()
+	if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
+		dir = filepath.Join("..", "..", "docs", "screenshots")
+	}
 	b := testbrowser.New(t)
+	shot := func(name string, width int) {
+		t.Helper()
+		b.SetWidth(width)
+		b.Screenshot(filepath.Join(dir, name+".png"))
+		b.SetWidth(testbrowser.PhoneWidth)
+	}
+	visible := func(css string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(css)) }
 
 	b.OpenPage(base, tokens["DEVELOPER"])
-	b.Do(chromedp.Click(chromedp.ID("projects-load")),
-		chromedp.Click(chromedp.CSS(`button[data-plan="PROJ-CORE"]`)))
-	b.WaitText("#results-h", "newest first")
-	file := b.Download(t.TempDir(),
-		chromedp.Click(chromedp.CSS(`button[data-result="PROJ-CORE-6"]`)),
-		chromedp.Click(chromedp.CSS(`button[data-artifact="core-service.jar"]`)))
-	if got, err := os.ReadFile(file); err != nil || !strings.HasPrefix(string(got), "PK") {
-		t.Fatalf("downloaded artifact: %d bytes, %v", len(got), err)
-	}
+	b.Do(visible(`tr[data-plan="PROJ-CORE"]`))
+	shot("builds", testbrowser.WideWidth)
+	b.Do(chromedp.Navigate(base+"/ui/#/builds/WEB-NIGHTLY"), visible(`#results`))
+	shot("results", testbrowser.WideWidth)
+	b.Do(chromedp.Navigate(base+"/ui/#/builds/PROJ-CORE/6"), visible(`#jobs`))
+	shot("result-phone", testbrowser.NarrowWidth)
+	b.Do(chromedp.Navigate(base + "/ui/#/builds/PROJ-CORE/6/log/JOB1"))
+	b.WaitText("#status", "Log of JOB1")
+	shot("log", testbrowser.WideWidth)
 
-	b.OpenPage(base, tokens["PROFESSOR"])
-	b.Do(chromedp.WaitReady(chromedp.CSS(`#class-select option[value="english-101"]`)),
-		chromedp.Click(chromedp.ID("class-show")),
-		chromedp.WaitVisible(chromedp.CSS(`tr[data-student="alice"]`)))
+	b.Do(chromedp.Click(chromedp.ID("signout")), visible(`#signin`))
+	b.Do(chromedp.Navigate(base + "/ui/#/grades/english-101/alice"))
+	b.UseToken(tokens["PROFESSOR"])
+	b.WaitText("#history-h", "History of alice")
 	b.WaitText(`tr[data-student="alice"] .grade`, "B+")
-	b.Do(chromedp.SetValue(chromedp.ID("grade-alice"), "A"),
-		chromedp.Click(chromedp.CSS(`button[data-save="alice"]`)))
-	b.WaitText("#status", "alice now has A (version 2)")
+	shot("grades", testbrowser.WideWidth)
+	shot("grades-phone", testbrowser.NarrowWidth)
 
-	b.OpenPage(base, tokens["HOLDER"])
-	b.Do(chromedp.SendKeys(chromedp.ID("account-ids"), "1001"),
-		chromedp.Click(chromedp.ID("account-show")))
-	b.WaitText(`[data-account="1001"] .balance`, "250.00 EUR")
+	b.Do(chromedp.Click(chromedp.ID("signout")), visible(`#signin`))
+	b.Do(chromedp.Navigate(base + "/ui/#/accounts"))
+	b.UseToken(tokens["HOLDER"])
+	b.Do(visible(`#accounts-list`))
+	rows := b.Texts(`#accounts-list tbody tr`)
+	if len(rows) != 2 || !strings.Contains(rows[0], "EUR 250.00") || !strings.Contains(rows[1], "JPY 50,000") {
+		t.Errorf("the holder's accounts: %q", rows)
+	}
+	shot("accounts", testbrowser.WideWidth)
+	b.Do(chromedp.Click(chromedp.CSS(`tr[data-account="1001"] a`)), visible(`#transfer-form`))
+	b.Do(chromedp.SetValue(chromedp.ID("transfer-to"), "2002"), chromedp.SetValue(chromedp.ID("transfer-amount"), "12.50"),
+		chromedp.Click(chromedp.ID("transfer-review")), visible(`#confirm`))
+	shot("transfer-confirm", testbrowser.WideWidth)
+	b.Do(chromedp.Click(chromedp.ID("confirm-yes")))
+	b.WaitText("#status", "Sent EUR 12.50 from 1001 to 2002.")
+	shot("statement-phone", testbrowser.NarrowWidth)
+
+	b.Do(chromedp.Click(chromedp.ID("signout")), visible(`#signin`))
+	testbrowser.Eval[bool](b, `document.getElementById('token-details').open = true`)
+	shot("signin", testbrowser.WideWidth)
 }

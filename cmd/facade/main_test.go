@@ -237,12 +237,33 @@ func TestPolicyToolsForOps(t *testing.T) {
 		}
 		return path
 	}
-	pass := write("pass.txt", "# expectations\nallow alice account:1001 view_account\ndeny mallory account:1001 view_account\nallow bob student:alice update\n")
-	if code, out, _ := runCmd(env, "policy", "test", pass); code != 0 || !strings.Contains(out, "3 cases, 0 mismatches") {
+	pass := write("pass.txt", "# expectations\nallow alice account:1001 view_account\ndeny mallory account:1001 view_account\nallow bob student:alice update\n"+
+		"allow zed+group:english-graders student:henry view\ndeny zed student:henry view\n")
+	if code, out, _ := runCmd(env, "policy", "test", pass); code != 0 || !strings.Contains(out, "5 cases, 0 mismatches") {
 		t.Fatalf("policy test (passing): exit %d %q", code, out)
 	}
+	if code, _, stderr := runCmd(env, "policy", "test", write("bad.txt", "allow zed+devs student:henry view\n")); code != 2 || !strings.Contains(stderr, "bad.txt:1: ") {
+		t.Fatalf("policy test with a group not written group:NAME: exit %d %q", code, stderr)
+	}
+	// A principal's token groups: --group names them as the token does.
+	code, out, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--group", "english-graders", "--obj", "class:english-101", "--act", "view")
+	if code != 0 || !strings.Contains(out, "(token groups) zed is a member of group:english-graders") || !strings.Contains(out, "p, group:english-graders, class:english-101, view") {
+		t.Fatalf("explain with --group: exit %d %q", code, out)
+	}
+	if code, _, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--obj", "class:english-101", "--act", "view"); code != 1 {
+		t.Fatalf("explain without the group: exit %d, want 1 (deny)", code)
+	}
+	if code, _, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--group", "a,b", "--obj", "class:english-101", "--act", "view"); code != 2 {
+		t.Fatalf("explain with --group a,b: exit %d, want 2", code)
+	}
+	if code, out, _ := runCmd(env, "policy", "what", "--sub", "zed", "--group", "english-graders"); code != 0 || !strings.Contains(out, "student:henry view\n") {
+		t.Fatalf("what with --group: exit %d %q", code, out)
+	}
+	if code, out, _ := runCmd(env, "policy", "who", "--obj", "student:henry", "--act", "view", "--group", "english-graders"); code != 0 || !strings.Contains(out, "principal alice\n") {
+		t.Fatalf("who with --group (every principal asked as carrying it): exit %d %q", code, out)
+	}
 	fail := write("fail.txt", "allow mallory account:1001 view_account\ndeny dev project:PROJ view\n")
-	code, out, _ := runCmd(env, "policy", "test", fail)
+	code, out, _ = runCmd(env, "policy", "test", fail)
 	if code != 1 || !strings.Contains(out, fail+":1: want allow, got deny") || !strings.Contains(out, fail+":2: want deny, got allow") ||
 		!strings.Contains(out, "g, team:developers, team:platform") {
 		t.Fatalf("policy test (failing): exit %d %q", code, out)
@@ -316,6 +337,8 @@ func TestDemoServes(t *testing.T) {
 		{professor, "/student/alice/english/grade", 200, `"grade"`},
 		{professor, "/student/dave/english/grade", 403, ""},
 		{holder, "/rs/account/1001/balance", 200, `"balance":250.00`},
+		{holder, "/rs/account", 200, `"account_id":"3003"`},
+		{holder, "/rs/account/2002/balance", 403, ""},
 		{developer, "/rest/api/latest/project?expand=projects.project.plans", 200, `"PROJ"`},
 		{developer, "/rs/account/1001/balance", 403, ""},
 	}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	facade "github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
 )
 
@@ -13,11 +15,12 @@ import (
 const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [flags]
 
   check                                 validate model and policy (exit 1 on a problem); says which decider runs
-  explain --sub ID [--role R] --obj OBJ --act ACT
+  explain --sub ID [--role R] [--group G]... --obj OBJ --act ACT
                                         exit 0 allow, 1 deny, 2 error; prints the deciding line and the g chain
-  test FILE                             expected decisions "allow|deny SUB OBJ ACT"; exit 1 on any mismatch
-  who --obj OBJ --act ACT               every principal and group that may
-  what --sub SUB                        every object and action SUB may, through groups
+  test FILE                             expected decisions "allow|deny SUB[+group:G...] OBJ ACT"; exit 1 on any mismatch
+  who --obj OBJ --act ACT [--group G]...
+                                        every principal and group that may
+  what --sub SUB [--group G]...         every object and action SUB may, through groups
   diff --old F --new F                  decisions that change between two policy files; exit 1 when any does
 `
 
@@ -47,19 +50,22 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 		t.role = fs.String("role", "", "role (for grade questions, obj student:S)")
 		t.obj = fs.String("obj", "", "object, e.g. account:1001, plan:WEB-NIGHTLY or student:alice")
 		t.act = fs.String("act", "", "action, e.g. view_account")
+		fs.Var(&t.groups, "group", "a group the principal's token carries (repeatable): member of group:`NAME`")
 		run = t.explain
 	case "test":
-		fs.synopsis = "facade policy test FILE   (lines \"allow|deny SUB OBJ ACT\", # comments; exit 1 on a mismatch)"
+		fs.synopsis = "facade policy test FILE   (lines \"allow|deny SUB[+group:G...] OBJ ACT\", # comments; exit 1 on a mismatch)"
 		maxArgs = 1
 		run = t.test
 	case "who":
-		fs.synopsis = "facade policy who --obj OBJ --act ACT"
+		fs.synopsis = "facade policy who --obj OBJ --act ACT [--group G]..."
 		t.obj = fs.String("obj", "", "object")
 		t.act = fs.String("act", "", "action")
+		fs.Var(&t.groups, "group", "ask each principal as carrying group `NAME` in its token (repeatable)")
 		run = t.who
 	case "what":
-		fs.synopsis = "facade policy what --sub SUB"
+		fs.synopsis = "facade policy what --sub SUB [--group G]..."
 		t.sub = fs.String("sub", "", "principal or group")
+		fs.Var(&t.groups, "group", "a group the principal's token carries (repeatable): member of group:`NAME`")
 		run = t.what
 	case "diff":
 		fs.synopsis = "facade policy diff --old F --new F   (exit 1 when a decision changes)"
@@ -90,6 +96,31 @@ type policyTool struct {
 	args                               []string
 	model, policy, sub, role, obj, act *string
 	old, new                           *string
+	groups                             groupFlag
+}
+
+// groupFlag collects --group: names as a token carries them ("devs"; the
+// policy's "group:devs" is accepted too), each valid.
+type groupFlag []string
+
+func (g *groupFlag) String() string { return strings.Join(*g, ",") }
+
+func (g *groupFlag) Set(v string) error {
+	name := strings.TrimPrefix(v, "group:")
+	if !facade.ValidGroupName(name) {
+		return fmt.Errorf("group %q: a group name is 1 to 64 letters, digits and ._@-", v)
+	}
+	*g = append(*g, name)
+	return nil
+}
+
+// principal is the principal --sub, --role and --group describe.
+func (t *policyTool) principal() facade.Principal {
+	p := facade.Principal{ID: *t.sub, Groups: t.groups}
+	if t.role != nil {
+		p.Role = *t.role
+	}
+	return p
 }
 
 func (t *policyTool) fail(err error) int {
@@ -143,7 +174,7 @@ func (t *policyTool) explain() int {
 	if p == nil {
 		return code
 	}
-	x, err := p.Explain(*t.sub, *t.role, *t.obj, *t.act)
+	x, err := p.Explain(t.principal(), *t.obj, *t.act)
 	if err != nil {
 		return t.fail(err)
 	}
@@ -192,7 +223,7 @@ func (t *policyTool) who() int {
 	if p == nil {
 		return code
 	}
-	principals, groups := p.Who(*t.obj, *t.act)
+	principals, groups := p.Who(*t.obj, *t.act, t.groups)
 	for _, n := range principals {
 		fmt.Fprintln(t.stdout, "principal "+n)
 	}
@@ -210,7 +241,7 @@ func (t *policyTool) what() int {
 	if p == nil {
 		return code
 	}
-	for _, l := range p.What(*t.sub) {
+	for _, l := range p.What(t.principal()) {
 		fmt.Fprintln(t.stdout, l)
 	}
 	return 0

@@ -89,7 +89,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	m := metrics.New() // one set, shown on /metrics, recorded into by every part
-	az, err := authz.New(s.Model, s.Policy, log, authz.WithMetrics(m))
+	az, err := authz.New(s.Model, s.Policy, log, authz.WithMetrics(m), authz.WithNow(now))
 	if err != nil {
 		return nil, fmt.Errorf("FACADE_MODEL/FACADE_POLICY: %w", err)
 	}
@@ -100,10 +100,10 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	}
 	srv, err := server.New(server.Config{
 		Origins: origins, RateLimit: s.RateLimit, MaxTransfer: s.MaxTransfer, OpsOnAPI: s.OpsAddr == s.Addr,
-		AuthFailureLimit: s.AuthFailureLimit, TrustedProxies: s.TrustedProxies,
+		AuthFailureLimit: s.AuthFailureLimit, TrustedProxies: s.TrustedProxies, Now: now,
 	}, server.Deps{
 		Logger: log, Redis: rdb, Auth: auth, Authz: az,
-		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log, accounts.WithMetrics(m), accounts.WithClock(now)),
+		Grades: grades.NewStore(rdb, log, grades.WithNow(now)), Accounts: accounts.NewStore(rdb, log, accounts.WithMetrics(m), accounts.WithNow(now)),
 		Builds: builds, UpstreamState: upstreamState, Metrics: m,
 	})
 	if err != nil {

@@ -272,7 +272,8 @@ func Eval[T any](b *Tab, js string) T {
 func (b *Tab) WaitText(css, want string) string {
 	b.T.Helper()
 	deadline := time.Now().Add(Wait)
-	js := fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ""`, css)
+	// No-break spaces (currency formats use them) read as spaces.
+	js := fmt.Sprintf(`((document.querySelector(%q) || {}).textContent || "").replace(/\u00a0/g, " ")`, css)
 	for {
 		got := Eval[string](b, js)
 		if strings.Contains(got, want) {
@@ -285,12 +286,22 @@ func (b *Tab) WaitText(css, want string) string {
 	}
 }
 
-// OpenPage loads the page and pastes token into it.
+// OpenPage loads the page and signs in with token through "use a token".
 func (b *Tab) OpenPage(baseURL, token string) {
 	b.T.Helper()
+	b.Do(chromedp.Navigate(baseURL + "/ui/"))
+	b.UseToken(token)
+}
+
+// UseToken signs in on the page's sign-in screen with a pasted token and
+// waits until the page shows who is signed in.
+func (b *Tab) UseToken(token string) {
+	b.T.Helper()
 	b.Do(
-		chromedp.Navigate(baseURL+"/ui/"),
-		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"] #token`)),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"] #signin`)),
+	)
+	Eval[bool](b, `document.getElementById('token-details').open = true`)
+	b.Do(
 		chromedp.SetValue(chromedp.ID("token"), token),
 		chromedp.Click(chromedp.ID("token-use")),
 		chromedp.WaitVisible(chromedp.ID("tabs")),

@@ -1,6 +1,12 @@
-// Package testclock is the clock tests hand to the parts that keep time
-// (the response cache, the proxy's in-process copies, the token cache), so
-// a test moves time past a TTL instead of sleeping until it passes.
+// Package testclock is the clock tests hand to the parts that read the
+// time, so a test moves time past a TTL instead of sleeping until it
+// passes.
+//
+// Every such part follows one convention: it takes `Now func() time.Time`,
+// nil meaning time.Now, as the Now field of its config (cache, proxy,
+// upstream, ratelimit, server and its token check) or, where the
+// constructor takes options, as WithNow (authz, grades, accounts). The
+// serve and demo commands hand all of them the same clock.
 package testclock
 
 import (

@@ -114,6 +114,9 @@ func (s *Server) Stop() {
 	_, _ = cmd.Process.Wait()
 }
 
+// Dir is the server's data directory (its AOF lives under it).
+func (s *Server) Dir() string { return s.dir }
+
 // Restart starts the server again on the same port and data directory, so
 // with AOF on it comes back with its data.
 func (s *Server) Restart() error {

@@ -1,8 +1,10 @@
 // Package problem is the HTTP layer's one error path: the table from error
-// code to status, fixed sentence and Retry-After, and the one writer that
-// turns any error into an RFC 9457 problem body. The server's middleware
-// and handlers, Echo's router, the build handlers and the answers net/http
-// writes on its own all go through it.
+// code to status, fixed sentence, wire code and Retry-After, and the one
+// writer that turns any error into an RFC 9457 problem body. The server's
+// middleware and handlers, Echo's router, the build handlers and the
+// answers net/http writes on its own all go through it. The same table
+// serves the pages at /problems/<code> that describe each cause for people
+// (pages.go).
 package problem
 
 import (
@@ -10,7 +12,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,7 +25,6 @@ import (
 // Refusals only the HTTP layer decides. Middleware returns them like any
 // other error; they meet the domain's errors in the one table below.
 var (
-	Unauthorized        = &facade.Error{Code: "unauthorized"}
 	AuthThrottled       = &facade.Error{Code: "auth_throttled"}
 	XSRF                = &facade.Error{Code: "xsrf"}
 	OriginRefused       = &facade.Error{Code: "origin_refused"}
@@ -39,74 +42,158 @@ var (
 )
 
 // problemKind is what a client sees for one code: the status, the fixed
-// sentence of the body, and the Retry-After sent when the error itself
-// does not carry one.
+// sentence of the body, the Retry-After sent when the error itself does
+// not carry one, and for people the advice on the code's /problems/ page.
+// reasons holds the sentence of each rule an input check of this code can
+// report (the items of the body's errors list). invalidToken marks the
+// 401s that answer a token that was sent (RFC 6750 error="invalid_token").
 type problemKind struct {
-	status     int
-	detail     string
-	retryAfter time.Duration
+	status       int
+	detail       string
+	retryAfter   time.Duration
+	advice       string
+	reasons      map[facade.Reason]string
+	invalidToken bool
 }
 
 // problems is the one table from error code to response. Every error
 // response of the service, including the ones net/http would write itself,
-// is built from a line here (the body: docs/contract.md §2, "Errors";
-// the statuses each route answers: api/openapi.json).
+// is built from a line here (the body: docs/contract.md §2, "Errors"; the
+// codes: the Problem schema of api/openapi.json). Internal codes are
+// snake_case (metrics label with them); the wire writes them with "-"
+// (Wire), so the two never drift apart.
 var problems = map[facade.Code]problemKind{
-	facade.ErrInternal.Code: {500, "The server could not complete the request.", 0},
+	facade.ErrInternal.Code: {status: 500, detail: "The server could not complete the request.",
+		advice: "Something failed inside the service. Retry later; if it persists, give the operators the request_id of the answer."},
 
-	facade.ErrBadIdentifier.Code:     {400, "An identifier in the path is malformed.", 0},
-	facade.ErrBadGrade.Code:          {400, "The grade must be one of A+ A A- B+ B B- C+ C C- D+ D D- F.", 0},
-	facade.ErrBadAmount.Code:         {400, "The amount is malformed, not positive, too precise for the currency, or over the limit.", 0},
-	facade.ErrBadParameter.Code:      {400, "A query parameter is malformed or out of range.", 0},
-	facade.ErrBadIdempotencyKey.Code: {400, "The Idempotency-Key header must be 1 to 255 characters.", 0},
-	facade.ErrBadIfMatch.Code:        {400, "The If-Match header is malformed.", 0},
-	facade.ErrMalformedBody.Code:     {400, "The request body is not valid JSON for this endpoint.", 0},
-	facade.ErrUnknownCurrency.Code:   {400, "The currency is not a supported ISO 4217 code.", 0},
-	MalformedRequest.Code:            {400, "The request is malformed.", 0},
+	facade.ErrBadIdentifier.Code: {status: 400, detail: "An identifier in the path is malformed.",
+		advice: "Student, account and class ids are 1 to 64 of A-Z a-z 0-9 . _ @ -; project keys are upper-case letters and digits starting with a letter; plan keys upper-case letters and digits."},
+	facade.ErrBadGrade.Code: {status: 400, detail: "The grade must be one of A+ A A- B+ B B- C+ C C- D+ D D- F.",
+		advice: "Send the body {\"grade\": \"B+\"} with one of the scale's letters, written exactly so (no spaces, upper case).",
+		reasons: map[facade.Reason]string{
+			facade.ReasonNotOnScale: "The grade must be one of A+ A A- B+ B B- C+ C C- D+ D D- F, written exactly so.",
+		}},
+	facade.ErrBadAmount.Code: {status: 400, detail: "The amount is not one this service can transfer; errors says which rule it broke.",
+		advice: "Write the amount in the currency's major unit with ASCII digits and at most as many decimals as the currency has, for example 12.50 for EUR or 1200 for JPY.",
+		reasons: map[facade.Reason]string{
+			facade.ReasonMalformed:   "The amount must be ASCII digits with an optional decimal point, such as 12.50: no sign, exponent, comma, spaces or leading zeros.",
+			facade.ReasonNotPositive: "The amount must be more than zero.",
+			facade.ReasonTooPrecise:  "The amount has more decimals than the account's currency allows (2 for EUR, 0 for JPY).",
+			facade.ReasonOverLimit:   "The amount is over the largest single transfer this service allows.",
+		}},
+	facade.ErrBadParameter.Code: {status: 400, detail: "A query parameter is malformed or out of range; errors says which.",
+		advice: "Paging parameters are whole numbers in plain decimal digits, each given once: limit from 1 to 100 (or the list's own maximum), start and start-index 0 or more, max-results 1 to 100.",
+		reasons: map[facade.Reason]string{
+			facade.ReasonMalformed:  "The value must be a whole number in plain decimal digits, given once.",
+			facade.ReasonOutOfRange: "The value is outside the range this parameter allows.",
+		}},
+	facade.ErrBadIdempotencyKey.Code: {status: 400, detail: "The Idempotency-Key header must be 1 to 255 characters.",
+		advice: "Send one Idempotency-Key header of 1 to 255 visible ASCII characters, for example a UUID, and reuse it only to repeat the same transfer."},
+	facade.ErrBadIfMatch.Code: {status: 400, detail: "The If-Match header is malformed; errors says how.",
+		advice: "Send If-Match with the ETag header of the grade you read, exactly as it was sent, quotes included: If-Match: \"3\".",
+		reasons: map[facade.Reason]string{
+			facade.ReasonUnquoted:  "The If-Match header must be quoted, as the ETag header was sent: If-Match: \"3\", not If-Match: 3.",
+			facade.ReasonMalformed: "The If-Match header must be one version tag as sent in the ETag header, such as \"3\".",
+		}},
+	facade.ErrMalformedBody.Code: {status: 400, detail: "The request body is not valid JSON for this endpoint.",
+		advice: "Send one JSON object with exactly the fields the endpoint describes in /openapi.json, each once, and nothing after it."},
+	facade.ErrUnknownCurrency.Code: {status: 400, detail: "The currency is not a supported ISO 4217 code.",
+		advice: "Use an ISO 4217 currency code the service knows, such as EUR, USD or JPY."},
+	MalformedRequest.Code: {status: 400, detail: "The request is malformed.",
+		advice: "The request line, Host header or an escape in the path could not be read. Check what your client sends."},
 
-	facade.ErrFilterLabel.Code:            {400, "The label parameter is malformed or not supported on this endpoint.", 0},
-	facade.ErrFilterIssueKey.Code:         {400, "The issueKey parameter is malformed or not supported on this endpoint.", 0},
-	facade.ErrFilterBuildState.Code:       {400, "The buildstate parameter must be Successful, Failed or Unknown, on a result list.", 0},
-	facade.ErrFilterIncludeAllStates.Code: {400, "The includeAllStates parameter must be true or false, on a result list.", 0},
-	facade.ErrFilterContinuable.Code:      {400, "The continuable parameter must be true or false, on a result list.", 0},
-	facade.ErrFilterCloverEnabled.Code:    {400, "The cloverEnabled parameter must be true or false, on /result or /result/{projectKey}.", 0},
-	facade.ErrFilterFavourite.Code:        {400, "The favourite parameter is not supported: Bamboo favourites belong to the facade's service account, not to you.", 0},
+	facade.ErrFilterLabel.Code: {status: 400, detail: "The label parameter is malformed or not supported on this endpoint.",
+		advice: "label takes a comma-separated list of Bamboo labels, on a result list only."},
+	facade.ErrFilterIssueKey.Code: {status: 400, detail: "The issueKey parameter is malformed or not supported on this endpoint.",
+		advice: "issueKey takes a comma-separated list of issue keys such as PROJ-12, on a result list only."},
+	facade.ErrFilterBuildState.Code: {status: 400, detail: "The buildstate parameter must be Successful, Failed or Unknown, on a result list.",
+		advice: "Use buildstate=Successful, Failed or Unknown on a result list, or leave it out."},
+	facade.ErrFilterIncludeAllStates.Code: {status: 400, detail: "The includeAllStates parameter must be true or false, on a result list.",
+		advice: "Use includeAllStates=true or false on a result list, or leave it out."},
+	facade.ErrFilterContinuable.Code: {status: 400, detail: "The continuable parameter must be true or false, on a result list.",
+		advice: "Use continuable=true or false on a result list, or leave it out."},
+	facade.ErrFilterCloverEnabled.Code: {status: 400, detail: "The cloverEnabled parameter must be true or false, on /result or /result/{projectKey}.",
+		advice: "Use cloverEnabled=true or false on /result or /result/{projectKey}, or leave it out."},
+	facade.ErrFilterFavourite.Code: {status: 400, detail: "The favourite parameter is not supported: Bamboo favourites belong to the facade's service account, not to you.",
+		advice: "Leave favourite out: the build server only knows the service account's favourites, which are not yours."},
 
-	Unauthorized.Code: {401, "A valid bearer token is required.", 0},
+	facade.ErrTokenMissing.Code: {status: 401, detail: "A bearer token is required.",
+		advice: "Send Authorization: Bearer followed by a token from your organization's sign-in, or sign in on the page."},
+	facade.ErrTokenMalformed.Code: {status: 401, detail: "The bearer token is not a well-formed token with the claims this service requires.", invalidToken: true,
+		advice: "The token could not be read, or lacks sub or exp. Send the whole token as issued, on one line, after Bearer."},
+	facade.ErrTokenExpired.Code: {status: 401, detail: "The bearer token has expired.", invalidToken: true,
+		advice: "Get a new token (sign in again) and retry."},
+	facade.ErrTokenNotYetValid.Code: {status: 401, detail: "The bearer token is not valid yet.", invalidToken: true,
+		advice: "The token's nbf or iat is in the future. Check the clock of the machine that issued it, or wait until it becomes valid."},
+	facade.ErrTokenLifetimeTooLong.Code: {status: 401, detail: "The bearer token is valid for longer than this service allows.", invalidToken: true,
+		advice: "Ask for a token with a shorter lifetime (by default at most 24 hours between iat and exp)."},
+	facade.ErrTokenWrongIssuer.Code: {status: 401, detail: "The bearer token was issued by an issuer this service does not trust.", invalidToken: true,
+		advice: "Get a token from the identity provider this service is configured for."},
+	facade.ErrTokenWrongAudience.Code: {status: 401, detail: "The bearer token was issued for another audience.", invalidToken: true,
+		advice: "Ask the identity provider for a token whose audience is this service."},
+	facade.ErrTokenBadSignature.Code: {status: 401, detail: "The bearer token's signature does not verify with this service's keys.", invalidToken: true,
+		advice: "The token was signed by another key or with an algorithm this service does not accept, or was altered. Get a new token from the identity provider this service trusts."},
 
-	facade.ErrForbidden.Code: {403, "You are not permitted to perform this operation.", 0},
-	XSRF.Code:                {403, "A valid X-XSRF-TOKEN header is required for this request.", 0},
-	OriginRefused.Code:       {403, "Requests from this origin are not permitted.", 0},
+	facade.ErrForbidden.Code: {status: 403, detail: "You are not permitted to perform this operation.",
+		advice: "The policy does not give you this permission on this target. Ask the target's owner or the operators for access; the answer is the same whether the target exists or not."},
+	XSRF.Code: {status: 403, detail: "A valid X-XSRF-TOKEN header is required for this request.",
+		advice: "Send X-XSRF-TOKEN on POST and PUT: 1 to 256 visible ASCII characters, equal to the XSRF-TOKEN cookie when one is set."},
+	OriginRefused.Code: {status: 403, detail: "Requests from this origin are not permitted.",
+		advice: "The page's origin is not one the operators allow for this method. Use the service from an allowed origin."},
 
-	facade.ErrNotFound.Code: {404, "The requested resource does not exist.", 0},
-	RouteNotFound.Code:      {404, "No such endpoint.", 0},
+	facade.ErrNotFound.Code: {status: 404, detail: "The requested resource does not exist.",
+		advice: "Check the identifier; you may view it, but there is nothing there."},
+	RouteNotFound.Code: {status: 404, detail: "No such endpoint.",
+		advice: "The path is not one this service answers. /openapi.json lists every endpoint."},
 
-	MethodNotAllowed.Code:          {405, "This method is not allowed on this endpoint.", 0},
-	NotAcceptable.Code:             {406, "This endpoint only produces application/json.", 0},
-	facade.ErrGradeExists.Code:     {409, "A grade for this student and subject already exists.", 0},
-	facade.ErrVersionMismatch.Code: {412, "The resource has changed; If-Match does not match its current version.", 0},
-	BodyTooLarge.Code:              {413, "The request body exceeds 16 KiB.", 0},
-	UnsupportedMedia.Code:          {415, "The request body must be application/json.", 0},
-	ExpectUnsupported.Code:         {417, "The only Expect header supported is 100-continue.", 0},
+	MethodNotAllowed.Code: {status: 405, detail: "This method is not allowed on this endpoint.",
+		advice: "Use one of the methods the Allow header lists."},
+	NotAcceptable.Code: {status: 406, detail: "This endpoint only produces application/json.",
+		advice: "Accept application/json (or send no Accept header)."},
+	facade.ErrGradeExists.Code: {status: 409, detail: "A grade for this student and subject already exists.",
+		advice: "Read the grade and change it with PUT and If-Match instead of creating it."},
+	facade.ErrVersionMismatch.Code: {status: 412, detail: "The resource has changed; If-Match does not match its current version.",
+		advice: "Someone changed it since you read it. Read it again (its history says who changed it to what), then decide and retry with the new ETag."},
+	BodyTooLarge.Code: {status: 413, detail: "The request body exceeds 16 KiB.",
+		advice: "Send a body of at most 16 KiB."},
+	UnsupportedMedia.Code: {status: 415, detail: "The request body must be application/json (text/csv for a gradebook upload).",
+		advice: "Send the body with Content-Type: application/json, or text/csv when uploading a gradebook."},
+	ExpectUnsupported.Code: {status: 417, detail: "The only Expect header supported is 100-continue.",
+		advice: "Leave out the Expect header, or send Expect: 100-continue."},
 
-	facade.ErrSameAccount.Code:       {422, "A transfer needs two different accounts.", 0},
-	facade.ErrInsufficientFunds.Code: {422, "The source account has insufficient funds.", 0},
-	facade.ErrCurrencyMismatch.Code:  {422, "The accounts hold different currencies.", 0},
-	facade.ErrIdempotencyReuse.Code:  {422, "This Idempotency-Key was already used for a different request.", 0},
-	facade.ErrBalanceLimit.Code:      {422, "The destination account cannot hold this balance.", 0},
+	facade.ErrSameAccount.Code: {status: 422, detail: "A transfer needs two different accounts.",
+		advice: "Choose a destination account other than the source."},
+	facade.ErrInsufficientFunds.Code: {status: 422, detail: "The source account has insufficient funds.",
+		advice: "Transfer at most the source account's balance."},
+	facade.ErrCurrencyMismatch.Code: {status: 422, detail: "The accounts hold different currencies.",
+		advice: "Transfer only between accounts of the same currency."},
+	facade.ErrIdempotencyReuse.Code: {status: 422, detail: "This Idempotency-Key was already used for a different request.",
+		advice: "Use a new Idempotency-Key for a new transfer; reuse a key only to repeat exactly the same transfer."},
+	facade.ErrBalanceLimit.Code: {status: 422, detail: "The destination account cannot hold this balance.",
+		advice: "The destination's balance would exceed what the service can hold. Transfer less."},
 
-	RateLimited.Code:   {429, "Too many requests; retry later.", time.Second},
-	AuthThrottled.Code: {429, "Too many failed authentications from this address; retry later.", time.Second},
+	RateLimited.Code: {status: 429, detail: "Too many requests; retry later.", retryAfter: time.Second,
+		advice: "Wait the seconds Retry-After says, then retry; send fewer requests per second."},
+	AuthThrottled.Code: {status: 429, detail: "Too many failed authentications from this address; retry later.", retryAfter: time.Second,
+		advice: "Wait the seconds Retry-After says, and fix the token before retrying."},
 
-	HeadersTooLarge.Code:     {431, "The request headers exceed 16 KiB.", 0},
-	NotImplemented.Code:      {501, "The request's transfer encoding is not supported.", 0},
-	VersionNotSupported.Code: {505, "Only HTTP/1.1 and HTTP/1.0 are supported.", 0},
+	HeadersTooLarge.Code: {status: 431, detail: "The request headers exceed 16 KiB.",
+		advice: "Send at most 16 KiB of request line and headers (cookies included)."},
+	NotImplemented.Code: {status: 501, detail: "The request's transfer encoding is not supported.",
+		advice: "Send the body with Content-Length or chunked encoding only."},
+	VersionNotSupported.Code: {status: 505, detail: "Only HTTP/1.1 and HTTP/1.0 are supported.",
+		advice: "Use HTTP/1.1."},
 
-	facade.ErrUpstreamBad.Code:         {502, "The build server returned an invalid response.", 0},
-	facade.ErrStoreUnavailable.Code:    {503, "The data store is temporarily unavailable; retry later.", time.Second},
-	facade.ErrUpstreamOpen.Code:        {503, "The build server is unavailable; retry later.", time.Second},
-	facade.ErrBuildsNotConfigured.Code: {503, "Build results are not configured on this instance.", 0},
-	facade.ErrUpstreamTimeout.Code:     {504, "The build server did not answer in time.", 0},
+	facade.ErrUpstreamBad.Code: {status: 502, detail: "The build server returned an invalid response.",
+		advice: "The build server answered with an error or something unreadable. Retry later; operators see the cause in the logs."},
+	facade.ErrStoreUnavailable.Code: {status: 503, detail: "The data store is temporarily unavailable; retry later.", retryAfter: time.Second,
+		advice: "Wait the seconds Retry-After says and retry. A transfer may or may not have happened: retry it with the same Idempotency-Key to find out without paying twice."},
+	facade.ErrUpstreamOpen.Code: {status: 503, detail: "The build server is unavailable; retry later.", retryAfter: time.Second,
+		advice: "The build server failed repeatedly and is given a rest. Wait the seconds Retry-After says and retry."},
+	facade.ErrBuildsNotConfigured.Code: {status: 503, detail: "Build results are not configured on this instance.",
+		advice: "This instance has no build server (FACADE_UPSTREAM_URL). Ask the operators."},
+	facade.ErrUpstreamTimeout.Code: {status: 504, detail: "The build server did not answer in time.",
+		advice: "Retry later; the build server is slow or unreachable."},
 }
 
 // echoRefusals are Echo's own errors (router, body limit) by status.
@@ -119,18 +206,38 @@ var echoRefusals = map[int]*facade.Error{
 	http.StatusUnsupportedMediaType:  UnsupportedMedia,
 }
 
-// body is an RFC 9457 problem.
+// Wire is a code as clients see it: the internal name with "-" for "_"
+// ("insufficient_funds" is "insufficient-funds"). Reasons are written the
+// same way.
+func Wire[T ~string](code T) string { return strings.ReplaceAll(string(code), "_", "-") }
+
+// TypePrefix is the path of the problem pages: a body's type is
+// TypePrefix + its wire code.
+const TypePrefix = "/problems/"
+
+// body is an RFC 9457 problem, with the members docs/contract.md §2 adds.
 type body struct {
 	Type      string `json:"type"`
+	Code      string `json:"code"`
 	Title     string `json:"title"`
 	Status    int    `json:"status"`
 	Detail    string `json:"detail"`
 	RequestID string `json:"request_id"`
+	Errors    []item `json:"errors,omitempty"`
+	// ErrorMessages is what Atlassian clients display (Bamboo routes only).
+	ErrorMessages []string `json:"errorMessages,omitempty"`
+}
+
+// item is one entry of errors: which input, which rule, in what words.
+type item struct {
+	Parameter string `json:"parameter"`
+	Code      string `json:"code"`
+	Detail    string `json:"detail"`
 }
 
 // classify finds err's line in the table. Anything it does not know is a
 // 500: no text of err ever reaches a client.
-func classify(err error) (facade.Code, problemKind, time.Duration) {
+func classify(err error) (*facade.Error, problemKind, time.Duration) {
 	var (
 		fe      *facade.Error
 		he      *echo.HTTPError
@@ -144,53 +251,112 @@ func classify(err error) (facade.Code, problemKind, time.Duration) {
 	case errors.As(err, &he) && echoRefusals[he.Code] != nil:
 		fe = echoRefusals[he.Code]
 	default:
-		return facade.ErrInternal.Code, unknown, 0
+		return facade.ErrInternal, unknown, 0
 	}
 	kind, ok := problems[fe.Code]
 	if !ok {
-		return facade.ErrInternal.Code, unknown, 0
+		return facade.ErrInternal, unknown, 0
 	}
 	retry := kind.retryAfter
 	if fe.RetryAfter > 0 {
 		retry = fe.RetryAfter
 	}
-	return fe.Code, kind, retry
+	return fe, kind, retry
 }
 
 // Render is the one writer of error responses: it sets the headers an
 // error carries on h and returns the status and body. Handler and the
 // server's connection-level answers (server/answers.go) both use it.
 func Render(h http.Header, err error, requestID string) (int, []byte) {
-	_, kind, retry := classify(err)
+	return render(h, err, requestID, false)
+}
+
+// render writes the problem; errorMessages adds Atlassian's member.
+func render(h http.Header, err error, requestID string, errorMessages bool) (int, []byte) {
+	fe, kind, retry := classify(err)
 	if retry > 0 {
 		h.Set("Retry-After", strconv.Itoa(int((retry+time.Second-1)/time.Second)))
 	}
 	if kind.status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Bearer`)
+		h.Set("WWW-Authenticate", challenge(kind))
 	}
 	h.Set(echo.HeaderContentType, "application/problem+json")
-	b, _ := json.Marshal(body{
-		Type:      "about:blank",
+	wire := Wire(fe.Code)
+	p := body{
+		Type:      TypePrefix + wire,
+		Code:      wire,
 		Title:     http.StatusText(kind.status),
 		Status:    kind.status,
 		Detail:    kind.detail,
 		RequestID: requestID,
-	})
+		Errors:    items(fe, kind),
+	}
+	if errorMessages {
+		p.ErrorMessages = []string{kind.detail}
+	}
+	b, _ := json.Marshal(p)
 	return kind.status, b
+}
+
+// challenge is the WWW-Authenticate of a 401 (RFC 6750 §3): a token that
+// was sent and refused says why, in the table's sentence (which holds no
+// quote or backslash, so it needs no escaping); a request without one
+// gets the bare scheme (§3.1: no error attribute).
+func challenge(kind problemKind) string {
+	if !kind.invalidToken {
+		return "Bearer"
+	}
+	return `Bearer error="invalid_token", error_description="` + kind.detail + `"`
+}
+
+// items are the body's errors: one per input the error names, each with
+// the table's sentence for its rule.
+func items(fe *facade.Error, kind problemKind) []item {
+	if len(fe.Invalid) == 0 {
+		return nil
+	}
+	out := make([]item, len(fe.Invalid))
+	for i, in := range fe.Invalid {
+		detail, ok := kind.reasons[in.Reason]
+		if !ok {
+			detail = kind.detail // a reason without its line (the tests refuse one)
+		}
+		out[i] = item{Parameter: in.Parameter, Code: Wire(in.Reason), Detail: detail}
+	}
+	return out
+}
+
+// Option changes what Handler writes.
+type Option func(*handler)
+
+type handler struct {
+	errorMessages func(*http.Request) bool
+}
+
+// ErrorMessagesOn adds Atlassian's errorMessages member to the errors of
+// the requests match selects (the Bamboo routes: Atlassian clients display
+// that member, not detail).
+func ErrorMessagesOn(match func(*http.Request) bool) Option {
+	return func(h *handler) { h.errorMessages = match }
 }
 
 // Handler is Echo's HTTPErrorHandler, through which every error a
 // middleware, a handler or Echo's router returns is answered. The request
 // id is the one already on the response (X-Request-ID). The cause is
 // logged for 5xx; nothing from err's text reaches the client.
-func Handler(log *slog.Logger) echo.HTTPErrorHandler {
+func Handler(log *slog.Logger, opts ...Option) echo.HTTPErrorHandler {
+	var cfg handler
+	for _, o := range opts {
+		o(&cfg)
+	}
 	return func(err error, c echo.Context) {
 		id := c.Response().Header().Get("X-Request-ID")
 		if c.Response().Committed {
 			log.Warn("error after response started", "request_id", id, "err", err.Error())
 			return
 		}
-		status, b := Render(c.Response().Header(), err, id)
+		atlassian := cfg.errorMessages != nil && cfg.errorMessages(c.Request())
+		status, b := render(c.Response().Header(), err, id, atlassian)
 		if status >= 500 {
 			log.Error("request failed", "request_id", id, "status", status,
 				"code", string(facade.CodeOf(err)), "method", c.Request().Method, "path", c.Path(), "err", err.Error())
@@ -207,4 +373,24 @@ func Handler(log *slog.Logger) echo.HTTPErrorHandler {
 func Status(err error) int {
 	_, kind, _ := classify(err)
 	return kind.status
+}
+
+// Codes lists every code of the table, sorted: what a body's code may be.
+func Codes() []facade.Code {
+	codes := make([]facade.Code, 0, len(problems))
+	for c := range problems {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	return codes
+}
+
+// Reasons lists the rules an input check of code can report, sorted.
+func Reasons(code facade.Code) []facade.Reason {
+	var out []facade.Reason
+	for r := range problems[code].reasons {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
 }

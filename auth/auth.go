@@ -1,0 +1,70 @@
+// Package auth says who is calling: a bearer token (HS256 or a JWKS), or a
+// browser session opened by signing in at the organization's OpenID
+// provider (docs/contract.md §2, "Authentication", "Browser sign-in",
+// "Anti-forgery"). It holds no server-side state: a session lives in a
+// sealed cookie, a sign-in in progress in another, so any instance can
+// answer any request and nothing here touches Redis.
+//
+// Each part stands alone and is built from its own settings: Sessions
+// seals and opens the cookies, SignIn is the relying party (login,
+// callback, logout: plain net/http handlers), CheckXSRF is the
+// anti-forgery rule, SameOrigin decides whether a request may use the
+// session cookie at all. The HTTP layer (package server) mounts them and
+// turns their errors into problem bodies.
+package auth
+
+import (
+	"context"
+	"time"
+
+	"github.com/facade-dev/facade"
+)
+
+// How a caller was authenticated, as /auth/me reports it.
+const (
+	ViaSession = "session"
+	ViaBearer  = "bearer"
+)
+
+// Identity is an authenticated caller: the principal, until when the
+// credential holds, and how it was presented.
+type Identity struct {
+	Principal facade.Principal
+	ExpiresAt time.Time
+	Via       string
+	// xsrf is the anti-forgery token issued with a session (empty for
+	// bearer tokens): an unsafe request on the session must present it.
+	xsrf string
+}
+
+type identityKey struct{}
+
+// WithIdentity returns a context carrying id and its principal (so
+// facade.PrincipalFrom sees it too).
+func WithIdentity(ctx context.Context, id Identity) context.Context {
+	return facade.WithPrincipal(context.WithValue(ctx, identityKey{}, id), id.Principal)
+}
+
+// IdentityFrom returns the identity in ctx, if any.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
+
+// Refusals of this package. The HTTP layer's table (server/problem) gives
+// each its status and sentence; the codes are the wire codes with "_" for
+// "-" (docs/contract.md §2, "Errors").
+var (
+	// ErrSessionExpired: the session cookie was sealed by us but its time
+	// is over; the page signs the person in again.
+	ErrSessionExpired = &facade.Error{Code: "session_expired"}
+	// ErrSessionInvalid: a session cookie that does not open (tampered,
+	// forged, sealed by a key no longer configured).
+	ErrSessionInvalid = &facade.Error{Code: "session_invalid"}
+	// ErrSignInFailed: a callback that does not complete a sign-in this
+	// browser started (state, nonce, code, ID token: any check).
+	ErrSignInFailed = &facade.Error{Code: "signin_failed"}
+	// ErrXSRF: the anti-forgery header is missing, malformed, or not the
+	// one bound to the session.
+	ErrXSRF = &facade.Error{Code: "xsrf"}
+)

@@ -1,0 +1,242 @@
+package auth_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/facade-dev/facade/auth"
+)
+
+var (
+	oldKey = bytes.Repeat([]byte{1}, 32)
+	newKey = bytes.Repeat([]byte{2}, 32)
+)
+
+// TestSessionCookiesThatDoNotOpen: tampered, forged with another key,
+// sealed by a key rotated out, or a sign-in cookie passed off as a
+// session: session_invalid. A rotated key still in the list opens.
+func TestSessionCookiesThatDoNotOpen(t *testing.T) {
+	p := startRP(t, withKeys(oldKey))
+	b := newBrowser(t)
+	b.signIn(p, "u-bob", "/ui/")
+	sealed := b.cookie(p, "facade-session").Value
+
+	with := func(value string, keys ...[]byte) (int, string) {
+		q := startRP(t, withKeys(keys...))
+		v := newBrowser(t)
+		v.setCookie(q, &http.Cookie{Name: "facade-session", Value: value})
+		return v.me(q)
+	}
+	if status, who := with(sealed, newKey, oldKey); status != http.StatusOK || who != "bob" {
+		t.Fatalf("a session sealed by a key still listed (second) does not open: %d %s", status, who)
+	}
+	tampered := []byte(sealed)
+	tampered[len(tampered)/2] ^= 1
+	forger := startRP(t, withKeys(newKey))
+	f := newBrowser(t)
+	f.signIn(forger, "u-mallory", "/ui/")
+	for name, c := range map[string]struct {
+		value string
+		keys  [][]byte
+	}{
+		"tampered":               {string(tampered), [][]byte{oldKey}},
+		"rotated out":            {sealed, [][]byte{newKey}},
+		"sealed by another key":  {f.cookie(forger, "facade-session").Value, [][]byte{oldKey}},
+		"garbage":                {"bob", [][]byte{oldKey}},
+		"a sign-in in its place": {signInCookie(t, p), [][]byte{oldKey}},
+	} {
+		if status, code := with(c.value, c.keys...); status != http.StatusUnauthorized || code != "session_invalid" {
+			t.Errorf("%s cookie: %d %s", name, status, code)
+		}
+	}
+}
+
+// signInCookie is a sealed sign-in (flow) cookie of p, which the same keys
+// sealed but under another name.
+func signInCookie(t *testing.T, p *rp) string {
+	b := newBrowser(t)
+	b.startSignIn(p, "/ui/")
+	return b.cookie(p, "facade-signin").Value
+}
+
+// TestSessionExpiresAndSaysSo: a session ends at the earlier of
+// FACADE_SESSION_LIFETIME and the ID token's expiry, then answers
+// session_expired (so the page signs the person in again).
+func TestSessionExpiresAndSaysSo(t *testing.T) {
+	for name, c := range map[string]struct {
+		lifetime, want time.Duration
+	}{
+		"the configured lifetime when shorter": {30 * time.Minute, 30 * time.Minute},
+		"never beyond the ID token":            {8 * time.Hour, time.Hour},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := startRP(t, withLifetime(c.lifetime))
+			b := newBrowser(t)
+			start := p.clock.Now()
+			b.signIn(p, "u-alice", "/ui/")
+			resp := b.do(http.MethodGet, p.url+"/whoami", nil, nil)
+			var me struct {
+				ExpiresAt time.Time `json:"expires_at"`
+			}
+			body, _ := io.ReadAll(resp.Body)
+			_ = json.Unmarshal(body, &me)
+			if d := me.ExpiresAt.Sub(start); d < c.want-5*time.Second || d > c.want+5*time.Second {
+				t.Fatalf("session lasts %v, want %v (%s)", d, c.want, body)
+			}
+			p.clock.AdvancePast(me.ExpiresAt.Add(-2 * time.Second))
+			if status, who := b.me(p); status != http.StatusOK {
+				t.Fatalf("before expiry: %d %s", status, who)
+			}
+			p.clock.AdvancePast(me.ExpiresAt)
+			if status, code := b.me(p); status != http.StatusUnauthorized || code != "session_expired" {
+				t.Fatalf("after expiry: %d %s", status, code)
+			}
+		})
+	}
+}
+
+// TestSignInStartsAFreshSession (session fixation): a session cookie an
+// attacker planted before the victim signs in is replaced, and the
+// attacker's anti-forgery token does not work on the victim's session.
+func TestSignInStartsAFreshSession(t *testing.T) {
+	p := startRP(t)
+	attacker := newBrowser(t)
+	attacker.signIn(p, "u-mallory", "/ui/")
+	planted, plantedXSRF := attacker.cookie(p, "facade-session"), attacker.cookie(p, "XSRF-TOKEN")
+
+	victim := newBrowser(t)
+	victim.setCookie(p, planted)
+	victim.setCookie(p, plantedXSRF)
+	if _, who := victim.me(p); who != "mallory" {
+		t.Fatalf("the planted cookie: %q", who)
+	}
+	victim.signIn(p, "u-alice", "/ui/")
+	if _, who := victim.me(p); who != "alice" {
+		t.Fatalf("after signing in the victim is %q", who)
+	}
+	if victim.cookie(p, "facade-session").Value == planted.Value || victim.cookie(p, "XSRF-TOKEN").Value == plantedXSRF.Value {
+		t.Fatal("sign-in kept the planted session or its anti-forgery token")
+	}
+	victim.setCookie(p, plantedXSRF)
+	resp := victim.do(http.MethodPost, p.url+"/change", http.Header{
+		"X-Xsrf-Token": {plantedXSRF.Value}, "Sec-Fetch-Site": {"same-origin"},
+	}, nil)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the attacker's anti-forgery token on the victim's session: %d", resp.StatusCode)
+	}
+}
+
+// TestXSRFIsBoundToTheSession: an XSRF-TOKEN cookie written by a sibling
+// subdomain (Domain=.example, readable and writable by every host under
+// it), echoed in the header as the cookie rule alone would accept, does
+// not pass on a session; the session's own token does.
+func TestXSRFIsBoundToTheSession(t *testing.T) {
+	p := startRP(t)
+	b := newBrowser(t)
+	b.signIn(p, "u-bob", "/ui/")
+	own := b.cookie(p, "XSRF-TOKEN")
+	post := func(token string) int {
+		return b.do(http.MethodPost, p.url+"/change", http.Header{"X-Xsrf-Token": {token}, "Sec-Fetch-Site": {"same-origin"}}, nil).StatusCode
+	}
+	if got := post(own.Value); got != http.StatusNoContent {
+		t.Fatalf("the session's own token: %d", got)
+	}
+	b.setCookie(p, &http.Cookie{Name: "XSRF-TOKEN", Value: "planted-by-sibling", Path: "/"})
+	if got := post("planted-by-sibling"); got != http.StatusForbidden {
+		t.Fatalf("the sibling's cookie and header: %d", got)
+	}
+	if got := post(own.Value); got != http.StatusForbidden {
+		t.Fatalf("header and cookie differ: %d", got)
+	}
+	b.setCookie(p, own)
+	if got := post(""); got != http.StatusForbidden {
+		t.Fatalf("no header: %d", got)
+	}
+}
+
+// TestSecureCookies: off loopback the cookies are Secure and the session's
+// carries the __Host- prefix (no Domain, Path=/), so no sibling subdomain
+// can set or read it.
+func TestSecureCookies(t *testing.T) {
+	for _, c := range []struct {
+		scheme, host string
+		secure       bool
+	}{
+		{"https", "facade.example", true}, {"http", "facade.example", true},
+		{"http", "127.0.0.1", false}, {"http", "localhost", false}, {"https", "localhost", true}, {"http", "[::1]", false},
+	} {
+		if got := auth.SecureCookies(c.scheme, c.host); got != c.secure {
+			t.Errorf("%s://%s: Secure %v", c.scheme, c.host, got)
+		}
+	}
+	s, err := auth.NewSessions(auth.SessionConfig{Keys: [][]byte{testKey}, Secure: true})
+	if err != nil || s.SessionCookie() != "__Host-facade-session" {
+		t.Fatalf("secure session cookie name %q", s.SessionCookie())
+	}
+}
+
+// TestParseKeys: FACADE_SESSION_KEYS entries are base64 of 32 bytes.
+func TestParseKeys(t *testing.T) {
+	good := "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE="
+	if keys, err := auth.ParseKeys([]string{good, "AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI"}); err != nil || len(keys) != 2 || keys[0][0] != 1 || keys[1][0] != 2 {
+		t.Fatalf("%v %v", keys, err)
+	}
+	for _, bad := range []string{"c2hvcnQ=", "not base64 at all!", good + good} {
+		if _, err := auth.ParseKeys([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestLogout: a same-origin POST with the session's token clears the
+// cookies and hands the page the provider's end-session URL; forged from
+// another site, or without the token, it changes nothing.
+func TestLogout(t *testing.T) {
+	p := startRP(t)
+	b := newBrowser(t)
+	b.signIn(p, "u-bob", "/ui/")
+	xsrf := b.cookie(p, "XSRF-TOKEN").Value
+
+	for name, h := range map[string]http.Header{
+		"cross-site form post":            {"Sec-Fetch-Site": {"cross-site"}, "Origin": {"https://evil.example"}},
+		"cross-site with a guessed token": {"Sec-Fetch-Site": {"cross-site"}, "X-Xsrf-Token": {xsrf}},
+		"sibling subdomain":               {"Sec-Fetch-Site": {"same-site"}, "X-Xsrf-Token": {xsrf}},
+		"old browser, foreign Origin":     {"Origin": {"https://evil.example"}, "X-Xsrf-Token": {xsrf}},
+		"same origin without the token":   {"Sec-Fetch-Site": {"same-origin"}},
+		"same origin, planted token":      {"Sec-Fetch-Site": {"same-origin"}, "X-Xsrf-Token": {"planted"}},
+	} {
+		if resp := b.do(http.MethodPost, p.url+"/auth/logout", h, nil); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: logout answered %d", name, resp.StatusCode)
+		}
+		if _, who := b.me(p); who != "bob" {
+			t.Fatalf("%s: signed out", name)
+		}
+	}
+
+	resp := b.do(http.MethodPost, p.url+"/auth/logout", http.Header{"Sec-Fetch-Site": {"same-origin"}, "X-Xsrf-Token": {xsrf}}, nil)
+	var out struct {
+		EndSessionURL string `json:"end_session_url"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != http.StatusOK || out.EndSessionURL == "" {
+		t.Fatalf("logout: %d %+v", resp.StatusCode, out)
+	}
+	if status, _ := b.me(p); status != http.StatusUnauthorized || b.cookie(p, "facade-session") != nil || b.cookie(p, "XSRF-TOKEN") != nil {
+		t.Fatalf("after logout: %d, cookies %v", status, b.jar.Cookies(mustURL(p.url)))
+	}
+	// The provider ends its session and sends the browser back to the page.
+	end := b.get(out.EndSessionURL)
+	if loc := end.Header.Get("Location"); end.StatusCode/100 != 3 || loc != p.url+"/ui/" {
+		t.Fatalf("end session at the provider: %d to %q", end.StatusCode, loc)
+	}
+}
+
+func mustURL(s string) *url.URL {
+	u, _ := url.Parse(s)
+	return u
+}

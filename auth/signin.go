@@ -1,0 +1,315 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"golang.org/x/oauth2"
+
+	"github.com/facade-dev/facade"
+)
+
+// SignInConfig is the relying party's settings (FACADE_OIDC_*).
+type SignInConfig struct {
+	Issuer       string   // FACADE_OIDC_ISSUER: discovery starts here
+	ClientID     string   // FACADE_OIDC_CLIENT_ID
+	ClientSecret string   // FACADE_OIDC_CLIENT_SECRET: optional, PKCE is always used
+	Scopes       []string // FACADE_OIDC_SCOPES; nil means openid profile email
+	// PublicURL is the service's external base (FACADE_PUBLIC_URL): the
+	// redirect URI is PublicURL + "/auth/callback", sign-in returns only
+	// to paths below it, and the session cookie counts only on requests
+	// from its origin.
+	PublicURL string
+	Claims    Claims
+	Sessions  *Sessions
+	// HTTPClient makes the calls to the provider (discovery, keys, code
+	// exchange); nil means one with a 10 s timeout.
+	HTTPClient *http.Client
+	// Now is the clock ID tokens are checked against; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// SignIn is the OpenID Connect relying party: the authorization code flow
+// with PKCE (S256), state and nonce, for /auth/login, /auth/callback and
+// /auth/logout. It keeps nothing between requests: the sign-in in progress
+// is a sealed cookie in the browser that started it.
+type SignIn struct {
+	cfg        SignInConfig
+	oauth      oauth2.Config
+	verifier   *oidc.IDTokenVerifier
+	endSession string // the provider's end_session_endpoint, if it offers one
+	origin     string // scheme://host of PublicURL
+	ctx        context.Context
+}
+
+// NewSignIn discovers the provider (FACADE_OIDC_ISSUER/.well-known/...).
+// ctx bounds discovery and carries the HTTP client for key fetches later.
+func NewSignIn(ctx context.Context, cfg SignInConfig) (*SignIn, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.Sessions == nil {
+		return nil, errors.New("auth: SignInConfig needs Sessions")
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if len(cfg.Scopes) == 0 {
+		cfg.Scopes = []string{oidc.ScopeOpenID, "profile", "email"}
+	}
+	if !slices.Contains(cfg.Scopes, oidc.ScopeOpenID) {
+		cfg.Scopes = append([]string{oidc.ScopeOpenID}, cfg.Scopes...)
+	}
+	// Keys are fetched later, on requests, with this context's client: it
+	// must outlive start-up.
+	pctx := oidc.ClientContext(context.WithoutCancel(ctx), cfg.HTTPClient)
+	dctx, cancel := context.WithTimeout(pctx, 15*time.Second)
+	defer cancel()
+	provider, err := oidc.NewProvider(dctx, cfg.Issuer)
+	if err != nil {
+		return nil, configError("FACADE_OIDC_ISSUER: the provider's discovery document could not be read (" + err.Error() + ")")
+	}
+	var meta struct {
+		EndSession string `json:"end_session_endpoint"`
+	}
+	_ = provider.Claims(&meta)
+	endpoint := provider.Endpoint()
+	if cfg.ClientSecret == "" {
+		// A public client sends its id in the form; PKCE proves the rest.
+		endpoint.AuthStyle = oauth2.AuthStyleInParams
+	}
+	u, _ := url.Parse(cfg.PublicURL)
+	s := &SignIn{
+		cfg: cfg,
+		oauth: oauth2.Config{
+			ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Endpoint: endpoint,
+			RedirectURL: cfg.PublicURL + CallbackPath, Scopes: cfg.Scopes,
+		},
+		verifier:   provider.VerifierContext(pctx, &oidc.Config{ClientID: cfg.ClientID, Now: cfg.Now}),
+		endSession: meta.EndSession,
+		origin:     u.Scheme + "://" + u.Host,
+		ctx:        pctx,
+	}
+	return s, nil
+}
+
+// The routes of browser sign-in (docs/contract.md §2).
+const (
+	LoginPath    = "/auth/login"
+	CallbackPath = "/auth/callback"
+	LogoutPath   = "/auth/logout"
+	MePath       = "/auth/me"
+	// FallbackReturn is where sign-in lands when return_to is absent or
+	// would leave the site.
+	FallbackReturn = "/ui/"
+)
+
+// Check reports every setting NewSignIn would refuse, without contacting
+// the provider, each naming its variable.
+func (cfg SignInConfig) Check() error {
+	var errs []error
+	if cfg.ClientID == "" {
+		errs = append(errs, configError("FACADE_OIDC_CLIENT_ID is required with FACADE_OIDC_ISSUER"))
+	}
+	if u, err := url.Parse(cfg.PublicURL); cfg.PublicURL == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		errs = append(errs, configError("FACADE_PUBLIC_URL (an absolute http or https URL) is required with FACADE_OIDC_ISSUER: the redirect URI is built from it"))
+	}
+	return errors.Join(errs...)
+}
+
+// Origin is the service's public origin, where the session cookie counts.
+func (s *SignIn) Origin() string { return s.origin }
+
+// The handlers are net/http handlers that return their error instead of
+// writing it: the HTTP layer's one error path answers it (a problem body).
+
+// Login starts a sign-in: GET /auth/login?return_to=<path>. It seals a new
+// state, nonce and PKCE verifier into the sign-in cookie and sends the
+// browser to the provider.
+func (s *SignIn) Login(w http.ResponseWriter, r *http.Request) error {
+	f := flow{
+		State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(),
+		ReturnTo: SafeReturnTo(r.URL.Query().Get("return_to")),
+	}
+	if err := s.cfg.Sessions.startFlow(w, f); err != nil {
+		return facade.Wrap(facade.ErrInternal, err)
+	}
+	to := s.oauth.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
+	http.Redirect(w, r, to, http.StatusFound)
+	return nil
+}
+
+// Callback completes a sign-in: GET /auth/callback?code=&state=. Every
+// check must pass (this browser's own sign-in cookie, state, the code
+// exchange with the PKCE verifier, the ID token's signature, issuer,
+// audience and expiry, the nonce); then a new session replaces whatever
+// the browser held, and the browser goes back to return_to.
+func (s *SignIn) Callback(w http.ResponseWriter, r *http.Request) error {
+	p, idt, raw, f, err := s.complete(w, r)
+	if err != nil {
+		s.cfg.Log.Info("sign-in refused", "request_id", facade.RequestIDFrom(r.Context()), "reason", err.Error())
+		return facade.Wrap(ErrSignInFailed, err)
+	}
+	if _, err := s.cfg.Sessions.issue(w, p, idt.Expiry, raw); err != nil {
+		return facade.Wrap(facade.ErrInternal, err)
+	}
+	s.cfg.Log.Info("signed in", "request_id", facade.RequestIDFrom(r.Context()), "principal", p.ID)
+	http.Redirect(w, r, s.cfg.PublicURL+f.ReturnTo, http.StatusSeeOther)
+	return nil
+}
+
+func (s *SignIn) complete(w http.ResponseWriter, r *http.Request) (facade.Principal, *oidc.IDToken, string, flow, error) {
+	var none facade.Principal
+	f, err := s.cfg.Sessions.takeFlow(w, r)
+	if err != nil {
+		return none, nil, "", f, err
+	}
+	q := r.URL.Query()
+	if !equal(f.State, q.Get("state")) {
+		return none, nil, "", f, errors.New("state does not match this browser's sign-in")
+	}
+	if e := q.Get("error"); e != "" {
+		return none, nil, "", f, errors.New("the provider refused: " + truncate(e, 64))
+	}
+	code := q.Get("code")
+	if code == "" {
+		return none, nil, "", f, errors.New("no code")
+	}
+	ctx, cancel := context.WithTimeout(oidc.ClientContext(r.Context(), s.cfg.HTTPClient), 15*time.Second)
+	defer cancel()
+	tok, err := s.oauth.Exchange(ctx, code, oauth2.VerifierOption(f.Verifier))
+	if err != nil {
+		return none, nil, "", f, errors.New("code exchange: " + err.Error())
+	}
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		return none, nil, "", f, errors.New("no ID token in the provider's answer")
+	}
+	idt, err := s.verifier.Verify(s.ctx, raw)
+	if err != nil {
+		return none, nil, "", f, errors.New("ID token: " + err.Error())
+	}
+	if !equal(f.Nonce, idt.Nonce) {
+		return none, nil, "", f, errors.New("ID token: nonce does not match this sign-in")
+	}
+	var claims map[string]any
+	if err := idt.Claims(&claims); err != nil {
+		return none, nil, "", f, err
+	}
+	if azp, ok := claims["azp"].(string); len(idt.Audience) > 1 && (!ok || azp != s.cfg.ClientID) {
+		// OpenID Connect Core 3.1.3.7: with several audiences, the
+		// authorized party must be us.
+		return none, nil, "", f, errors.New("ID token: authorized party is not this client")
+	}
+	p, err := s.cfg.Claims.principal(claims)
+	return p, idt, raw, f, err
+}
+
+// Logout ends the session: POST /auth/logout, from the service's own page
+// only (same origin, and the session's X-XSRF-TOKEN while the session is
+// current), so another site cannot sign a person out. It clears the
+// cookies and, when the provider offers an end_session_endpoint, answers
+// 200 with {"end_session_url": ...} for the page to visit (the provider
+// then ends its own session and returns to /ui/); otherwise 204.
+func (s *SignIn) Logout(w http.ResponseWriter, r *http.Request) error {
+	if !SameOrigin(r, s.origin) {
+		return ErrXSRF
+	}
+	id, ok, err := s.cfg.Sessions.Open(r)
+	if !ok || err != nil {
+		id = Identity{} // no current session: the header-and-cookie rule alone
+	}
+	if err := CheckXSRF(r, id); err != nil {
+		return err
+	}
+	hint := s.cfg.Sessions.idTokenHint(r)
+	s.cfg.Sessions.clear(w)
+	if s.endSession == "" {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	q := url.Values{"client_id": {s.cfg.ClientID}, "post_logout_redirect_uri": {s.cfg.PublicURL + FallbackReturn}}
+	if hint != "" {
+		q.Set("id_token_hint", hint)
+	}
+	sep := "?"
+	if strings.Contains(s.endSession, "?") {
+		sep = "&"
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"end_session_url": s.endSession + sep + q.Encode()})
+}
+
+// Me answers GET /auth/me for an authenticated caller (the HTTP layer's
+// authentication puts the Identity in the context).
+func Me(w http.ResponseWriter, r *http.Request) error {
+	id, _ := IdentityFrom(r.Context())
+	groups := id.Principal.Groups
+	if groups == nil {
+		groups = []string{}
+	}
+	return writeJSON(w, http.StatusOK, struct {
+		Sub       string   `json:"sub"`
+		Role      string   `json:"role"`
+		Groups    []string `json:"groups"`
+		ExpiresAt string   `json:"expires_at"`
+		Via       string   `json:"via"`
+	}{id.Principal.ID, id.Principal.Role, groups, id.ExpiresAt.UTC().Format(time.RFC3339), id.Via})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, err = w.Write(b)
+	return err
+}
+
+// SafeReturnTo keeps return_to only when it is a path of this site:
+// starting with one "/", no scheme or host, no backslash (browsers read
+// "/\evil.example" as "//evil.example"), no encoded slash or backslash
+// that a later decoding could turn into one, no control characters or
+// spaces. Anything else is FallbackReturn.
+func SafeReturnTo(v string) string {
+	if len(v) < 1 || len(v) > 2048 || v[0] != '/' {
+		return FallbackReturn
+	}
+	lower := strings.ToLower(v)
+	if strings.ContainsAny(v, "\\") || strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c") {
+		return FallbackReturn
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] <= 0x20 || v[i] == 0x7f {
+			return FallbackReturn
+		}
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") {
+		return FallbackReturn
+	}
+	return v
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

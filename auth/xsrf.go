@@ -1,0 +1,74 @@
+package auth
+
+import (
+	"crypto/subtle"
+	"net/http"
+)
+
+// CheckXSRF is the anti-forgery rule of docs/contract.md §2: an unsafe
+// request carries X-XSRF-TOKEN, 1 to 256 visible ASCII characters; when an
+// XSRF-TOKEN cookie comes too, the header equals it; and when the caller
+// is authenticated by the session cookie, the header is the token issued
+// with that session. Cookies alone prove nothing here (a sibling subdomain
+// can write an XSRF-TOKEN cookie for this host), but the session's token
+// sits inside the sealed session, which no other site can read or forge.
+// Bearer callers keep the header-and-cookie rule.
+func CheckXSRF(r *http.Request, id Identity) error {
+	if isSafeMethod(r.Method) {
+		return nil
+	}
+	token := r.Header.Get(XSRFHeader)
+	if !visibleASCII(token, 256) {
+		return ErrXSRF
+	}
+	if c, err := r.Cookie(XSRFCookie); err == nil && !equal(c.Value, token) {
+		return ErrXSRF
+	}
+	if id.Via == ViaSession && !equal(id.xsrf, token) {
+		return ErrXSRF
+	}
+	return nil
+}
+
+// SameOrigin reports whether a browser sent r from a page of origin (the
+// service's public origin), which is when the session cookie counts
+// (docs/contract.md §2: other origins use bearer tokens). Fetch metadata
+// decides when the browser sends it: same-origin, or none (the person
+// typed the address or followed a bookmark) for a safe method. Without it,
+// an Origin header must be ours. A request with neither comes from no
+// browser that would have attached a cookie for another site's page.
+func SameOrigin(r *http.Request, origin string) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin":
+		return true
+	case "none":
+		return isSafeMethod(r.Method)
+	case "":
+	default: // same-site (a sibling subdomain, another port), cross-site
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		return o == origin
+	}
+	return true
+}
+
+func isSafeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+func equal(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+func visibleASCII(s string, max int) bool {
+	if len(s) == 0 || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

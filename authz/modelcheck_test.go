@@ -1,0 +1,63 @@
+package authz
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRefusalsSayWhyAtTheLine: models the service cannot ask its questions
+// of are refused at the model line that makes them so, saying why.
+func TestRefusalsSayWhyAtTheLine(t *testing.T) {
+	shipped := shippedModel(t)
+	for _, c := range []struct {
+		name, from, to, want string
+	}{
+		{"time-bounded roles", "g = _, _\n", "g = _, _, (_, _)\n", "is time-bounded"},
+		{"typed roles", "g = _, _\n", "g = _, _, _\n", "links roles within a domain or of a type"},
+		{"a request with a domain", "r = sub, obj, act\n", "r = sub, dom, obj, act\n", "must say r = sub, obj, act"},
+		{"a request named otherwise", "r = sub, obj, act\n", "r = user, resource, action\n", "must say r = sub, obj, act"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := strings.Replace(shipped, c.from, c.to, 1)
+			if text == shipped {
+				t.Fatal("the shipped model has no line to change")
+			}
+			path := filepath.Join(t.TempDir(), "model.conf")
+			writeFile(t, path, text)
+			line := lineOfKey(text, strings.TrimSpace(strings.Split(c.to, "=")[0]))
+			problems := Check(path, "../policy.csv")
+			if !HasErrors(problems) || !strings.HasPrefix(problems[0].String(), path+":"+itoa(line)+": ") || !strings.Contains(problems[0].Msg, c.want) {
+				t.Fatalf("problems %v, want %s:%d: ...%s", problems, path, line, c.want)
+			}
+		})
+	}
+}
+
+// TestCheckWarnsOfMatchersCasbinFailsOn: a model that loads but on which
+// casbin's Enforce fails for every string request is a warning at the
+// matcher's line, not a silent deny.
+func TestCheckWarnsOfMatchersCasbinFailsOn(t *testing.T) {
+	shipped := shippedModel(t)
+	for _, c := range []struct{ add, want string }{
+		{" && r.obj.Owner == r.sub", "reads r.obj.Owner, an attribute of a request value, but the service's requests are strings"},
+		{" && isOwner(r.sub, r.obj)", "calls isOwner, which casbin does not define"},
+	} {
+		text := strings.Replace(shipped, "&& r.act == p.act", "&& r.act == p.act"+c.add, 1)
+		path := filepath.Join(t.TempDir(), "model.conf")
+		writeFile(t, path, text)
+		problems := Check(path, "../policy.csv")
+		want := path + ":" + itoa(lineOfKey(text, "m")) + ": warning: "
+		found := false
+		for _, p := range problems {
+			found = found || strings.HasPrefix(p.String(), want) && strings.Contains(p.Msg, c.want)
+		}
+		if !found || HasErrors(problems) {
+			t.Errorf("%s: problems %v, want a warning %s...%s", c.add, problems, want, c.want)
+		}
+	}
+	if problems := Check("../model.conf", "../policy.csv"); len(problems) != 0 {
+		t.Fatalf("the shipped files: %v", problems)
+	}
+}
+

@@ -1,0 +1,53 @@
+package authz
+
+import (
+	"slices"
+
+	facade "github.com/facade-dev/facade"
+)
+
+// prefixGroup names the groups a principal carries in its token or
+// sign-in: a principal with Groups ["devs"] is a member of group:devs.
+const prefixGroup = "group:"
+
+// groupRole is the role definition the token's memberships belong to:
+// the decision is casbin's on the same files with "g, <sub>, group:<name>"
+// added. A model without g has nowhere to put them, and they grant nothing.
+const groupRole = "g"
+
+// subject is who asks casbin's question: the principal's id and the
+// groups it carries, as the policy names them (group:<name>), each valid
+// and listed once.
+type subject struct {
+	id     string
+	groups []string
+}
+
+// subjectOf is the subject of p's questions. A group name that is not
+// facade.ValidGroupName is left out: it grants nothing, so no name (a
+// list with commas, a colon trick, a pattern) makes a token some other
+// subject.
+func subjectOf(p facade.Principal) subject { return subjectWith(p.ID, p.Groups) }
+
+func subjectWith(id string, names []string) subject {
+	s := subject{id: id}
+	for _, n := range names {
+		if !facade.ValidGroupName(n) {
+			continue
+		}
+		if g := prefixGroup + n; !slices.Contains(s.groups, g) {
+			s.groups = append(s.groups, g)
+		}
+	}
+	return s
+}
+
+// memberships are the policy lines casbin would need to decide as the
+// service does for s: "g, <id>, group:<name>" per group.
+func (s subject) memberships() [][]string {
+	rules := make([][]string, len(s.groups))
+	for i, g := range s.groups {
+		rules[i] = []string{s.id, g}
+	}
+	return rules
+}

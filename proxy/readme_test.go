@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var updateREADME = flag.Bool("update-readme", false, "rewrite the README's \"Build routes\" table from the route table")
+
+// readmeTableHeader starts the README's "Build routes" table; the table
+// runs to the first blank line.
+const readmeTableHeader = "| route | permission | answer | expand passed on | filters |\n|---|---|---|---|---|\n"
+
+// TestREADMEBuildRoutesTableIsTheRouteTable: the README's table of build
+// routes is rendered from Routes, so the two cannot disagree. After
+// changing the table, run
+//
+//	go test ./proxy -run TestREADMEBuildRoutesTableIsTheRouteTable -update-readme
+func TestREADMEBuildRoutesTableIsTheRouteTable(t *testing.T) {
+	const path = "../README.md"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start := strings.Index(readme, readmeTableHeader)
+	if start < 0 {
+		t.Fatalf("README.md has no table starting %q", readmeTableHeader)
+	}
+	end := start + strings.Index(readme[start:], "\n\n") + 1
+	want := renderRouteTable()
+	if readme[start:end] == want {
+		return
+	}
+	if *updateREADME {
+		if err := os.WriteFile(path, []byte(readme[:start]+want+readme[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md's build routes table is not the route table's; run with -update-readme. Want:\n%s", want)
+}
+
+// renderRouteTable writes one row per route: its paths, the permission,
+// the answer, and the expand values and filters passed on (a list already
+// shown on an earlier row is named by that row's first path).
+func renderRouteTable() string {
+	var b strings.Builder
+	b.WriteString(readmeTableHeader)
+	shown := map[string]string{}
+	list := func(values []string, first string) string {
+		if len(values) == 0 {
+			return "—"
+		}
+		text := spellList(values)
+		if earlier, ok := shown[text]; ok {
+			return "as `" + earlier + "`"
+		}
+		shown[text] = first
+		return text
+	}
+	for i := range Routes {
+		rt := &Routes[i]
+		paths := make([]string, len(rt.Paths))
+		for j, p := range rt.Paths {
+			paths[j] = "`" + shownPath(p, rt.Key) + "`"
+		}
+		paths[0] = "`GET " + paths[0][1:]
+		first := shownPath(rt.Paths[0], rt.Key)
+		b.WriteString("| " + strings.Join(paths, ", ") + " | " + needText[rt.Need] + " | " + rt.Answer + " | " +
+			list(rt.Expand, first) + " | " + list(rt.Filters, first) + " |\n")
+	}
+	return b.String()
+}
+
+var needText = map[Need]string{
+	NeedNothing: "none: filtered",
+	NeedPlan:    "`plan:K-P` or `project:K`",
+	NeedProject: "`project:K`, or a plan of it",
+}
+
+// shownPath is a pattern as the README writes it: below /rest/api/latest,
+// its key spelled as the route's key kind reads it.
+func shownPath(pattern string, kind KeyKind) string {
+	p := strings.TrimPrefix(pattern, rest)
+	key := map[KeyKind]string{KeyProject: "{K}", KeyPlan: "{K-P}", KeyResult: "{K-P-N}", KeyJobResult: "{K-P-J-N}", KeyArtifact: "{K-P-N}"}[kind]
+	if strings.Contains(p, "{number}") {
+		key = "{K-P}"
+	}
+	p = strings.Replace(p, "{number}", "{N}", 1)
+	p = strings.Replace(p, "{key}", key, 1)
+	p = strings.Replace(p, "{resultKey}", key, 1)
+	return strings.Replace(p, "{path...}", "...", 1)
+}
+
+// spellList writes expand values or filters: "`a`, `b`", or for a family
+// under one prefix "`p` and below it `a`, `b`".
+func spellList(values []string) string {
+	quote := func(vs []string) string { return "`" + strings.Join(vs, "`, `") + "`" }
+	prefix := values[0]
+	var below []string
+	for _, v := range values[1:] {
+		rest, ok := strings.CutPrefix(v, prefix+".")
+		if !ok {
+			return quote(values)
+		}
+		below = append(below, rest)
+	}
+	if len(below) == 0 {
+		return quote(values)
+	}
+	return "`" + prefix + "` and below it " + quote(below)
+}

@@ -1,0 +1,117 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/facade-dev/facade/accounts"
+)
+
+type accountList struct {
+	Accounts []struct {
+		AccountID string  `json:"account_id"`
+		Owner     string  `json:"owner"`
+		Currency  string  `json:"currency"`
+		Balance   float64 `json:"balance"`
+	} `json:"accounts"`
+	Next string `json:"next"`
+}
+
+func listAccounts(t *testing.T, e *env, tok, path string) (ids []string, next string) {
+	t.Helper()
+	r := e.do(req{method: "GET", path: path, token: tok})
+	if r.status != 200 {
+		t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+	}
+	var l accountList
+	if err := json.Unmarshal([]byte(r.body), &l); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range l.Accounts {
+		ids = append(ids, a.AccountID+" "+a.Currency+" "+fmt.Sprint(a.Balance))
+	}
+	return ids, l.Next
+}
+
+// TestAccountListIsExactlyTheViewableStoredAccounts: the list holds the
+// stored accounts the caller may view, no more: a granted account that
+// does not exist (ghost-acct) is absent, an account the caller may only
+// pay into (receive) or debit is absent, and a wildcard grant lists every
+// stored account.
+func TestAccountListIsExactlyTheViewableStoredAccounts(t *testing.T) {
+	e := newEnv(t)
+	seedAccounts(t, e)
+	for _, a := range []accounts.SeedAccount{{ID: "m1", Owner: "mallory", Currency: "EUR", Balance: "5.00"}} {
+		if _, err := accounts.NewStore(e.rdb, quietLog).Seed(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for who, want := range map[string]string{
+		"alice":   "1001 EUR 250",
+		"mallory": "m1 EUR 5",
+		"ida":     "1001 EUR 250|2002 EUR 100|3003 JPY 5000|m1 EUR 5",
+		"bob":     "",
+		"carol":   "",
+	} {
+		got, next := listAccounts(t, e, token(t, who, "customer"), "/rs/account")
+		if strings.Join(got, "|") != want || next != "" {
+			t.Errorf("%s's accounts: %q next %q, want %q", who, got, next, want)
+		}
+	}
+	// Pages of two for the auditor: after= continues where next says.
+	ida := token(t, "ida", "staff")
+	var all []string
+	for path := "/rs/account?limit=2"; path != ""; {
+		var ids []string
+		ids, path = listAccounts(t, e, ida, path)
+		all = append(all, ids...)
+		if len(all) > 10 {
+			t.Fatal("paging does not end")
+		}
+	}
+	if len(all) != 4 || !strings.HasPrefix(all[3], "m1 ") {
+		t.Errorf("paged walk: %q", all)
+	}
+	for _, bad := range []string{"?limit=0", "?limit=101", "?limit=x", "?after=a%2Fb", "?after=" + strings.Repeat("a", 65)} {
+		if r := e.do(req{method: "GET", path: "/rs/account" + bad, token: ida}); r.status != 400 {
+			t.Errorf("GET /rs/account%s: %d, want 400", bad, r.status)
+		}
+	}
+	if r := e.do(req{method: "HEAD", path: "/rs/account", token: ida}); r.status != 200 {
+		t.Errorf("HEAD /rs/account: %d", r.status)
+	}
+	if r := e.do(req{method: "GET", path: "/rs/account"}); r.status != 401 {
+		t.Errorf("without a token: %d", r.status)
+	}
+	e.scanBodies()
+}
+
+// TestAccountListWalksABoundedNumberOfAccounts: a caller who may view one
+// account among more than the scan budget gets a short page with next, and
+// following next finds the account: the walk is bounded per request.
+func TestAccountListWalksABoundedNumberOfAccounts(t *testing.T) {
+	e := newEnv(t)
+	st := accounts.NewStore(e.rdb, quietLog)
+	// 10,001 accounts before "m1" in id order ("a00000"...), then m1.
+	for i := range 10_001 {
+		a := accounts.Account{ID: fmt.Sprintf("a%05d", i), Owner: "x", Currency: accounts.Currency{Code: "EUR", Exponent: 2}}
+		if _, err := st.Create(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Seed(context.Background(), accounts.SeedAccount{ID: "m1", Owner: "mallory", Currency: "EUR", Balance: "5.00"}); err != nil {
+		t.Fatal(err)
+	}
+	mallory := token(t, "mallory", "customer")
+	ids, next := listAccounts(t, e, mallory, "/rs/account")
+	if len(ids) != 0 || next != "/rs/account?after=a09999&limit=25" {
+		t.Fatalf("first page: %q next %q", ids, next)
+	}
+	ids, next = listAccounts(t, e, mallory, next)
+	if strings.Join(ids, "|") != "m1 EUR 5" || next != "" {
+		t.Fatalf("second page: %q next %q", ids, next)
+	}
+}

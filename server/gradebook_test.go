@@ -1,0 +1,189 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+type gradebookAnswer struct {
+	DryRun                             bool `json:"dry_run"`
+	Changed, Unchanged, Stale, Refused int
+	Rows                               []struct {
+		Line          int     `json:"line"`
+		StudentID     string  `json:"student_id"`
+		Outcome       string  `json:"outcome"`
+		Code          string  `json:"code"`
+		PreviousGrade *string `json:"previous_grade"`
+		Version       int     `json:"version"`
+		UpdatedBy     string  `json:"updated_by"`
+	} `json:"rows"`
+}
+
+func upload(t *testing.T, e *env, tok, query, csv string) (resp, gradebookAnswer) {
+	t.Helper()
+	r := e.do(req{method: "POST", path: "/class/english-101/grades" + query, token: tok, body: csv,
+		header: map[string]string{"Content-Type": "text/csv"}})
+	var a gradebookAnswer
+	if r.status == 200 {
+		if err := json.Unmarshal([]byte(r.body), &a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r, a
+}
+
+// outcomes writes each row as "line student outcome code".
+func outcomes(a gradebookAnswer) string {
+	var out []string
+	for _, r := range a.Rows {
+		out = append(out, strings.TrimSpace(strings.Join([]string{itoa(r.Line), r.StudentID, r.Outcome, r.Code}, " ")))
+	}
+	return strings.Join(out, "|")
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func grade(t *testing.T, e *env, student string) string {
+	t.Helper()
+	return e.do(req{method: "GET", path: "/student/" + student + "/english/grade", token: token(t, "bob", "professor")}).body
+}
+
+// TestGradebookUploadDryRunThenApply: every kind of row, checked first;
+// the dry run writes nothing and says what would change; the real run
+// changes exactly those rows, each at its version.
+func TestGradebookUploadDryRunThenApply(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	bob := token(t, "bob", "professor")
+	csv := "student_id,grade,version\n" +
+		"alice,A-,1\n" + // changed
+		"ghost,C+,\n" + // changed: created
+		"alice,B,1\n" + // duplicate
+		"dave,A,1\n" + // another class
+		"b@d/id,A,1\n" + // malformed id
+		"zed,Q,\n" + // not on the scale
+		"nobody,A,x\n" // malformed version
+	before := grade(t, e, "alice")
+	r, a := upload(t, e, bob, "?dry_run=1", csv)
+	want := "2 alice changed|3 ghost changed|4 alice refused duplicate-row|5 dave refused not-in-class|" +
+		"6 b@d/id refused bad-identifier|7 zed refused bad-grade|8 nobody refused bad-parameter"
+	if r.status != 200 || !a.DryRun || outcomes(a) != want || a.Changed != 2 || a.Refused != 5 {
+		t.Fatalf("dry run: %d %s\n got %s\nwant %s", r.status, r.body, outcomes(a), want)
+	}
+	if grade(t, e, "alice") != before || e.do(req{method: "GET", path: "/student/ghost/english/grade", token: bob}).status != 404 {
+		t.Fatal("the dry run wrote")
+	}
+	_, a = upload(t, e, bob, "", csv)
+	if outcomes(a) != want || a.DryRun || a.Rows[0].Version != 2 || *a.Rows[0].PreviousGrade != "B" || a.Rows[1].Version != 1 {
+		t.Fatalf("apply: %+v", a)
+	}
+	if g := grade(t, e, "alice"); !strings.Contains(g, `"grade":"A-"`) || !strings.Contains(g, `"version":2`) {
+		t.Errorf("alice after the upload: %s", g)
+	}
+	if g := grade(t, e, "ghost"); !strings.Contains(g, `"grade":"C+"`) {
+		t.Errorf("ghost after the upload: %s", g)
+	}
+	// The same file again: alice's version 1 is now stale (someone, here
+	// the first upload, changed it), ghost exists now: stale too.
+	_, a = upload(t, e, bob, "", "student_id,grade,version\nalice,A-,1\nghost,C+,\nalice2,,\n")
+	if got := outcomes(a); got != "2 alice stale version-mismatch|3 ghost stale version-mismatch|4 alice2 refused not-in-class" ||
+		a.Rows[0].Version != 2 || a.Rows[0].UpdatedBy != "bob" || *a.Rows[0].PreviousGrade != "A-" {
+		t.Errorf("stale rows: %s %+v", got, a.Rows)
+	}
+	// What is stored, at its version: unchanged, nothing written.
+	_, a = upload(t, e, bob, "", "grade,version,student_id,extra\nA-,2,alice,x\n,,ghost2,\n")
+	if got := outcomes(a); !strings.HasPrefix(got, "2 alice unchanged") {
+		t.Errorf("unchanged row: %s", got)
+	}
+	if h := e.do(req{method: "GET", path: "/student/alice/english/grade/history", token: bob}); strings.Count(h.body, `"version"`) != 2 {
+		t.Errorf("history after an unchanged row: %s", h.body)
+	}
+}
+
+// TestGradebookUploadFromTheAttackersSide: a student, a view-only
+// professor, another class's professor: nothing is written, and the first
+// two learn nothing about the class.
+func TestGradebookUploadFromTheAttackersSide(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	csv := "student_id,grade,version\nalice,F,1\n"
+	for name, tok := range map[string]string{
+		"student alice":    token(t, "alice", "student"),
+		"professor frank":  token(t, "frank", "professor"),
+		"developer carol":  token(t, "carol", "developer"),
+		"professor nobody": token(t, "nobody", "professor"),
+	} {
+		if r, _ := upload(t, e, tok, "", csv); r.status != 403 {
+			t.Errorf("%s uploads to english-101: %d, want 403", name, r.status)
+		}
+	}
+	// erin may view english-101 but not update it: every row refused.
+	r, a := upload(t, e, token(t, "erin", "professor"), "", csv+"ghost,A,\n")
+	if r.status != 200 || outcomes(a) != "2 alice refused forbidden|3 ghost refused forbidden" {
+		t.Errorf("view-only erin: %d %s", r.status, r.body)
+	}
+	if g := grade(t, e, "alice"); !strings.Contains(g, `"grade":"B"`) {
+		t.Errorf("alice's grade after the attempts: %s", g)
+	}
+}
+
+// TestGradebookUploadInputRules: anti-forgery, media type, size and
+// header are checked before anything else.
+func TestGradebookUploadInputRules(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	bob := token(t, "bob", "professor")
+	path := "/class/english-101/grades"
+	for name, c := range map[string]struct {
+		r    req
+		want int
+	}{
+		"no anti-forgery header": {req{method: "POST", path: path, token: bob, body: "student_id,grade,version\n",
+			header: map[string]string{"Content-Type": "text/csv", "X-XSRF-TOKEN": ""}}, 403},
+		"JSON body":      {req{method: "POST", path: path, token: bob, body: `{"grade":"A"}`}, 415},
+		"over 16 KiB":    {req{method: "POST", path: path, token: bob, body: "student_id,grade,version\n" + strings.Repeat("alice,A,1\n", 1700), header: map[string]string{"Content-Type": "text/csv"}}, 413},
+		"no header row":  {req{method: "POST", path: path, token: bob, body: "alice,A,1\n", header: map[string]string{"Content-Type": "text/csv"}}, 400},
+		"not CSV":        {req{method: "POST", path: path, token: bob, body: "student_id,grade,version\n\"alice,A\n", header: map[string]string{"Content-Type": "text/csv"}}, 400},
+		"bad dry_run":    {req{method: "POST", path: path + "?dry_run=yes", token: bob, body: "student_id,grade,version\n", header: map[string]string{"Content-Type": "text/csv"}}, 400},
+		"no token":       {req{method: "POST", path: path, body: "student_id,grade,version\n", header: map[string]string{"Content-Type": "text/csv"}}, 401},
+		"foreign origin": {req{method: "POST", path: path, token: bob, body: "student_id,grade,version\n", header: map[string]string{"Content-Type": "text/csv", "Origin": "https://evil.example"}}, 403},
+	} {
+		if r := e.do(c.r); r.status != c.want {
+			t.Errorf("%s: %d, want %d (%s)", name, r.status, c.want, r.body)
+		}
+	}
+	e.scanBodies()
+}
+
+// TestGradebookDownloadIsSafeCSV: Accept: text/csv answers the whole class
+// as CSV, with every cell a spreadsheet would run as a formula quoted, and
+// the file uploads back unchanged.
+func TestGradebookDownloadIsSafeCSV(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	bob := token(t, "bob", "professor")
+	r := e.do(req{method: "GET", path: "/class/english-101/grades", token: bob, header: map[string]string{"Accept": "text/csv"}})
+	lines := strings.Split(strings.TrimSpace(r.body), "\n")
+	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || len(lines) != 3 ||
+		lines[0] != "student_id,grade,version,updated_at,updated_by" || !strings.HasPrefix(lines[1], "alice,B,1,") ||
+		lines[2] != "ghost,,,," {
+		t.Fatalf("download: %d %s %q", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	if !strings.Contains(r.header.Get("Content-Disposition"), `filename="english-101-grades.csv"`) {
+		t.Errorf("Content-Disposition %q", r.header.Get("Content-Disposition"))
+	}
+	// The download, uploaded as it is, changes nothing.
+	_, a := upload(t, e, bob, "", r.body)
+	if got := outcomes(a); got != "2 alice unchanged|3 ghost unchanged" {
+		t.Errorf("the download uploaded back: %s", got)
+	}
+	if r := e.do(req{method: "GET", path: "/class/english-101/grades", token: token(t, "alice", "student"),
+		header: map[string]string{"Accept": "text/csv"}}); r.status != 403 {
+		t.Errorf("a student downloads the gradebook: %d", r.status)
+	}
+	if r := e.do(req{method: "GET", path: "/class/english-101/grades", token: bob,
+		header: map[string]string{"Accept": "application/xml"}}); r.status != 406 {
+		t.Errorf("Accept: application/xml: %d", r.status)
+	}
+}

@@ -1,0 +1,197 @@
+// The page's start: who is signed in (always from GET /auth/me, never
+// from an unchecked token), the tabs, and the router that maps every
+// address (#/builds/PROJ-CORE/6) to one view. Views live in views/, one
+// module each; every call to the facade goes through api.js.
+
+import * as api from './api.js';
+import {explain, signsOut} from './words.js';
+import * as builds from './views/builds.js';
+import * as grades from './views/grades.js';
+import * as accounts from './views/accounts.js';
+
+const views = {builds, grades, accounts};
+const $ = id => document.getElementById(id);
+
+let me = null; // {sub, role, groups, via} from /auth/me, or null
+let current = null; // {ctx}: the view on screen
+let generation = 0; // bumped on every render and sign-out: late answers of an old view are dropped
+
+// startView is where a person lands: students and professors on grades,
+// everyone else on builds.
+function startView(who) {
+  return who.role === 'student' || who.role === 'professor' ? 'grades' : 'builds';
+}
+
+function route() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  stopView();
+  if (!me) {
+    showSignIn();
+    return;
+  }
+  const name = parts.shift();
+  const view = views[name];
+  if (!view || !view.allowed(me)) {
+    location.replace('#/' + startView(me));
+    return;
+  }
+  for (const [n, v] of Object.entries(views)) {
+    const tab = $('tab-' + n);
+    tab.hidden = !v.allowed(me);
+    if (n === name) tab.setAttribute('aria-current', 'page');
+    else tab.removeAttribute('aria-current');
+  }
+  const container = document.createElement('div');
+  $('view').replaceChildren(container);
+  const ctx = makeContext(container);
+  current = {ctx};
+  view.render(ctx, parts).catch(err => ctx.fail(err));
+}
+
+// makeContext is what a view may use: its container, the signed-in
+// person, and ways to report. Everything is a no-op once the view is gone.
+function makeContext(container) {
+  const mine = ++generation;
+  const ctx = {
+    el: container,
+    me,
+    timers: [],
+    alive: () => mine === generation,
+    status(text) {
+      if (ctx.alive()) $('status').textContent = text;
+    },
+    clearError() {
+      if (ctx.alive()) $('error').hidden = true;
+    },
+    fail(err) {
+      if (!ctx.alive()) return;
+      if (signsOut(err)) {
+        signOut(explain(err));
+        return;
+      }
+      showError(explain(err));
+    },
+    every(ms, fn) {
+      ctx.timers.push(setInterval(() => ctx.alive() && fn(), ms));
+    },
+    focus(el) {
+      if (ctx.alive() && el) el.focus();
+    },
+  };
+  clearMessages();
+  return ctx;
+}
+
+function stopView() {
+  if (current) current.ctx.timers.forEach(clearInterval);
+  current = null;
+}
+
+function showError(text) {
+  const e = $('error');
+  e.textContent = text;
+  e.hidden = false;
+  e.focus();
+}
+
+function clearMessages() {
+  $('error').hidden = true;
+  $('error').textContent = '';
+  $('status').textContent = '';
+}
+
+function showSignIn() {
+  $('view').replaceChildren();
+  $('tabs').hidden = true;
+  $('signout').hidden = true;
+  $('who').textContent = 'Not signed in.';
+  $('signin').hidden = false;
+}
+
+async function signedIn(who) {
+  me = Object.freeze({...who});
+  $('signin').hidden = true;
+  $('token').value = '';
+  $('who').textContent = 'Signed in as ' + me.sub + (me.role ? ' (' + me.role + ')' : '');
+  $('tabs').hidden = false;
+  $('signout').hidden = false;
+  if (!location.hash.replace(/^#\/?/, '')) location.replace('#/' + startView(me));
+  else route();
+  $('main').focus();
+}
+
+// signOut forgets everything of the person: credential, kept answers, the
+// view and its timers, messages; the address goes back to the start so
+// "back" shows nothing of theirs either.
+async function signOut(message) {
+  const wasSession = me && me.via === 'session';
+  generation++;
+  stopView();
+  me = null;
+  api.forget();
+  if (wasSession) {
+    try {
+      const {data} = await api.request('/auth/logout', {method: 'POST'});
+      const end = data && data.end_session_url;
+      if (end) {
+        location.assign(end); // the provider signs out too, and comes back to /ui/
+        return;
+      }
+    } catch { /* the session is gone either way */ }
+  }
+  clearMessages();
+  history.replaceState(null, '', location.pathname);
+  showSignIn();
+  if (message) showError(message);
+  else $('status').textContent = 'Signed out.';
+}
+
+async function useToken(e) {
+  e.preventDefault();
+  const t = $('token').value.trim();
+  clearMessages();
+  if (!t) {
+    showError('Paste a token first.');
+    return;
+  }
+  api.useToken(t);
+  try {
+    await signedIn(await api.get('/auth/me'));
+  } catch (err) {
+    api.forget();
+    // A 401 whose answer names no reason still means this token was refused.
+    showError(err.status === 401 && !err.fromServer ? 'That token was not accepted. Copy the whole token again, or get a new one.' : explain(err));
+  }
+}
+
+// showSignInButton offers the organization's sign-in when the service has
+// one configured (/auth/login answers 404 when it does not).
+async function showSignInButton() {
+  try {
+    const res = await fetch('/auth/login', {method: 'HEAD', redirect: 'manual', credentials: 'same-origin'});
+    $('signin-sso').hidden = res.status === 404;
+  } catch { /* keep it hidden */ }
+}
+
+// boot asks who the browser's session belongs to, if any.
+async function boot() {
+  $('token-form').addEventListener('submit', useToken);
+  $('signout').addEventListener('click', () => signOut());
+  $('signin-link').href = '/auth/login?return_to=' + encodeURIComponent(location.pathname + location.hash);
+  window.addEventListener('hashchange', route);
+  // A page restored from the back-forward cache may hold a previous view:
+  // load it afresh, which asks who is signed in again.
+  window.addEventListener('pageshow', e => e.persisted && location.reload());
+  showSignInButton();
+  try {
+    const who = await api.get('/auth/me');
+    if (who.via === 'session') {
+      api.useSession();
+      await signedIn(who);
+    }
+  } catch { /* not signed in */ }
+  if (!me) showSignIn();
+  document.body.dataset.ready = 'true';
+}
+
+boot();

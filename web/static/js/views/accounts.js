@@ -1,0 +1,128 @@
+// Accounts: the caller's accounts with balances (#/accounts), and one
+// account's statement with a transfer form (#/accounts/1001). A transfer
+// says what will happen and asks before anything is sent; amounts are
+// shown in the account's currency.
+
+import {get, request, enc} from '../api.js';
+import {h, fill, when, money, decimals, table, confirmDialog} from '../dom.js';
+
+export const title = 'Accounts';
+export const allowed = () => true;
+
+const amountSyntax = /^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$/;
+
+export async function render(ctx, parts) {
+  const [id] = parts;
+  return id ? account(ctx, id) : list(ctx);
+}
+
+// mine reads every page of the caller's accounts.
+async function mine() {
+  const out = [];
+  let path = '/rs/account?limit=100';
+  for (let i = 0; path && i < 20; i++) {
+    const page = await get(path);
+    out.push(...page.accounts);
+    path = page.next;
+  }
+  return out;
+}
+
+async function list(ctx) {
+  fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your accounts'), h('p', {}, 'Loading…'));
+  const accounts = await mine();
+  if (!ctx.alive()) return;
+  fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your accounts'),
+    accounts.length ? table('Your accounts and their balances', ['Account', 'Owner', 'Balance'],
+      accounts.map(a => h('tr', {'data-account': a.account_id},
+        h('td', {}, h('a', {href: '#/accounts/' + enc(a.account_id)}, a.account_id)),
+        h('td', {}, a.owner),
+        h('td', {class: 'balance num'}, money(a.balance, a.currency)))), {id: 'accounts-list'})
+      : h('p', {}, 'You hold no account here. If you should, ask your bank.'));
+  ctx.status(accounts.length + (accounts.length === 1 ? ' account.' : ' accounts.'));
+}
+
+async function account(ctx, id) {
+  const [a, st, others] = await Promise.all([
+    get(`/rs/account/${enc(id)}`), get(`/rs/account/${enc(id)}/transfers?limit=50`), mine()]);
+  if (!ctx.alive()) return;
+  const rows = st.transfers.map(t => {
+    const credit = t.direction === 'credit';
+    return h('tr', {'data-transfer': t.transfer_id, class: credit ? 'credit' : 'debit'},
+      h('td', {}, when(t.created_at)),
+      h('td', {}, h('span', {class: 'dir ' + (credit ? 'in' : 'out')}, h('span', {'aria-hidden': 'true'}, credit ? '↓ ' : '↑ '),
+        credit ? 'Money in' : 'Money out')),
+      h('td', {}, credit ? 'from ' + t.counterparty_account_id : 'to ' + t.counterparty_account_id),
+      h('td', {class: 'num'}, money(t.amount, t.currency)));
+  });
+  fill(ctx.el, 
+    h('p', {class: 'crumbs'}, h('a', {href: '#/accounts'}, 'Your accounts')),
+    h('h1', {tabindex: '-1', id: 'account-h'}, 'Account ' + a.account_id),
+    h('p', {class: 'big'}, 'Balance: ', h('strong', {id: 'balance'}, money(a.balance, a.currency)),
+      h('span', {class: 'hint'}, ` (owner ${a.owner})`)),
+    transferForm(ctx, a, others.filter(o => o.account_id !== a.account_id)),
+    h('h2', {id: 'statement-h'}, 'Statement'),
+    rows.length ? table(`Statement of ${a.account_id}, newest first`, ['When', 'Direction', 'Counterparty', 'Amount'], rows, {id: 'statement'})
+      : h('p', {}, 'No money has moved in or out of this account yet.'));
+  ctx.status(`Account ${a.account_id}: ${rows.length} ${rows.length === 1 ? 'entry' : 'entries'}.`);
+}
+
+// checkAmount applies the API's amount rules before asking, so a typo is
+// explained at once; the server checks again.
+function checkAmount(text, currency) {
+  if (!amountSyntax.test(text)) return 'Write the amount with digits and a dot for decimals, e.g. 12.50.';
+  const d = (text.split('.')[1] || '').length;
+  if (d > decimals(currency)) return `${currency} has ${decimals(currency)} decimals at most. Round the amount.`;
+  if (Number(text) <= 0) return 'The amount must be more than zero.';
+  return '';
+}
+
+function transferForm(ctx, a, others) {
+  const to = h('input', {id: 'transfer-to', type: 'text', autocomplete: 'off', list: 'own-accounts', 'aria-describedby': 'to-hint', required: true});
+  const amount = h('input', {id: 'transfer-amount', type: 'text', inputmode: 'decimal', autocomplete: 'off', 'aria-describedby': 'amount-hint', required: true});
+  let pending = null; // {to, amount, key}: the idempotency key of an attempt, reused when it is retried unchanged
+  const send = async e => {
+    e.preventDefault();
+    ctx.clearError();
+    const dest = to.value.trim(), sum = amount.value.trim();
+    const problem = !dest ? 'Write the account to pay into.' : dest === a.account_id ? 'Choose another account than this one.' : checkAmount(sum, a.currency);
+    if (problem) {
+      showWords(problem);
+      (dest && dest !== a.account_id ? amount : to).focus();
+      return;
+    }
+    const after = a.balance - Number(sum);
+    const ok = await confirmDialog('Send this transfer?', [
+      `${money(Number(sum), a.currency)} leaves account ${a.account_id} and goes to account ${dest}.`,
+      after >= 0 ? `${a.account_id} will then hold ${money(after, a.currency)}.` : `${a.account_id} holds less than that; the transfer will be refused.`,
+      'Once sent, only the receiver can send it back.'], `Send ${money(Number(sum), a.currency)}`);
+    if (!ok) return ctx.status('Nothing was sent.');
+    if (!pending || pending.to !== dest || pending.amount !== sum) pending = {to: dest, amount: sum, key: crypto.randomUUID()};
+    ctx.status('Sending…');
+    try {
+      const {data} = await request(`/rs/transfer/from/${enc(a.account_id)}/to/${enc(dest)}/amount/${enc(sum)}`,
+        {method: 'POST', headers: {'Idempotency-Key': pending.key}});
+      pending = null;
+      await account(ctx, a.account_id);
+      ctx.status(`Sent ${money(data.amount, data.currency)} from ${data.from_account_id} to ${data.to_account_id}.`);
+      ctx.focus(document.getElementById('balance'));
+    } catch (err) {
+      ctx.status('');
+      ctx.fail(err);
+    }
+  };
+  return h('form', {id: 'transfer-form', novalidate: true, onsubmit: send, 'aria-labelledby': 'transfer-h'},
+    h('h2', {id: 'transfer-h'}, 'Send money from ' + a.account_id),
+    h('div', {class: 'field'}, h('label', {for: 'transfer-to'}, 'To account'), to,
+      h('p', {id: 'to-hint', class: 'hint'}, 'The account number of the receiver.'),
+      h('datalist', {id: 'own-accounts'}, others.map(o => h('option', {value: o.account_id}, `${o.account_id} (${o.currency})`)))),
+    h('div', {class: 'field'}, h('label', {for: 'transfer-amount'}, `Amount in ${a.currency}`), amount,
+      h('p', {id: 'amount-hint', class: 'hint'}, decimals(a.currency) ? `With a dot for decimals, e.g. ${(12.5).toFixed(decimals(a.currency))}.` : 'Whole units, e.g. 500.')),
+    h('button', {type: 'submit', id: 'transfer-review', class: 'primary'}, 'Review transfer…'));
+}
+
+function showWords(text) {
+  const e = document.getElementById('error');
+  e.textContent = text;
+  e.hidden = false;
+}

@@ -1,0 +1,273 @@
+// Grades. A student sees their own grade and its history (#/grades). A
+// professor picks a class (#/grades), sees its students and grades
+// (#/grades/english-101), a student's history (#/grades/english-101/alice),
+// changes a grade after confirming it, and downloads or uploads the
+// gradebook (CSV) with a dry-run preview first. Staff who may only view a
+// class get no change controls.
+
+import {get, request, ApiError, enc} from '../api.js';
+import {h, fill, when, fullDate, table, confirmDialog, saveFile} from '../dom.js';
+import {explain, rowWords} from '../words.js';
+
+export const title = 'Grades';
+export const allowed = me => me.role === 'student' || me.role === 'professor';
+
+const SCALE = ['A+', 'A', 'A-', 'B+', 'B', 'B-', 'C+', 'C', 'C-', 'D+', 'D', 'D-', 'F'];
+const MAX_UPLOAD = 16 * 1024;
+const gradePath = s => `/student/${enc(s)}/english/grade`;
+
+export async function render(ctx, parts) {
+  if (ctx.me.role === 'student') return ownGrade(ctx);
+  const [cls, student] = parts;
+  if (!cls) return classList(ctx);
+  return classView(ctx, cls, student);
+}
+
+// ownGrade is a student's page: their grade and its history.
+async function ownGrade(ctx) {
+  const sub = ctx.me.sub;
+  fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your grade'), h('p', {}, 'Loading…'));
+  let rec;
+  try {
+    rec = await get(gradePath(sub));
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'not-found') {
+      fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your grade'),
+        h('p', {id: 'own-grade'}, 'You have no english grade yet. It appears here once your professor sets it.'));
+      return;
+    }
+    throw err;
+  }
+  const history = h('section', {'aria-labelledby': 'history-h'});
+  fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your grade'),
+    h('p', {id: 'own-grade', class: 'big'}, 'English: ', h('strong', {}, rec.grade)),
+    h('p', {}, `Version ${rec.version}, set by ${rec.updated_by} `, when(rec.updated_at), '.'),
+    history);
+  await drawHistory(ctx, history, sub);
+}
+
+async function classList(ctx) {
+  const {classes} = await get('/class');
+  if (!ctx.alive()) return;
+  fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your classes'),
+    classes.length ? h('ul', {id: 'classes', class: 'plain'}, classes.map(c =>
+      h('li', {}, h('a', {href: '#/grades/' + enc(c.class_id)}, c.class_id))))
+      : h('p', {}, 'You teach or assist no class. Ask your department if that is wrong.'));
+  ctx.status(classes.length + (classes.length === 1 ? ' class.' : ' classes.'));
+}
+
+// loadClass reads every page of the class's students.
+async function loadClass(cls) {
+  let path = `/class/${enc(cls)}/grades?limit=100`;
+  const students = [];
+  for (let i = 0; path && i < 50; i++) {
+    const page = await get(path);
+    students.push(...page.students);
+    path = page.next;
+  }
+  return students;
+}
+
+async function classView(ctx, cls, openStudent) {
+  const students = await loadClass(cls);
+  if (!ctx.alive()) return;
+  const anyChange = students.some(s => s.can_change);
+  const state = {cls, anyChange, students: new Map(students.map(s => [s.student_id, s]))};
+  const tbody = h('tbody');
+  const history = h('section', {id: 'history-panel', 'aria-labelledby': 'history-h'});
+  const book = anyChange ? gradebook(ctx, state, () => refresh()) : null;
+  const refresh = async () => {
+    const fresh = await loadClass(cls);
+    if (!ctx.alive()) return;
+    state.students = new Map(fresh.map(s => [s.student_id, s]));
+    drawRows();
+  };
+  const drawRows = () => tbody.replaceChildren(...[...state.students.values()].map(s => row(ctx, state, s, refresh, history)));
+  drawRows();
+  const heads = ['Student', 'Grade', anyChange ? 'Change' : null, 'History'].filter(Boolean);
+  fill(ctx.el, 
+    h('p', {class: 'crumbs'}, h('a', {href: '#/grades'}, 'Your classes')),
+    h('h1', {tabindex: '-1', id: 'class-h'}, 'Class ' + cls),
+    anyChange ? null : h('p', {class: 'note', id: 'view-only'}, 'You may view this class\'s grades; changing them is for its teachers.'),
+    h('div', {class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Students of ' + cls},
+      h('table', {id: 'students'}, h('caption', {}, `Students of ${cls} and their english grades`),
+        h('thead', {}, h('tr', {}, heads.map(x => h('th', {scope: 'col'}, x)))), tbody)),
+    h('h2', {}, 'Gradebook'),
+    h('p', {}, h('button', {type: 'button', class: 'secondary', id: 'book-download', onclick: () => downloadBook(ctx, cls)},
+      'Download gradebook (CSV)')),
+    book,
+    history);
+  ctx.status(`${state.students.size} students in ${cls}.`);
+  if (openStudent && state.students.has(openStudent)) await drawHistory(ctx, history, openStudent, true);
+}
+
+function row(ctx, state, s, refresh, history) {
+  const id = 'grade-' + s.student_id;
+  let control = null;
+  if (state.anyChange) {
+    const select = h('select', {id}, h('option', {value: ''}, 'Choose…'), SCALE.map(g => h('option', {value: g}, g)));
+    control = h('td', {}, s.can_change ? h('span', {class: 'inline'},
+      h('label', {for: id, class: 'visually-hidden'}, 'New grade for ' + s.student_id), select,
+      h('button', {type: 'button', 'data-save': s.student_id, onclick: () => change(ctx, state, s, select, refresh, history)},
+        s.grade ? 'Change…' : 'Set…')) : '—');
+  }
+  return h('tr', {'data-student': s.student_id},
+    h('th', {scope: 'row'}, s.student_id),
+    h('td', {}, h('span', {class: 'grade'}, s.grade || h('span', {class: 'hint'}, 'none yet')),
+      s.grade ? h('span', {class: 'hint block'}, `v${s.version} by ${s.updated_by}, `, when(s.updated_at)) : null),
+    control,
+    h('td', {}, h('a', {href: `#/grades/${enc(state.cls)}/${enc(s.student_id)}`, 'data-history': s.student_id,
+      'aria-label': 'History of ' + s.student_id}, 'History')));
+}
+
+// change confirms and sends one grade, with the version last read as
+// If-Match: a change someone made since is explained, not overwritten.
+async function change(ctx, state, s, select, refresh, history) {
+  ctx.clearError();
+  const to = select.value;
+  if (!to) {
+    ctx.fail({code: 'choose-grade'});
+    showWords(ctx, `Choose a grade for ${s.student_id} first.`);
+    select.focus();
+    return;
+  }
+  if (to === s.grade) {
+    ctx.status(`${s.student_id} already has ${to}; nothing to change.`);
+    return;
+  }
+  const ok = await confirmDialog(`${s.grade ? 'Change' : 'Set'} ${s.student_id}'s grade?`,
+    [s.grade ? `From ${s.grade} to ${to}.` : `Set it to ${to} (there is none yet).`,
+      `The change is recorded with your name in the grade's history.`],
+    s.grade ? `Change to ${to}` : `Set ${to}`);
+  if (!ok) {
+    ctx.status('Nothing was changed.');
+    select.focus();
+    return;
+  }
+  ctx.status('Saving…');
+  const body = JSON.stringify({grade: to});
+  const headers = {'Content-Type': 'application/json'};
+  try {
+    const method = s.grade ? 'PUT' : 'POST';
+    if (s.grade) headers['If-Match'] = `"${s.version}"`;
+    const {data} = await request(gradePath(s.student_id), {method, body, headers});
+    await refresh();
+    ctx.status(`${s.student_id} now has ${data.grade} (version ${data.version}).`);
+  } catch (err) {
+    if (!(err instanceof ApiError) || !['version-mismatch', 'grade-exists'].includes(err.code)) {
+      ctx.status('');
+      return ctx.fail(err);
+    }
+    await conflict(ctx, s, to, refresh, history);
+  }
+  ctx.focus(document.getElementById('grade-' + s.student_id));
+}
+
+// conflict says who changed the grade to what, refreshes the row and the
+// history, and leaves the choice to the person.
+async function conflict(ctx, s, wanted, refresh, history) {
+  const cur = await get(gradePath(s.student_id));
+  await refresh();
+  await drawHistory(ctx, history, s.student_id);
+  ctx.status('');
+  showWords(ctx, `Not saved: while you were looking, ${cur.updated_by} ${s.grade ? 'changed' : 'set'} ${s.student_id}'s grade to ` +
+    `${cur.grade} (version ${cur.version}, ${fullDate(cur.updated_at)}). Your choice, ${wanted}, was not sent. ` +
+    `The list and the history now show the current grade; choose again if it should still change.`);
+}
+
+function showWords(ctx, text) {
+  if (!ctx.alive()) return;
+  const e = document.getElementById('error');
+  e.textContent = text;
+  e.hidden = false;
+}
+
+async function drawHistory(ctx, panel, student, focus) {
+  const {versions} = await get(gradePath(student) + '/history');
+  if (!ctx.alive()) return;
+  const heading = h('h2', {id: 'history-h', tabindex: '-1'}, 'History of ' + student);
+  panel.replaceChildren(heading, h('ol', {id: 'history', class: 'history'}, versions.map(v => h('li', {},
+    v.previous_grade ? `Version ${v.version}: ${v.previous_grade} → ${v.grade} by ${v.updated_by}, `
+      : `Version ${v.version}: set to ${v.grade} by ${v.updated_by}, `, when(v.updated_at)))));
+  if (focus) ctx.focus(heading);
+}
+
+async function downloadBook(ctx, cls) {
+  try {
+    const {data} = await request(`/class/${enc(cls)}/grades`, {accept: 'text/csv'});
+    if (!ctx.alive()) return;
+    saveFile(new Blob([data], {type: 'text/csv'}), `${cls}-grades.csv`);
+    ctx.status(`Downloaded ${cls}-grades.csv.`);
+  } catch (err) {
+    ctx.fail(err);
+  }
+}
+
+// gradebook is the upload form: preview (dry run) first, then apply.
+function gradebook(ctx, state, refresh) {
+  const file = h('input', {type: 'file', id: 'book-file', accept: '.csv,text/csv', 'aria-describedby': 'book-hint'});
+  const out = h('div', {id: 'book-result'});
+  const preview = async e => {
+    e.preventDefault();
+    ctx.clearError();
+    const f = file.files[0];
+    if (!f) return showWords(ctx, 'Choose a CSV file first.');
+    if (f.size > MAX_UPLOAD) return ctx.fail({code: 'body-too-large'});
+    const text = await f.text();
+    try {
+      const {data} = await upload(state.cls, text, true);
+      if (!ctx.alive()) return;
+      fill(out, ...outcomeTable(data, 'Preview: nothing is saved yet'),
+        data.changed ? h('button', {type: 'button', class: 'primary', id: 'book-apply', onclick: () => apply(text)},
+          `Apply ${data.changed} change${data.changed === 1 ? '' : 's'}…`) : h('p', {}, 'Nothing in this file would change a grade.'));
+      ctx.status(`Preview: ${data.changed} would change, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused.`);
+      ctx.focus(out.querySelector('h3'));
+    } catch (err) {
+      ctx.fail(err);
+    }
+  };
+  const apply = async text => {
+    const ok = await confirmDialog(`Apply the gradebook to ${state.cls}?`,
+      ['Each row listed as "would change" is saved at the version in your file; a grade someone changed since is left as it is.'],
+      'Apply changes');
+    if (!ok) return ctx.status('Nothing was changed.');
+    try {
+      const {data} = await upload(state.cls, text, false);
+      if (!ctx.alive()) return;
+      fill(out, ...outcomeTable(data, 'Applied'));
+      await refresh();
+      ctx.status(`Applied: ${data.changed} changed, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused.`);
+      ctx.focus(out.querySelector('h3'));
+    } catch (err) {
+      ctx.fail(err);
+    }
+  };
+  return h('form', {id: 'book-form', novalidate: true, onsubmit: preview},
+    h('label', {for: 'book-file'}, 'Upload a gradebook (CSV)'), file,
+    h('p', {id: 'book-hint', class: 'hint'}, 'Columns student_id, grade and version, as in the download. You see what would change before anything is saved.'),
+    h('button', {type: 'submit', id: 'book-preview'}, 'Preview changes'), out);
+}
+
+function upload(cls, text, dryRun) {
+  return request(`/class/${enc(cls)}/grades${dryRun ? '?dry_run=1' : ''}`,
+    {method: 'POST', body: text, headers: {'Content-Type': 'text/csv'}});
+}
+
+const outcomeWords = {changed: 'Change', unchanged: 'No change', stale: 'Stale', refused: 'Refused'};
+
+function outcomeTable(data, heading) {
+  const rows = data.rows.map(r => {
+    let what = '';
+    if (r.outcome === 'changed') what = data.dry_run ? `${r.previous_grade || 'none'} → ${r.grade}` : `now ${r.grade} (version ${r.version})`;
+    else if (r.outcome === 'stale') what = `${rowWords(r.code)} Now ${r.previous_grade || 'none'}${r.updated_by ? ', by ' + r.updated_by : ''}.`;
+    else if (r.outcome === 'refused') what = rowWords(r.code);
+    else what = 'already ' + (r.grade || 'without a grade');
+    return h('tr', {'data-line': r.line, class: 'outcome-' + r.outcome},
+      h('td', {}, r.line), h('td', {}, r.student_id), h('td', {}, r.grade || '—'),
+      h('td', {}, h('strong', {}, outcomeWords[r.outcome] || r.outcome), ' ', what));
+  });
+  return [h('h3', {tabindex: '-1'}, `${heading}: ${data.changed} ${data.dry_run ? 'would change' : 'changed'}, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused`),
+    table('Rows of the gradebook', ['Line', 'Student', 'Grade', 'Outcome'], rows, {id: 'book-rows'})];
+}
+
+export {explain};

@@ -1,0 +1,81 @@
+// What the page says about a failure, chosen from the problem's code
+// (docs/contract.md §2), never from its sentence: each tells the person
+// what to do next.
+
+const words = {
+  'network': 'The service did not answer. Check your connection, then try again.',
+  'token-missing': 'You are not signed in. Sign in (or use a token) to continue.',
+  'token-malformed': 'That is not a token the service accepts. Copy the whole token again and paste it.',
+  'token-expired': 'Your token has expired. Get a new one and paste it.',
+  'token-not-yet-valid': 'That token is not valid yet. Check this computer\'s clock or get a new token.',
+  'token-lifetime-too-long': 'That token is valid for too long to be accepted. Ask for a shorter-lived one.',
+  'token-wrong-issuer': 'That token was issued for another service. Get a token for this one.',
+  'token-wrong-audience': 'That token was issued for another service. Get a token for this one.',
+  'token-bad-signature': 'That token is not signed by this service. Get a token for this one.',
+  'session-expired': 'Your session has ended. Sign in again to continue.',
+  'session-invalid': 'Your session is no longer valid. Sign in again to continue.',
+  'forbidden': 'You are not allowed to do this. If you need to, ask whoever manages access for you.',
+  'not-found': 'That does not exist (any more). Go back to the list and pick again.',
+  'xsrf': 'The page\'s safety check failed. Reload the page and try again.',
+  'origin-refused': 'This page may not make changes from where it was opened. Open it from the service\'s own address.',
+  'rate-limited': 'Too many requests in a short time. Wait a few seconds, then try again.',
+  'store-unavailable': 'The service cannot reach its data store right now. Try again in a minute.',
+  'upstream-bad': 'The build server answered with an error. Try again in a minute.',
+  'upstream-timeout': 'The build server did not answer in time. Try again in a minute.',
+  'upstream-open': 'The build server is failing; the service is giving it a rest. Try again in a minute.',
+  'builds-not-configured': 'This service has no build server configured. Ask its operators.',
+  'insufficient-funds': 'The account does not hold enough money for this transfer. Choose a smaller amount.',
+  'same-account': 'The two accounts are the same. Choose another account to pay into.',
+  'currency-mismatch': 'The two accounts hold different currencies, and a transfer moves money within one currency. Choose an account in the same currency.',
+  'idempotency-reuse': 'This transfer was already sent with other details. Start the transfer again.',
+  'balance-limit': 'The receiving account would hold more than it may. Choose a smaller amount.',
+  'bad-amount': 'That amount is not one that can be sent. Write it with digits and a dot, e.g. 12.50.',
+  'bad-identifier': 'That name or number is not written correctly. Use letters, digits, dots, @, _ or - only.',
+  'bad-grade': 'That grade is not on the scale. Choose one from A+ to F.',
+  'bad-parameter': 'The page asked for something the service does not understand. Reload the page.',
+  'bad-if-match': 'The page sent a version the service does not understand. Reload the page.',
+  'malformed-body': 'The file could not be read as a gradebook. It needs a header line with student_id, grade and version.',
+  'unsupported-media': 'That file type is not accepted. Choose a CSV file.',
+  'body-too-large': 'The file is larger than 16 KiB. Split it into smaller files.',
+  'grade-exists': 'Someone set this grade in the meantime. Check the value now shown before changing it.',
+  'version-mismatch': 'Someone changed this in the meantime. Check the value now shown before changing it.',
+  'internal': 'Something went wrong in the service. Try again; if it keeps happening, tell its operators.',
+};
+
+// Finer words for an amount, from errors[].code.
+const amountWords = {
+  'malformed': 'Write the amount with digits and a dot for decimals, e.g. 12.50.',
+  'not-positive': 'The amount must be more than zero.',
+  'too-precise': 'The amount has more decimals than the currency has. Round it.',
+  'over-limit': 'The amount is over the largest single transfer allowed. Send a smaller amount.',
+};
+
+/** explain returns the words for an ApiError (or any error). */
+export function explain(err) {
+  if (err && err.code === 'bad-amount') {
+    const item = (err.errors || []).find(e => e.parameter === 'amount');
+    if (item && amountWords[item.code]) return amountWords[item.code];
+  }
+  const w = err && words[err.code];
+  if (w) return w;
+  return 'The request failed. Try again; if it keeps happening, tell the service\'s operators' +
+    (err && err.requestID ? ' (request ' + err.requestID + ').' : '.');
+}
+
+/** signsOut says whether the error means the person is no longer signed in. */
+export function signsOut(err) {
+  return !!err && err.status === 401;
+}
+
+/** rowWords explains a gradebook row's code. */
+export function rowWords(code) {
+  return {
+    'duplicate-row': 'This student is on an earlier line too; keep one line per student.',
+    'not-in-class': 'Not a student of this class you may see.',
+    'forbidden': 'You may not change grades in this class.',
+    'bad-identifier': 'The student id is not written correctly.',
+    'bad-grade': 'Not a grade on the scale (an empty grade never removes one).',
+    'bad-parameter': 'The version is not a whole number; copy it from a fresh download.',
+    'version-mismatch': 'Changed by someone since your file was made.',
+  }[code] || '';
+}
