@@ -130,6 +130,9 @@ var (
 	ErrUpstreamTimeout     = &Error{Code: "upstream_timeout"}
 	ErrUpstreamOpen        = &Error{Code: "upstream_open"}
 	ErrBuildsNotConfigured = &Error{Code: "builds_not_configured"}
+	// ErrRangeNotSatisfiable: the Range asked for starts beyond the end of
+	// the artifact (the upstream's 416).
+	ErrRangeNotSatisfiable = &Error{Code: "range_not_satisfiable"}
 
 	// Refused query parameters of the build routes (Bamboo's result-list
 	// filters), each its own code so that a client learns which one.
@@ -152,7 +155,7 @@ func Codes() []Code {
 		ErrForbidden, ErrNotFound, ErrGradeExists, ErrVersionMismatch,
 		ErrSameAccount, ErrInsufficientFunds, ErrCurrencyMismatch, ErrIdempotencyReuse,
 		ErrBalanceLimit, ErrStoreUnavailable, ErrUpstreamBad, ErrUpstreamTimeout,
-		ErrUpstreamOpen, ErrBuildsNotConfigured,
+		ErrUpstreamOpen, ErrBuildsNotConfigured, ErrRangeNotSatisfiable,
 		ErrFilterLabel, ErrFilterIssueKey, ErrFilterBuildState, ErrFilterIncludeAllStates,
 		ErrFilterContinuable, ErrFilterCloverEnabled, ErrFilterFavourite,
 	}

@@ -7,20 +7,17 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/auth/demoidp"
 	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testsignin"
 )
 
 // people are the provider's demo people in these tests.
@@ -220,107 +217,10 @@ func (s *tokenSwap) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// browser is one person's browser: a cookie jar, redirects followed by
-// hand so each hop can be seen.
-type browser struct {
-	t      *testing.T
-	client *http.Client
-	jar    *cookiejar.Jar
-}
-
-func newBrowser(t *testing.T) *browser {
-	jar, _ := cookiejar.New(nil)
-	return &browser{t: t, jar: jar, client: &http.Client{
-		Jar: jar, Timeout: 10 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
-}
-
-// do sends a request as this browser's own page would (same origin).
-func (b *browser) do(method, u string, header http.Header, form url.Values) *http.Response {
-	b.t.Helper()
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
-	}
-	req, _ := http.NewRequest(method, u, body)
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		b.t.Fatalf("%s %s: %v", method, u, err)
-	}
-	b.t.Cleanup(func() { resp.Body.Close() })
-	return resp
-}
-
-func (b *browser) get(u string) *http.Response { return b.do(http.MethodGet, u, nil, nil) }
-
-// startSignIn visits /auth/login and returns the provider's authorize URL.
-func (b *browser) startSignIn(p *rp, returnTo string) *url.URL {
-	b.t.Helper()
-	resp := b.get(p.url + "/auth/login?return_to=" + url.QueryEscape(returnTo))
-	if resp.StatusCode != http.StatusFound {
-		b.t.Fatalf("/auth/login: %d", resp.StatusCode)
-	}
-	u, _ := url.Parse(resp.Header.Get("Location"))
-	return u
-}
-
-// atProvider follows the authorize URL to the provider's sign-in page,
-// picks person, and returns the callback URL the provider sends back to.
-func (b *browser) atProvider(authorize *url.URL, person string) *url.URL {
-	b.t.Helper()
-	resp := b.get(authorize.String())
-	if resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusSeeOther {
-		body, _ := io.ReadAll(resp.Body)
-		b.t.Fatalf("authorize: %d %s", resp.StatusCode, body)
-	}
-	login, _ := authorize.Parse(resp.Header.Get("Location"))
-	page := b.get(login.String())
-	if page.StatusCode != http.StatusOK {
-		b.t.Fatalf("sign-in page: %d", page.StatusCode)
-	}
-	resp = b.do(http.MethodPost, login.Scheme+"://"+login.Host+"/login", nil,
-		url.Values{"id": {login.Query().Get("authRequestID")}, "person": {person}})
-	next, _ := login.Parse(resp.Header.Get("Location"))
-	resp = b.get(next.String()) // the provider's authorize callback
-	cb, _ := next.Parse(resp.Header.Get("Location"))
-	if cb.Query().Get("code") == "" {
-		b.t.Fatalf("the provider did not send a code: %s (%d)", cb, resp.StatusCode)
-	}
-	return cb
-}
-
-// signIn runs the whole flow and returns the callback's answer.
-func (b *browser) signIn(p *rp, person, returnTo string) *http.Response {
-	b.t.Helper()
-	return b.get(b.atProvider(b.startSignIn(p, returnTo), person).String())
-}
-
-func (b *browser) cookie(p *rp, name string) *http.Cookie {
-	u, _ := url.Parse(p.url)
-	for _, c := range b.jar.Cookies(u) {
-		if c.Name == name {
-			return c
-		}
-	}
-	return nil
-}
-
-func (b *browser) setCookie(p *rp, c *http.Cookie) {
-	u, _ := url.Parse(p.url)
-	b.jar.SetCookies(u, []*http.Cookie{c})
-}
-
-// me reads /whoami as this browser's page: the code of a refusal, or sub.
-func (b *browser) me(p *rp) (int, string) {
-	b.t.Helper()
-	resp := b.do(http.MethodGet, p.url+"/whoami", http.Header{"Sec-Fetch-Site": {"same-origin"}}, nil)
+// me reads /whoami as b's page of p: the code of a refusal, or sub.
+func me(b *testsignin.Browser, p *rp) (int, string) {
+	b.T.Helper()
+	resp := b.Do(http.MethodGet, p.url+"/whoami", http.Header{"Sec-Fetch-Site": {"same-origin"}}, nil)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, strings.TrimSpace(string(body))
@@ -328,34 +228,4 @@ func (b *browser) me(p *rp) (int, string) {
 	var me struct{ Sub string }
 	_ = json.Unmarshal(body, &me)
 	return resp.StatusCode, me.Sub
-}
-
-// idToken is a real ID token from provider i for clientID and nonce,
-// obtained by a flow of its own (PKCE, as any client of it).
-func idToken(t *testing.T, i *idp, clientID, redirect, person, nonce string) string {
-	t.Helper()
-	b := newBrowser(t)
-	verifier := "test-verifier-0123456789-0123456789-0123456789"
-	q := url.Values{
-		"client_id": {clientID}, "redirect_uri": {redirect}, "response_type": {"code"},
-		"scope": {"openid profile"}, "state": {"s"}, "nonce": {nonce},
-		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}, "code_challenge_method": {"S256"},
-	}
-	authorize, _ := url.Parse(i.url + "/authorize?" + q.Encode())
-	cb := b.atProvider(authorize, person)
-	resp, err := http.PostForm(i.url+"/oauth/token", url.Values{
-		"grant_type": {"authorization_code"}, "code": {cb.Query().Get("code")}, "redirect_uri": {redirect},
-		"client_id": {clientID}, "code_verifier": {verifier},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var tok struct {
-		IDToken string `json:"id_token"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil || tok.IDToken == "" {
-		t.Fatalf("no ID token from the provider: %v", err)
-	}
-	return tok.IDToken
 }

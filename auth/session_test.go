@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade/auth"
+	"github.com/facade-dev/facade/internal/testsignin"
 )
 
 var (
@@ -22,15 +23,15 @@ var (
 // session: session_invalid. A rotated key still in the list opens.
 func TestSessionCookiesThatDoNotOpen(t *testing.T) {
 	p := startRP(t, withKeys(oldKey))
-	b := newBrowser(t)
-	b.signIn(p, "u-bob", "/ui/")
-	sealed := b.cookie(p, "facade-session").Value
+	b := testsignin.NewBrowser(t)
+	b.SignIn(p.url, "u-bob", "/ui/")
+	sealed := b.Cookie(p.url, "facade-session").Value
 
 	with := func(value string, keys ...[]byte) (int, string) {
 		q := startRP(t, withKeys(keys...))
-		v := newBrowser(t)
-		v.setCookie(q, &http.Cookie{Name: "facade-session", Value: value})
-		return v.me(q)
+		v := testsignin.NewBrowser(t)
+		v.SetCookie(q.url, &http.Cookie{Name: "facade-session", Value: value})
+		return me(v, q)
 	}
 	if status, who := with(sealed, newKey, oldKey); status != http.StatusOK || who != "bob" {
 		t.Fatalf("a session sealed by a key still listed (second) does not open: %d %s", status, who)
@@ -38,15 +39,15 @@ func TestSessionCookiesThatDoNotOpen(t *testing.T) {
 	tampered := []byte(sealed)
 	tampered[len(tampered)/2] ^= 1
 	forger := startRP(t, withKeys(newKey))
-	f := newBrowser(t)
-	f.signIn(forger, "u-mallory", "/ui/")
+	f := testsignin.NewBrowser(t)
+	f.SignIn(forger.url, "u-mallory", "/ui/")
 	for name, c := range map[string]struct {
 		value string
 		keys  [][]byte
 	}{
 		"tampered":               {string(tampered), [][]byte{oldKey}},
 		"rotated out":            {sealed, [][]byte{newKey}},
-		"sealed by another key":  {f.cookie(forger, "facade-session").Value, [][]byte{oldKey}},
+		"sealed by another key":  {f.Cookie(forger.url, "facade-session").Value, [][]byte{oldKey}},
 		"garbage":                {"bob", [][]byte{oldKey}},
 		"a sign-in in its place": {signInCookie(t, p), [][]byte{oldKey}},
 	} {
@@ -59,9 +60,9 @@ func TestSessionCookiesThatDoNotOpen(t *testing.T) {
 // signInCookie is a sealed sign-in (flow) cookie of p, which the same keys
 // sealed but under another name.
 func signInCookie(t *testing.T, p *rp) string {
-	b := newBrowser(t)
-	b.startSignIn(p, "/ui/")
-	return b.cookie(p, "facade-signin").Value
+	b := testsignin.NewBrowser(t)
+	b.StartSignIn(p.url, "/ui/")
+	return b.Cookie(p.url, "facade-signin").Value
 }
 
 // TestSessionExpiresAndSaysSo: a session ends at the earlier of
@@ -76,24 +77,24 @@ func TestSessionExpiresAndSaysSo(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := startRP(t, withLifetime(c.lifetime))
-			b := newBrowser(t)
+			b := testsignin.NewBrowser(t)
 			start := p.clock.Now()
-			b.signIn(p, "u-alice", "/ui/")
-			resp := b.do(http.MethodGet, p.url+"/whoami", nil, nil)
-			var me struct {
+			b.SignIn(p.url, "u-alice", "/ui/")
+			resp := b.Do(http.MethodGet, p.url+"/whoami", nil, nil)
+			var got struct {
 				ExpiresAt time.Time `json:"expires_at"`
 			}
 			body, _ := io.ReadAll(resp.Body)
-			_ = json.Unmarshal(body, &me)
-			if d := me.ExpiresAt.Sub(start); d < c.want-5*time.Second || d > c.want+5*time.Second {
+			_ = json.Unmarshal(body, &got)
+			if d := got.ExpiresAt.Sub(start); d < c.want-5*time.Second || d > c.want+5*time.Second {
 				t.Fatalf("session lasts %v, want %v (%s)", d, c.want, body)
 			}
-			p.clock.AdvancePast(me.ExpiresAt.Add(-2 * time.Second))
-			if status, who := b.me(p); status != http.StatusOK {
+			p.clock.AdvancePast(got.ExpiresAt.Add(-2 * time.Second))
+			if status, who := me(b, p); status != http.StatusOK {
 				t.Fatalf("before expiry: %d %s", status, who)
 			}
-			p.clock.AdvancePast(me.ExpiresAt)
-			if status, code := b.me(p); status != http.StatusUnauthorized || code != "session_expired" {
+			p.clock.AdvancePast(got.ExpiresAt)
+			if status, code := me(b, p); status != http.StatusUnauthorized || code != "session_expired" {
 				t.Fatalf("after expiry: %d %s", status, code)
 			}
 		})
@@ -105,25 +106,25 @@ func TestSessionExpiresAndSaysSo(t *testing.T) {
 // attacker's anti-forgery token does not work on the victim's session.
 func TestSignInStartsAFreshSession(t *testing.T) {
 	p := startRP(t)
-	attacker := newBrowser(t)
-	attacker.signIn(p, "u-mallory", "/ui/")
-	planted, plantedXSRF := attacker.cookie(p, "facade-session"), attacker.cookie(p, "XSRF-TOKEN")
+	attacker := testsignin.NewBrowser(t)
+	attacker.SignIn(p.url, "u-mallory", "/ui/")
+	planted, plantedXSRF := attacker.Cookie(p.url, "facade-session"), attacker.Cookie(p.url, "XSRF-TOKEN")
 
-	victim := newBrowser(t)
-	victim.setCookie(p, planted)
-	victim.setCookie(p, plantedXSRF)
-	if _, who := victim.me(p); who != "mallory" {
+	victim := testsignin.NewBrowser(t)
+	victim.SetCookie(p.url, planted)
+	victim.SetCookie(p.url, plantedXSRF)
+	if _, who := me(victim, p); who != "mallory" {
 		t.Fatalf("the planted cookie: %q", who)
 	}
-	victim.signIn(p, "u-alice", "/ui/")
-	if _, who := victim.me(p); who != "alice" {
+	victim.SignIn(p.url, "u-alice", "/ui/")
+	if _, who := me(victim, p); who != "alice" {
 		t.Fatalf("after signing in the victim is %q", who)
 	}
-	if victim.cookie(p, "facade-session").Value == planted.Value || victim.cookie(p, "XSRF-TOKEN").Value == plantedXSRF.Value {
+	if victim.Cookie(p.url, "facade-session").Value == planted.Value || victim.Cookie(p.url, "XSRF-TOKEN").Value == plantedXSRF.Value {
 		t.Fatal("sign-in kept the planted session or its anti-forgery token")
 	}
-	victim.setCookie(p, plantedXSRF)
-	resp := victim.do(http.MethodPost, p.url+"/change", http.Header{
+	victim.SetCookie(p.url, plantedXSRF)
+	resp := victim.Do(http.MethodPost, p.url+"/change", http.Header{
 		"X-Xsrf-Token": {plantedXSRF.Value}, "Sec-Fetch-Site": {"same-origin"},
 	}, nil)
 	if resp.StatusCode != http.StatusForbidden {
@@ -137,23 +138,23 @@ func TestSignInStartsAFreshSession(t *testing.T) {
 // not pass on a session; the session's own token does.
 func TestXSRFIsBoundToTheSession(t *testing.T) {
 	p := startRP(t)
-	b := newBrowser(t)
-	b.signIn(p, "u-bob", "/ui/")
-	own := b.cookie(p, "XSRF-TOKEN")
+	b := testsignin.NewBrowser(t)
+	b.SignIn(p.url, "u-bob", "/ui/")
+	own := b.Cookie(p.url, "XSRF-TOKEN")
 	post := func(token string) int {
-		return b.do(http.MethodPost, p.url+"/change", http.Header{"X-Xsrf-Token": {token}, "Sec-Fetch-Site": {"same-origin"}}, nil).StatusCode
+		return b.Do(http.MethodPost, p.url+"/change", http.Header{"X-Xsrf-Token": {token}, "Sec-Fetch-Site": {"same-origin"}}, nil).StatusCode
 	}
 	if got := post(own.Value); got != http.StatusNoContent {
 		t.Fatalf("the session's own token: %d", got)
 	}
-	b.setCookie(p, &http.Cookie{Name: "XSRF-TOKEN", Value: "planted-by-sibling", Path: "/"})
+	b.SetCookie(p.url, &http.Cookie{Name: "XSRF-TOKEN", Value: "planted-by-sibling", Path: "/"})
 	if got := post("planted-by-sibling"); got != http.StatusForbidden {
 		t.Fatalf("the sibling's cookie and header: %d", got)
 	}
 	if got := post(own.Value); got != http.StatusForbidden {
 		t.Fatalf("header and cookie differ: %d", got)
 	}
-	b.setCookie(p, own)
+	b.SetCookie(p.url, own)
 	if got := post(""); got != http.StatusForbidden {
 		t.Fatalf("no header: %d", got)
 	}
@@ -198,9 +199,9 @@ func TestParseKeys(t *testing.T) {
 // another site, or without the token, it changes nothing.
 func TestLogout(t *testing.T) {
 	p := startRP(t)
-	b := newBrowser(t)
-	b.signIn(p, "u-bob", "/ui/")
-	xsrf := b.cookie(p, "XSRF-TOKEN").Value
+	b := testsignin.NewBrowser(t)
+	b.SignIn(p.url, "u-bob", "/ui/")
+	xsrf := b.Cookie(p.url, "XSRF-TOKEN").Value
 
 	for name, h := range map[string]http.Header{
 		"cross-site form post":            {"Sec-Fetch-Site": {"cross-site"}, "Origin": {"https://evil.example"}},
@@ -210,15 +211,15 @@ func TestLogout(t *testing.T) {
 		"same origin without the token":   {"Sec-Fetch-Site": {"same-origin"}},
 		"same origin, planted token":      {"Sec-Fetch-Site": {"same-origin"}, "X-Xsrf-Token": {"planted"}},
 	} {
-		if resp := b.do(http.MethodPost, p.url+"/auth/logout", h, nil); resp.StatusCode != http.StatusForbidden {
+		if resp := b.Do(http.MethodPost, p.url+"/auth/logout", h, nil); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: logout answered %d", name, resp.StatusCode)
 		}
-		if _, who := b.me(p); who != "bob" {
+		if _, who := me(b, p); who != "bob" {
 			t.Fatalf("%s: signed out", name)
 		}
 	}
 
-	resp := b.do(http.MethodPost, p.url+"/auth/logout", http.Header{"Sec-Fetch-Site": {"same-origin"}, "X-Xsrf-Token": {xsrf}}, nil)
+	resp := b.Do(http.MethodPost, p.url+"/auth/logout", http.Header{"Sec-Fetch-Site": {"same-origin"}, "X-Xsrf-Token": {xsrf}}, nil)
 	var out struct {
 		EndSessionURL string `json:"end_session_url"`
 	}
@@ -226,11 +227,11 @@ func TestLogout(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || out.EndSessionURL == "" {
 		t.Fatalf("logout: %d %+v", resp.StatusCode, out)
 	}
-	if status, _ := b.me(p); status != http.StatusUnauthorized || b.cookie(p, "facade-session") != nil || b.cookie(p, "XSRF-TOKEN") != nil {
-		t.Fatalf("after logout: %d, cookies %v", status, b.jar.Cookies(mustURL(p.url)))
+	if status, _ := me(b, p); status != http.StatusUnauthorized || b.Cookie(p.url, "facade-session") != nil || b.Cookie(p.url, "XSRF-TOKEN") != nil {
+		t.Fatalf("after logout: %d, cookies %v", status, b.Jar.Cookies(mustURL(p.url)))
 	}
 	// The provider ends its session and sends the browser back to the page.
-	end := b.get(out.EndSessionURL)
+	end := b.Get(out.EndSessionURL)
 	if loc := end.Header.Get("Location"); end.StatusCode/100 != 3 || loc != p.url+"/ui/" {
 		t.Fatalf("end session at the provider: %d to %q", end.StatusCode, loc)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/facade-dev/facade/internal/testsignin"
 )
 
 // TestSignInAtTheProvider: the whole flow against the embedded provider
@@ -16,13 +18,13 @@ import (
 // of docs/contract.md §2, and lands on return_to.
 func TestSignInAtTheProvider(t *testing.T) {
 	p := startRP(t)
-	b := newBrowser(t)
-	authorize := b.startSignIn(p, "/ui/#grades")
+	b := testsignin.NewBrowser(t)
+	authorize := b.StartSignIn(p.url, "/ui/#grades")
 	q := authorize.Query()
 	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("nonce") == "" || q.Get("state") == "" {
 		t.Fatalf("authorize request lacks PKCE S256, nonce or state: %s", authorize)
 	}
-	resp := b.get(b.atProvider(authorize, "u-bob").String())
+	resp := b.Get(b.AtProvider(authorize, "u-bob").String())
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != p.url+"/ui/#grades" {
 		t.Fatalf("callback: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -44,7 +46,7 @@ func TestSignInAtTheProvider(t *testing.T) {
 	if strings.Contains(session.Value, "bob") || len(session.Value) > 4096 {
 		t.Fatalf("the session cookie is not sealed, or too long: %d bytes", len(session.Value))
 	}
-	me := b.do(http.MethodGet, p.url+"/whoami", http.Header{"Sec-Fetch-Site": {"same-origin"}}, nil)
+	me := b.Do(http.MethodGet, p.url+"/whoami", http.Header{"Sec-Fetch-Site": {"same-origin"}}, nil)
 	var got struct {
 		Sub, Role string
 		Groups    []string
@@ -67,49 +69,49 @@ func TestSignInAtTheProvider(t *testing.T) {
 func TestCallbackRefusesWhatThisBrowserDidNotStart(t *testing.T) {
 	p := startRP(t)
 
-	attacker := newBrowser(t)
-	cb := attacker.atProvider(attacker.startSignIn(p, "/ui/"), "u-mallory")
+	attacker := testsignin.NewBrowser(t)
+	cb := attacker.AtProvider(attacker.StartSignIn(p.url, "/ui/"), "u-mallory")
 
-	cases := map[string]func(*browser) string{
-		"no sign-in cookie (login CSRF)": func(*browser) string { return cb.String() },
-		"the victim's own sign-in, the attacker's code and state": func(v *browser) string {
-			v.startSignIn(p, "/ui/")
+	cases := map[string]func(*testsignin.Browser) string{
+		"no sign-in cookie (login CSRF)": func(*testsignin.Browser) string { return cb.String() },
+		"the victim's own sign-in, the attacker's code and state": func(v *testsignin.Browser) string {
+			v.StartSignIn(p.url, "/ui/")
 			return cb.String()
 		},
-		"state missing": func(v *browser) string {
-			v.startSignIn(p, "/ui/")
+		"state missing": func(v *testsignin.Browser) string {
+			v.StartSignIn(p.url, "/ui/")
 			q := cb.Query()
 			q.Del("state")
 			return p.url + "/auth/callback?" + q.Encode()
 		},
-		"state wrong": func(v *browser) string {
-			a := v.startSignIn(p, "/ui/")
-			c := v.atProvider(a, "u-alice")
+		"state wrong": func(v *testsignin.Browser) string {
+			a := v.StartSignIn(p.url, "/ui/")
+			c := v.AtProvider(a, "u-alice")
 			q := c.Query()
 			q.Set("state", q.Get("state")+"x")
 			return p.url + "/auth/callback?" + q.Encode()
 		},
-		"provider error": func(v *browser) string {
-			a := v.startSignIn(p, "/ui/")
+		"provider error": func(v *testsignin.Browser) string {
+			a := v.StartSignIn(p.url, "/ui/")
 			return p.url + "/auth/callback?error=access_denied&state=" + a.Query().Get("state")
 		},
 	}
 	for name, callback := range cases {
 		t.Run(name, func(t *testing.T) {
-			victim := newBrowser(t)
-			resp := victim.get(callback(victim))
+			victim := testsignin.NewBrowser(t)
+			resp := victim.Get(callback(victim))
 			body, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != http.StatusBadRequest || strings.TrimSpace(string(body)) != "signin_failed" {
 				t.Fatalf("callback answered %d %s", resp.StatusCode, body)
 			}
-			if status, who := victim.me(p); status == http.StatusOK {
+			if status, who := me(victim, p); status == http.StatusOK {
 				t.Fatalf("the victim is signed in as %s", who)
 			}
 		})
 	}
 	// The attacker's own flow still works in the attacker's browser: the
 	// refusals above were about whose browser, not a broken code.
-	if resp := attacker.get(cb.String()); resp.StatusCode != http.StatusSeeOther {
+	if resp := attacker.Get(cb.String()); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("the attacker's own callback: %d", resp.StatusCode)
 	}
 }
@@ -118,19 +120,19 @@ func TestCallbackRefusesWhatThisBrowserDidNotStart(t *testing.T) {
 // included, captured and sent again after it was used.
 func TestReplayedCodeIsRefused(t *testing.T) {
 	p := startRP(t)
-	b := newBrowser(t)
-	cb := b.atProvider(b.startSignIn(p, "/ui/"), "u-alice")
-	flowCookie := b.cookie(p, "facade-signin")
-	if resp := b.get(cb.String()); resp.StatusCode != http.StatusSeeOther {
+	b := testsignin.NewBrowser(t)
+	cb := b.AtProvider(b.StartSignIn(p.url, "/ui/"), "u-alice")
+	flowCookie := b.Cookie(p.url, "facade-signin")
+	if resp := b.Get(cb.String()); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first use: %d", resp.StatusCode)
 	}
-	thief := newBrowser(t)
-	thief.setCookie(p, flowCookie)
-	resp := thief.get(cb.String())
+	thief := testsignin.NewBrowser(t)
+	thief.SetCookie(p.url, flowCookie)
+	resp := thief.Get(cb.String())
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("replayed code: %d", resp.StatusCode)
 	}
-	if status, who := thief.me(p); status == http.StatusOK {
+	if status, who := me(thief, p); status == http.StatusOK {
 		t.Fatalf("a replayed code signed in %s", who)
 	}
 }
@@ -145,34 +147,34 @@ func TestForeignIDTokensAreRefused(t *testing.T) {
 
 	cases := map[string]func(nonce string) string{
 		"another issuer": func(nonce string) string {
-			return idToken(t, other, "facade", redirect, "u-alice", nonce)
+			return testsignin.IDToken(t, other.url, "facade", redirect, "u-alice", nonce)
 		},
 		"another audience": func(nonce string) string {
-			return idToken(t, p.idp, "other", redirect, "u-alice", nonce)
+			return testsignin.IDToken(t, p.idp.url, "other", redirect, "u-alice", nonce)
 		},
 		"another nonce": func(string) string {
-			return idToken(t, p.idp, "facade", redirect, "u-alice", "someone-elses-nonce")
+			return testsignin.IDToken(t, p.idp.url, "facade", redirect, "u-alice", "someone-elses-nonce")
 		},
 		"alg none": func(nonce string) string {
-			return unsigned(idToken(t, p.idp, "facade", redirect, "u-alice", nonce))
+			return unsigned(testsignin.IDToken(t, p.idp.url, "facade", redirect, "u-alice", nonce))
 		},
 		"signature of another key": func(nonce string) string {
-			good := idToken(t, p.idp, "facade", redirect, "u-alice", nonce)
-			forged := idToken(t, other, "facade", redirect, "u-mallory", nonce)
+			good := testsignin.IDToken(t, p.idp.url, "facade", redirect, "u-alice", nonce)
+			forged := testsignin.IDToken(t, other.url, "facade", redirect, "u-mallory", nonce)
 			parts, f := strings.Split(good, "."), strings.Split(forged, ".")
 			return parts[0] + "." + parts[1] + "." + f[2]
 		},
 	}
 	for name, token := range cases {
 		t.Run(name, func(t *testing.T) {
-			b := newBrowser(t)
-			authorize := b.startSignIn(p, "/ui/")
+			b := testsignin.NewBrowser(t)
+			authorize := b.StartSignIn(p.url, "/ui/")
 			p.swap.set(token(authorize.Query().Get("nonce")))
-			resp := b.get(b.atProvider(authorize, "u-bob").String())
+			resp := b.Get(b.AtProvider(authorize, "u-bob").String())
 			if resp.StatusCode != http.StatusBadRequest {
 				t.Fatalf("callback with a foreign ID token: %d", resp.StatusCode)
 			}
-			if status, who := b.me(p); status == http.StatusOK {
+			if status, who := me(b, p); status == http.StatusOK {
 				t.Fatalf("signed in as %s", who)
 			}
 		})
@@ -180,21 +182,21 @@ func TestForeignIDTokensAreRefused(t *testing.T) {
 
 	t.Run("a genuine token swapped in is accepted", func(t *testing.T) {
 		// The swap itself is not what the cases above were refused for.
-		b := newBrowser(t)
-		authorize := b.startSignIn(p, "/ui/")
-		p.swap.set(idToken(t, p.idp, "facade", redirect, "u-alice", authorize.Query().Get("nonce")))
-		if resp := b.get(b.atProvider(authorize, "u-bob").String()); resp.StatusCode != http.StatusSeeOther {
+		b := testsignin.NewBrowser(t)
+		authorize := b.StartSignIn(p.url, "/ui/")
+		p.swap.set(testsignin.IDToken(t, p.idp.url, "facade", redirect, "u-alice", authorize.Query().Get("nonce")))
+		if resp := b.Get(b.AtProvider(authorize, "u-bob").String()); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("callback: %d", resp.StatusCode)
 		}
-		if _, who := b.me(p); who != "alice" {
+		if _, who := me(b, p); who != "alice" {
 			t.Fatalf("signed in as %q, want alice (the swapped token's person)", who)
 		}
 	})
 
 	t.Run("expired", func(t *testing.T) {
-		b := newBrowser(t)
+		b := testsignin.NewBrowser(t)
 		p.clock.Advance(2 * time.Hour) // past the provider's one-hour ID tokens
-		resp := b.signIn(p, "u-bob", "/ui/")
+		resp := b.SignIn(p.url, "u-bob", "/ui/")
 		if resp.StatusCode != http.StatusBadRequest {
 			t.Fatalf("callback with an expired ID token: %d", resp.StatusCode)
 		}
@@ -218,15 +220,15 @@ func TestReturnToStaysOnTheSite(t *testing.T) {
 		"//evil.example/ui/", "javascript:alert(1)", "ui/", "", "/ui/\r\nSet-Cookie: x=y", " /ui/",
 	} {
 		t.Run(url.QueryEscape(rt), func(t *testing.T) {
-			b := newBrowser(t)
-			resp := b.signIn(p, "u-alice", rt)
+			b := testsignin.NewBrowser(t)
+			resp := b.SignIn(p.url, "u-alice", rt)
 			if got := resp.Header.Get("Location"); got != p.url+"/ui/" {
 				t.Fatalf("return_to %q led to %q", rt, got)
 			}
 		})
 	}
-	b := newBrowser(t)
-	if got := b.signIn(p, "u-alice", "/ui/?view=grades#class").Header.Get("Location"); got != p.url+"/ui/?view=grades#class" {
+	b := testsignin.NewBrowser(t)
+	if got := b.SignIn(p.url, "u-alice", "/ui/?view=grades#class").Header.Get("Location"); got != p.url+"/ui/?view=grades#class" {
 		t.Fatalf("a path of the site was not kept: %q", got)
 	}
 }

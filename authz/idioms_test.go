@@ -35,9 +35,9 @@ func TestTheAdminIdiomIsValidAndMeansWhatCasbinSays(t *testing.T) {
 	lines := []string{
 		"p, role:admin, *, *",
 		"g, ann, role:admin",
-		"p, ben, account:[0-9]+, view_account",  // keyMatch2 reads a regular expression
-		"p, ben, project:(WEB|API), view",       // and an alternation
-		"p, cat, project:WEB/:plan, view",       // and a :name segment
+		"p, ben, account:[0-9]+, view_account", // keyMatch2 reads a regular expression
+		"p, ben, project:(WEB|API), view",      // and an alternation
+		"p, cat, project:WEB/:plan, view",      // and a :name segment
 		"p, role:auditor, project:WEB, *",
 		"g, dan, role:auditor",
 	}

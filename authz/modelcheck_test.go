@@ -60,4 +60,3 @@ func TestCheckWarnsOfMatchersCasbinFailsOn(t *testing.T) {
 		t.Fatalf("the shipped files: %v", problems)
 	}
 }
-

@@ -9,7 +9,6 @@ import (
 	"github.com/casbin/casbin/v2/util"
 )
 
-
 // matchFuncs are casbin's matching functions the index evaluates on
 // r.obj and p.obj, each with casbin's exact semantics (its util package,
 // v2.135.0): keyMatch (* matches anything, / included), keyMatch2 (:name

@@ -32,7 +32,9 @@
 #   grade     GET /student/S/english/grade  vs  redis-benchmark GET
 #   balance   GET /rs/account/A/balance     vs  redis-benchmark GET
 #   artifact  a whole ARTIFACT_MB artifact through facade vs straight from the
-#             test server (curl, one stream), with facade's RSS growth
+#             test server and vs nginx proxy_pass (256 KiB buffers) in front
+#             of it (curl, one stream), with facade's RSS growth; then four
+#             concurrent downloads through facade, with its RSS growth
 # Every facade request carries the token of the next of PRINCIPALS principals
 # (wrk Lua script rotating tokens); all of them are members of one team that
 # holds the grants. CPU per request comes from /proc (the server's process:
@@ -49,6 +51,8 @@
 #   WORKLOADS="transfer list grade balance artifact"
 #   RB_FIRST=100000   redis-benchmark requests in its first (warm-up) run;
 #                     later runs ask for DURATION's worth at the last rate
+#   TRANSFER_BATCH=16 transfers per call in the redis-benchmark run of
+#                     facade's script in batches
 #   PERF=0            1: perf record facade during its last run of each
 #                     workload and print its top symbols
 #   FACADE_ENV=""     extra settings for facade serve, e.g. "FACADE_RATE_LIMIT=0"
@@ -73,6 +77,7 @@ PLANS=${PLANS:-5}
 ARTIFACT_MB=${ARTIFACT_MB:-1024}
 WORKLOADS=${WORKLOADS:-transfer list grade balance artifact}
 RB_FIRST=${RB_FIRST:-100000}
+TRANSFER_BATCH=${TRANSFER_BATCH:-16}
 PERF=${PERF:-0}
 FACADE_ENV=${FACADE_ENV:-}
 KEEP=${KEEP:-0}
@@ -295,6 +300,7 @@ launch_facade() {
 start_nginx() {
 	free_port nginx_port
 	free_port nginx_static_port
+	free_port nginx_artifact_port
 	local n="$tmp/nginx" user=''
 	mkdir -p "$n/logs" "$n/static"
 	if [ "$(id -u)" -eq 0 ]; then
@@ -338,6 +344,21 @@ http {
             proxy_set_header Connection "";
             proxy_set_header Accept application/json;
             proxy_set_header Authorization "Bearer $upstream_token";
+            proxy_pass http://bamboo;
+        }
+    }
+    # The artifact passed through from the same upstream, 256 KiB buffers,
+    # nothing spooled to disk.
+    server {
+        listen 127.0.0.1:$nginx_artifact_port;
+        location / {
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Authorization "Bearer $upstream_token";
+            proxy_buffer_size 256k;
+            proxy_buffers 8 256k;
+            proxy_busy_buffers_size 512k;
+            proxy_max_temp_file_size 0;
             proxy_pass http://bamboo;
         }
     }
@@ -503,6 +524,9 @@ cpu_ticks() { # pid...: user+system ticks of the processes (all threads)
 }
 hz=$(getconf CLK_TCK)
 
+# run_ns PID: CPU time the process has run, in ns (/proc/PID/schedstat).
+run_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
+
 field() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" <<<" $1"; }
 
 # record NAME LINE: one measured run; fields rps p50_us p99_us cpu_us r429 bad errors.
@@ -544,17 +568,21 @@ wrk_run() {
 
 # rb_run NAME ARGS...: one redis-benchmark run of about DURATION (from the
 # rate of the previous run of NAME); CPU is redis-server's.
+# With RB_PER=k each command does k units of work (a batch of k
+# transfers): req/s and CPU are given per unit, and the run asks for
+# DURATION's worth of commands.
 declare -A rb_n
 rb_run() {
-	local name=$1 n=${rb_n[$1]:-$RB_FIRST} before after out
+	local name=$1 per=${RB_PER:-1} n before after out
+	n=${rb_n[$1]:-$((RB_FIRST / per))}
 	shift
-	before=$(cpu_ticks "$redis_pid")
+	before=$(run_ns "$redis_pid")
 	out=$(redis-benchmark -p "$redis_port" -c "$CONNECTIONS" --threads "$THREADS" -n "$n" -r 100000000 --csv "$@" 2>&1)
-	after=$(cpu_ticks "$redis_pid")
+	after=$(run_ns "$redis_pid")
 	# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
-	record "$name" "$(tail -1 <<<"$out" | tr -d '"' | awk -F, -v n="$n" -v cpu=$((after - before)) -v hz="$hz" \
-		'{printf "%.0f %d %d %.1f 0 0 0", $2, $5 * 1000, $7 * 1000, cpu / hz * 1e6 / n}')"
-	rb_n[$name]=$(tail -1 "$tmp/res.$name" | awk -v d="${DURATION%s}" '{n = int($1 * d); print (n < 20000 ? 20000 : n)}')
+	record "$name" "$(tail -1 <<<"$out" | tr -d '"' | awk -F, -v n="$n" -v cpu=$((after - before)) -v per="$per" \
+		'{printf "%.0f %d %d %.1f 0 0 0", $2 * per, $5 * 1000, $7 * 1000, cpu / 1000 / n / per}')"
+	rb_n[$name]=$(tail -1 "$tmp/res.$name" | awk -v d="${DURATION%s}" -v per="$per" '{n = int($1 * d / per); print (n < 2000 ? 2000 : n)}')
 }
 
 # A plain transfer: check, debit, credit, append to a ledger.
@@ -579,9 +607,6 @@ script_stats() {
 		awk -F'[:,=]' '/^cmdstat_(eval|evalsha):/ {u += $5; c += $3} END {printf "%d %d ", u, c}'
 	redis-cli -p "$redis_port" xlen 'facade:accounts:{money}:ledger'
 }
-
-# run_ns PID: CPU time the process has run, in ns (/proc/PID/schedstat).
-run_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
 
 # transfer_run NAME PID URL PATHS: a wrk run of transfers, plus what Redis
 # spent on them, per transfer applied: redis-server's CPU time (all its
@@ -612,6 +637,14 @@ round_transfer() {
 	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}ledger" "${k}account:$acct_c" "${k}account:$acct_d" \
 		"${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__" \
 		86400 5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10
+	# The same in batches of TRANSFER_BATCH, as accounts.Store sends
+	# concurrent transfers: what one Redis core (the money slot) can apply.
+	local i keys=("${k}ledger") args=(86400)
+	for ((i = 0; i < TRANSFER_BATCH; i++)); do
+		keys+=("${k}account:$acct_c" "${k}account:$acct_d" "${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__")
+		args+=(5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10)
+	done
+	RB_PER=$TRANSFER_BATCH rb_run b-transfer-batch EVALSHA "$own_script_sha" "${#keys[@]}" "${keys[@]}" "${args[@]}"
 }
 round_list() {
 	wrk_run f-list "$facade_pid" "$facade_url" GET "$list_path" "$tmp/tokens"
@@ -669,6 +702,36 @@ download() {
 round_artifact() {
 	download f-artifact "$facade_url$artifact_path" -H "Authorization: Bearer $token1"
 	download b-artifact "$upstream_url$artifact_path" -H "Authorization: Bearer $upstream_token"
+	download b-artifact-nginx "http://127.0.0.1:$nginx_artifact_port$artifact_path"
+}
+
+# parallel_downloads: four whole artifacts through facade at once, once,
+# with facade's peak RSS growth (sampled every 50 ms) and the total rate.
+parallel_downloads() {
+	local rss0 peak r i t0 t1 curls=() running
+	rss0=$(awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status")
+	peak=$rss0
+	t0=$(date +%s.%N)
+	for i in 1 2 3 4; do
+		curl -sS -o /dev/null -w '%{http_code} %{size_download}' -H "Authorization: Bearer $token1" \
+			"$facade_url$artifact_path" >"$tmp/par.$i" &
+		curls+=($!)
+	done
+	running=1
+	while [ "$running" = 1 ]; do
+		r=$(awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status")
+		[ "$r" -gt "$peak" ] && peak=$r
+		sleep 0.05
+		running=0
+		for i in "${curls[@]}"; do kill -0 "$i" 2>/dev/null && running=1; done
+	done
+	wait "${curls[@]}" || true
+	t1=$(date +%s.%N)
+	for i in 1 2 3 4; do
+		[ "$(cat "$tmp/par.$i")" = "200 $((ARTIFACT_MB << 20))" ] || die "parallel download $i: $(cat "$tmp/par.$i")"
+	done
+	parallel_line="4 concurrent ${ARTIFACT_MB} MiB downloads through facade: $(awk -v t0="$t0" -v t1="$t1" -v mb="$ARTIFACT_MB" \
+		'BEGIN {printf "%.0f MiB/s in all", 4 * mb / (t1 - t0)}'), facade RSS +$((peak - rss0)) KiB (peak)"
 }
 
 measure() {
@@ -685,6 +748,10 @@ measure() {
 			"round_$w"
 		done
 	done
+	if has_workload artifact; then
+		log "four concurrent downloads"
+		parallel_downloads
+	fi
 }
 
 # --- report ---------------------------------------------------------------------
@@ -740,6 +807,7 @@ report() {
 	if has_workload transfer; then
 		row 'transfer POST A<->B' f-transfer 'redis-benchmark Lua xfer' b-transfer
 		row 'transfer POST A<->B' f-transfer "redis-benchmark facade's" b-transfer-own
+		row 'transfer POST A<->B' f-transfer "facade's, batches of $TRANSFER_BATCH" b-transfer-batch
 	fi
 	if has_workload list; then
 		row 'project list (warm)' f-list 'nginx proxy_cache (whole)' b-list-cache
@@ -770,6 +838,12 @@ report() {
 		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" 'BEGIN {split(f, x, " "); split(b, y, " ")
 			printf "%-22s %5d MiB/s, facade RSS +%d KiB (peak), facade CPU %.0f us/MiB | direct from test server %5d MiB/s | %5.2f   (rounds %s)\n",
 				"artifact " mb " MiB", x[1], x[5], x[4], y[1], r, rr}'
+		b=$(median b-artifact-nginx)
+		rr=$(round_ratios f-artifact b-artifact-nginx)
+		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" 'BEGIN {split(f, x, " "); split(b, y, " ")
+			printf "%-22s %5d MiB/s                                              | nginx proxy_pass (256 KiB)  %5d MiB/s | %5.2f   (rounds %s)\n",
+				"artifact " mb " MiB", x[1], y[1], r, rr}'
+		echo "$parallel_line"
 	fi
 	echo
 	echo "req/s and latency: medians over the rounds; ratio: the median of the rounds' facade/baseline ratios"

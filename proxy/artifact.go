@@ -36,7 +36,10 @@ func (h *Handler) artifact(w http.ResponseWriter, r *http.Request) error {
 		hop, err := parseArtifactPath(escapeSegments(path))
 		return err == nil && hop.plan == target.plan
 	})
-	stream, err := h.up.Artifact(ctx, target.path)
+	// Range and If-Range go upstream only now, after authorization, and
+	// only as one well-formed byte range (upstream.ParseRange says why).
+	part := upstream.ParseRange(r.Header.Get("Range"), r.Header.Get("If-Range"))
+	stream, err := h.up.ArtifactRange(ctx, target.path, part)
 	if err != nil {
 		return asFacadeError(err)
 	}
@@ -48,6 +51,14 @@ func (h *Handler) artifact(w http.ResponseWriter, r *http.Request) error {
 		return facade.Wrap(facade.ErrUpstreamBad, errHTMLAnswer)
 	}
 
+	header := w.Header()
+	setValidators(header, stream)
+	if stream.Status == http.StatusRequestedRangeNotSatisfiable {
+		// As Bamboo answers: the file's size, no part of it.
+		header.Set("Content-Range", stream.ContentRange)
+		return facade.ErrRangeNotSatisfiable
+	}
+
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
 	// Read the first chunk before committing to 200: an upstream that
@@ -57,7 +68,6 @@ func (h *Handler) artifact(w http.ResponseWriter, r *http.Request) error {
 		return asFacadeError(err)
 	}
 
-	header := w.Header()
 	header.Set("Content-Type", safeContentType(stream.ContentType))
 	if stream.ContentLength >= 0 {
 		header.Set("Content-Length", strconv.FormatInt(stream.ContentLength, 10))
@@ -67,7 +77,10 @@ func (h *Handler) artifact(w http.ResponseWriter, r *http.Request) error {
 		name = target.name
 	}
 	header.Set("Content-Disposition", attachment(name))
-	w.WriteHeader(http.StatusOK)
+	if stream.Status == http.StatusPartialContent {
+		header.Set("Content-Range", stream.ContentRange)
+	}
+	w.WriteHeader(stream.Status)
 	if _, werr := w.Write((*buf)[:n]); werr != nil || err != nil {
 		return nil // the client left, or the file is complete
 	}
@@ -80,6 +93,21 @@ func (h *Handler) artifact(w http.ResponseWriter, r *http.Request) error {
 		return asFacadeError(err)
 	}
 	return nil
+}
+
+// setValidators passes on what a client needs to resume a download: the
+// upstream's ETag and Last-Modified (checked by package upstream) and its
+// Accept-Ranges.
+func setValidators(header http.Header, stream *upstream.ArtifactStream) {
+	if stream.ETag != "" {
+		header.Set("ETag", stream.ETag)
+	}
+	if stream.LastModified != "" {
+		header.Set("Last-Modified", stream.LastModified)
+	}
+	if stream.AcceptRanges {
+		header.Set("Accept-Ranges", "bytes")
+	}
 }
 
 // readSome reads until it has some bytes or an error.

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/auth"
 )
 
 // AuthConfig selects one of the two token modes of docs/contract.md §2. Exactly
@@ -268,12 +269,22 @@ func tokenRefusal(err error) *facade.Error {
 // the request context. A refusal says why in its code (tokenRefusal).
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if isPublicPath(c.Request().URL.Path) || isPublicRoute(c.Path()) {
+		if isPublicPath(c.Request().URL.Path) || isPublicRoute(c.Path()) || (s.signin != nil && isSignInRoute(c.Path())) {
 			return next(c)
 		}
 		raw, ok := bearerToken(c.Request().Header.Get("Authorization"))
 		if !ok {
-			return facade.ErrTokenMissing
+			// No bearer token: the session cookie, if this request may
+			// use it. A bearer token, when sent, always decides.
+			id, ok, err := s.session(c.Request())
+			switch {
+			case err != nil:
+				return err
+			case !ok:
+				return facade.ErrTokenMissing
+			}
+			c.SetRequest(c.Request().WithContext(auth.WithIdentity(c.Request().Context(), id)))
+			return next(c)
 		}
 		p, ok := s.auth.cache.get(raw)
 		if !ok {
@@ -290,7 +301,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			}
 		}
 		r := c.Request()
-		c.SetRequest(r.WithContext(facade.WithPrincipal(r.Context(), p)))
+		c.SetRequest(r.WithContext(auth.WithIdentity(r.Context(), auth.Identity{Principal: p, Via: auth.ViaBearer})))
 		return next(c)
 	}
 }

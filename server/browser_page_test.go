@@ -45,6 +45,11 @@ func TestBrowserSignInScreenHidesTheTabs(t *testing.T) {
 		t.Errorf("tabs before sign-in: display %q", d)
 	}
 	b.CheckView("sign-in")
+	// Without an identity provider configured, no sign-in button leads to
+	// an error: only "use a token" is offered.
+	if testbrowser.Eval[bool](b, `!document.getElementById('signin-sso').hidden`) {
+		t.Error("a sign-in button is offered without sign-in configured")
+	}
 	testbrowser.Eval[bool](b, `document.getElementById('token-details').open = true`)
 	b.Do(chromedp.SetValue(chromedp.ID("token"), token(t, "bob", "professor")+"x"), chromedp.Click(chromedp.ID("token-use")))
 	b.WaitText("#error", "token")
@@ -392,7 +397,10 @@ func TestBrowserAccountHolderTransfers(t *testing.T) {
 		click(`#transfer-review`), visible(`#confirm`))
 	b.WaitText("#confirm", "holds less than that")
 	b.Do(click(`#confirm-yes`))
-	b.WaitFor(`!document.getElementById('error').hidden`)
+	b.WaitText("#error", "does not hold enough money for this transfer. Choose a smaller amount.")
+	// 2002, which alice may pay into but not view: refused, in words.
+	b.Do(chromedp.Navigate(e.url + "/ui/#/accounts/2002"))
+	b.WaitText("#error", "You are not allowed to do this.")
 
 	// An auditor (who may view every account) sees the money arrive in
 	// 2002, from 1001.

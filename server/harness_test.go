@@ -121,6 +121,8 @@ type envConfig struct {
 	// policy is the policy file's text (default testPolicy); model, when
 	// set, replaces model.conf's text.
 	policy, model string
+	// signIn, when not nil, turns browser sign-in on (signin_test.go).
+	signIn *signInEnv
 }
 
 type envOption func(*envConfig)
@@ -233,6 +235,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	ts := httptest.NewUnstartedServer(nil) // its address is the page's origin
 	if cfg.pageWrites != nil {
 		cfg.server.Origins, _ = server.NewOrigins([]string{"*"}, append(cfg.pageWrites, "http://"+ts.Listener.Addr().String()))
+	}
+	if cfg.signIn != nil {
+		deps.SignIn, deps.Sessions = cfg.signIn.start(t, "http://"+ts.Listener.Addr().String(), log)
 	}
 	srv, err := server.New(cfg.server, deps)
 	if err != nil {

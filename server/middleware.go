@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/server/problem"
 )
 
@@ -160,21 +160,15 @@ func methodLabel(m string) string {
 	return "OTHER"
 }
 
-// requireXSRF enforces the anti-forgery header on unsafe methods: 1-256
-// visible ASCII characters, equal to the XSRF-TOKEN cookie when one is sent.
+// requireXSRF enforces the anti-forgery rule on unsafe methods
+// (auth.CheckXSRF): the header, equal to the XSRF-TOKEN cookie when one is
+// sent, and the session's own token when the session cookie authenticated
+// the request.
 func requireXSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if isSafeMethod(c.Request().Method) {
-			return next(c)
-		}
-		token := c.Request().Header.Get("X-XSRF-TOKEN")
-		if !visibleASCII(token, 256) {
-			return problem.XSRF
-		}
-		if cookie, err := c.Request().Cookie("XSRF-TOKEN"); err == nil {
-			if subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(token)) != 1 {
-				return problem.XSRF
-			}
+		id, _ := auth.IdentityFrom(c.Request().Context())
+		if err := auth.CheckXSRF(c.Request(), id); err != nil {
+			return err
 		}
 		return next(c)
 	}

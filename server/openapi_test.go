@@ -94,7 +94,7 @@ func TestOpenAPIAndRouteTableAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, withBuilds())
+	e := newEnv(t, withBuilds(), withSignIn(&signInEnv{}))
 	served := map[string][]string{} // path shape -> methods
 	refused := map[string]bool{}    // Bamboo write paths: every method is a 405
 	for _, r := range server.RoutesOf(e.srv) {
@@ -245,7 +245,7 @@ func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
 		{"DELETE", rest + "/result/PROJ-CORE-6/label/release", developer, "", nil, 405},
 		{"DELETE", rest + "/result/PROJ-CORE-6/comment/1", developer, "", nil, 405},
 		{"GET", "/ui/", "", "", nil, 200},
-		{"GET", "/ui/app.js", "", "", nil, 200},
+		{"GET", "/ui/js/main.js", "", "", nil, 200},
 		{"GET", "/openapi.json", "", "", nil, 200},
 		{"GET", "/problems/", "", "", nil, 200},
 		{"GET", "/problems/insufficient-funds", "", "", nil, 200},

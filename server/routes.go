@@ -54,7 +54,7 @@ func (s *Server) routes() {
 	read("/class", s.listClasses)
 	// A class's grades answer JSON or, asked with Accept: text/csv, the
 	// gradebook; the handler negotiates, so no JSON-only Accept check.
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", s.getClassGrades, requireXSRF, limitBody)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", s.getClassGrades, requireXSRF, limitBody, conditional)
 	e.POST("/class/:class_id/grades", s.uploadGradebook, api...)
 
 	// Accounts (docs/contract.md §5).
@@ -87,8 +87,8 @@ func (s *Server) routes() {
 	e.Any(rest+"/result/:key/label/:name", writeRefused(""))
 	e.Any(rest+"/result/:key/comment/:id", writeRefused(""))
 
-	// Who the caller is, for the page (sign-in replaces it, issue 18).
-	read("/auth/me", getMe)
+	// Who is calling, and browser sign-in (package auth).
+	s.signInRoutes(e, api)
 
 	// This API's description (package api): public, like the page.
 	public("/openapi.json", openAPI)

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/metrics"
@@ -51,9 +52,13 @@ type Config struct {
 // Deps are the service's collaborators. Builds may be nil when no upstream
 // is configured; the build routes then answer 503.
 type Deps struct {
-	Logger   *slog.Logger
-	Redis    redis.UniversalClient
-	Auth     *Authenticator
+	Logger *slog.Logger
+	Redis  redis.UniversalClient
+	Auth   *Authenticator
+	// SignIn and Sessions are browser sign-in (package auth); both nil
+	// when FACADE_OIDC_ISSUER is not set.
+	SignIn   *auth.SignIn
+	Sessions *auth.Sessions
 	Authz    *authz.Authorizer
 	Grades   *grades.Store
 	Accounts *accounts.Store
@@ -74,6 +79,8 @@ type Server struct {
 	ops      *echo.Echo
 	rdb      redis.UniversalClient
 	auth     *Authenticator
+	signin   *auth.SignIn
+	sessions *auth.Sessions
 	authz    *authz.Authorizer
 	grades   *grades.Store
 	accounts *accounts.Store
@@ -93,6 +100,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Auth == nil || d.Authz == nil || d.Redis == nil {
 		return nil, errors.New("server: Auth, Authz and Redis are required")
 	}
+	if (d.SignIn == nil) != (d.Sessions == nil) {
+		return nil, errors.New("server: SignIn and Sessions go together")
+	}
 	log := d.Logger
 	if log == nil {
 		log = slog.Default()
@@ -101,7 +111,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg.Now = time.Now
 	}
 	s := &Server{
-		cfg: cfg, log: log, rdb: d.Redis, auth: d.Auth, authz: d.Authz,
+		cfg: cfg, log: log, rdb: d.Redis, auth: d.Auth, authz: d.Authz, signin: d.SignIn, sessions: d.Sessions,
 		grades: d.Grades, accounts: d.Accounts, builds: d.Builds,
 		upstream: d.UpstreamState, authFailures: redis_rate.NewLimiter(d.Redis),
 	}

@@ -27,6 +27,17 @@ type ArtifactStream struct {
 	Path string
 	// Redirected reports that the upstream answered through redirects.
 	Redirected bool
+
+	// Status is 200 (the whole file), or for a Range request 206 (the part
+	// in ContentRange) or 416 (no such part: ContentRange is "bytes */size"
+	// and Body is empty).
+	Status       int
+	ContentRange string
+	// AcceptRanges reports that the upstream said "Accept-Ranges: bytes".
+	AcceptRanges bool
+	// ETag and LastModified are the upstream's validators, "" when absent
+	// or malformed; LastModified is in HTTP's preferred date form.
+	ETag, LastModified string
 }
 
 // RedirectCheck approves one redirect hop of an artifact download: path is
@@ -90,6 +101,14 @@ func unescapeArtifactPath(escaped string) (string, error) {
 // progress within Timeout; a stalled body fails its Read with ErrUpstreamTimeout.
 // Cancelling ctx stops the stream too.
 func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, error) {
+	return c.ArtifactRange(ctx, path, Range{})
+}
+
+// ArtifactRange is Artifact for part of the file: part (from ParseRange)
+// goes upstream as Range and If-Range, and the stream's Status says what
+// came back. A 206 or 416 whose Content-Range is malformed, or a 206 to a
+// request for the whole file, is ErrUpstreamBad.
+func (c *Client) ArtifactRange(ctx context.Context, path string, part Range) (*ArtifactStream, error) {
 	target, err := c.artifactURL(path)
 	if err != nil {
 		return nil, err
@@ -111,7 +130,7 @@ func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, er
 	var resp *http.Response
 	result, cause, attempts := c.retry(ctx, func(ctx context.Context) (outcome, error) {
 		var result outcome
-		resp, result, err = c.attempt(ctx, target, "*/*")
+		resp, result, err = c.attempt(ctx, target, "*/*", part)
 		return result, err
 	})
 	done(result.breakerReport())
@@ -130,14 +149,37 @@ func (c *Client) Artifact(ctx context.Context, path string) (*ArtifactStream, er
 			}
 		}
 	}
-	return &ArtifactStream{
+	stream := &ArtifactStream{
 		Path:          final,
 		Redirected:    final != path,
 		Body:          &streamBody{body: resp.Body, ctx: ctx, cancel: cancel, watchdog: watchdog, idle: c.cfg.Timeout},
 		ContentType:   mediaType(resp.Header.Get("Content-Type")),
 		ContentLength: resp.ContentLength,
 		Filename:      filename(resp.Header.Get("Content-Disposition"), path),
-	}, nil
+		Status:        resp.StatusCode,
+		AcceptRanges:  resp.Header.Get("Accept-Ranges") == "bytes",
+	}
+	validators(stream, resp.Header)
+	if stream.Status != http.StatusOK {
+		stream.ContentRange = resp.Header.Get("Content-Range")
+		if !contentRange(stream.ContentRange, stream.Status) {
+			stream.Body.Close()
+			return nil, facade.Wrap(facade.ErrUpstreamBad, errContentRange)
+		}
+	}
+	return stream, nil
+}
+
+var errContentRange = errors.New("upstream answered a range request with a malformed Content-Range")
+
+// validators keeps the upstream's ETag and Last-Modified when well-formed.
+func validators(s *ArtifactStream, h http.Header) {
+	if e := h.Get("ETag"); etag(e) {
+		s.ETag = e
+	}
+	if t, err := http.ParseTime(h.Get("Last-Modified")); err == nil {
+		s.LastModified = t.UTC().Format(http.TimeFormat)
+	}
 }
 
 // streamBody is the upstream body plus the watchdog that cancels it when a

@@ -90,7 +90,7 @@ func (c *Client) document(ctx context.Context, op, target string) ([]byte, error
 
 	var body []byte
 	result, cause, attempts := c.retry(ctx, func(ctx context.Context) (outcome, error) {
-		resp, result, err := c.attempt(ctx, target, "application/json")
+		resp, result, err := c.attempt(ctx, target, "application/json", Range{})
 		if result != outcomeOK {
 			return result, err
 		}
@@ -141,13 +141,21 @@ func pause(ctx context.Context, d time.Duration) bool {
 
 // attempt sends one GET. It returns the response, body unread, only when
 // the status is 200; otherwise the body is drained and closed.
-func (c *Client) attempt(ctx context.Context, target, accept string) (*http.Response, outcome, error) {
-	resp, err := c.http.R().SetContext(ctx).SetHeader("Accept", accept).Get(target)
+func (c *Client) attempt(ctx context.Context, target, accept string, part Range) (*http.Response, outcome, error) {
+	req := c.http.R().SetContext(ctx).SetHeader("Accept", accept)
+	if part.Bytes != "" {
+		req.SetHeader("Range", "bytes="+part.Bytes)
+		if part.IfRange != "" {
+			req.SetHeader("If-Range", part.IfRange)
+		}
+	}
+	resp, err := req.Get(target)
 	if err != nil {
 		return nil, classifyError(ctx, err), err
 	}
 	raw := resp.RawResponse
-	if raw.StatusCode == http.StatusOK {
+	partial := raw.StatusCode == http.StatusPartialContent || raw.StatusCode == http.StatusRequestedRangeNotSatisfiable
+	if raw.StatusCode == http.StatusOK || part.Bytes != "" && partial {
 		return raw, outcomeOK, nil
 	}
 	discard(raw.Body)

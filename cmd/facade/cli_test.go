@@ -16,7 +16,7 @@ func TestHelpPrintsUsageAndStartsNothing(t *testing.T) {
 	commands := [][]string{
 		{}, {"serve"}, {"demo"}, {"token"}, {"seed"}, {"version"}, {"policy"},
 		{"policy", "check"}, {"policy", "explain"}, {"policy", "test"}, {"policy", "who"},
-		{"policy", "what"}, {"policy", "diff"},
+		{"policy", "what"}, {"policy", "diff"}, {"policy", "report"},
 	}
 	for _, cmd := range commands {
 		for _, flag := range []string{"--help", "-h"} {

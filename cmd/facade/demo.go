@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/auth"
+	"github.com/facade-dev/facade/auth/demoidp"
 	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
@@ -32,6 +35,49 @@ var demoTokens = []struct{ name, label, sub, role string }{
 	{"PROFESSOR", "professor bob: grades of students in english-101", "bob", "professor"},
 	{"HOLDER", "account holder alice: accounts 1001 (EUR) and 3003 (JPY); she may pay into bob's 2002, never take from it", "alice", "customer"},
 	{"DEVELOPER", "developer carol: project PROJ and plan WEB-NIGHTLY", "carol", "developer"},
+}
+
+// demoPeople sign in at the demo's own identity provider (auth/demoidp),
+// one click each. Their preferred_username is the principal id
+// (FACADE_OIDC_USER_CLAIM), so the account holder and the student can both
+// be alice with different roles; the policy (policy.csv) grants them the
+// same access as the printed tokens.
+var demoPeople = []demoidp.Person{
+	{Subject: "student-alice", Username: "alice", Name: "Alice, student", Role: "student",
+		About: "Student in english-101: sees her own grade."},
+	{Subject: "professor-bob", Username: "bob", Name: "Bob, professor", Role: "professor", Groups: []string{"english-staff"},
+		About: "Teaches english-101: sees and changes its grades."},
+	{Subject: "staff-erin", Username: "erin", Name: "Erin, teaching assistant (view only)", Role: "professor", Groups: []string{"english-graders"},
+		About: "Sees english-101's grades; cannot change them."},
+	{Subject: "holder-alice", Username: "alice", Name: "Alice, account holder", Role: "customer",
+		About: "Holds account 1001; pays into 2002."},
+	{Subject: "developer-carol", Username: "carol", Name: "Carol, developer", Role: "developer", Groups: []string{"developers"},
+		About: "Sees project PROJ and plan WEB-NIGHTLY, and their artifacts."},
+}
+
+// startDemoProvider serves the demo's identity provider on a loopback
+// port and points s's sign-in settings at it, with the service as its one
+// client (public: PKCE, no secret).
+func startDemoProvider(s *settings, log *slog.Logger) (func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	issuer := "http://" + ln.Addr().String()
+	idp, err := demoidp.New(demoidp.Config{Issuer: issuer, People: demoPeople, Log: log, Clients: []demoidp.Client{{
+		ID: "facade", RedirectURIs: []string{s.PublicURL + auth.CallbackPath},
+		PostLogoutURIs: []string{s.PublicURL + auth.FallbackReturn}, IDTokenLifetime: 8 * time.Hour,
+	}}})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	hs := &http.Server{Handler: idp, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	s.OIDCIssuer, s.OIDCClientID, s.OIDCClientSecret = issuer, "facade", ""
+	s.OIDCUserClaim = "preferred_username"
+	s.SessionKeys = [][]byte{randomBytes(32)}
+	return func() { _ = hs.Close() }, nil
 }
 
 // cmdDemo runs the whole service in one process with nothing installed:
@@ -71,6 +117,11 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	log := newLogger(stderr, s.LogLevel)
+	stopProvider, err := startDemoProvider(&s, log)
+	if err != nil {
+		return err
+	}
+	defer stopProvider()
 	demoData, problems := parseSeed(demoSeed)
 	if len(problems) > 0 {
 		return fmt.Errorf("demo data: %v", problems[0])
@@ -106,6 +157,9 @@ func demoSettings(dir, upstreamURL, upstreamToken string, getenv func(string) st
 	s.JWTSecret, s.JWKSURL = randomHex(32), ""
 	if len(s.WriteOrigins) == 0 {
 		s.WriteOrigins = []string{"http://" + s.Addr}
+	}
+	if s.PublicURL == "" {
+		s.PublicURL = "http://" + loopbackAddr(s.Addr)
 	}
 	s.Model, s.Policy = filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
 	if err := os.WriteFile(s.Model, facade.DefaultModel, 0o644); err != nil {
@@ -144,7 +198,12 @@ func freeOr(addr string) string {
 
 func printDemo(w io.Writer, addr string, s settings) {
 	base := "http://" + addr
-	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %[1]s\n  page:    %[1]s/ui/   (paste one of the tokens below)\n  API description (OpenAPI 3.1): %[1]s/openapi.json\n  health:  %[1]s/readyz\n\nTokens (valid 12h), ready to paste into a shell:\n", base)
+	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %[1]s\n  page:    %[1]s/ui/\n  API description (OpenAPI 3.1): %[1]s/openapi.json\n  health:  %[1]s/readyz\n", base)
+	fmt.Fprintf(w, "\nSign in on the page: open %s/ui/, choose \"Sign in\", then pick a person at the demo's\nidentity provider (%s, one click, no password):\n", base, s.OIDCIssuer)
+	for _, p := range demoPeople {
+		fmt.Fprintf(w, "  - %s: %s\n", p.Name, p.About)
+	}
+	fmt.Fprintf(w, "\nTokens (valid 12h) for curl, or for the page's \"use a token\", ready to paste into a shell:\n")
 	for _, t := range demoTokens {
 		tok, err := server.Mint([]byte(s.JWTSecret), t.sub, t.role, s.RoleClaim, 12*time.Hour)
 		if err != nil {
@@ -165,10 +224,22 @@ Logs (JSON) go to stderr at FACADE_LOG_LEVEL (demo default: warn). Press Ctrl-C 
 `, base)
 }
 
-func randomHex(n int) string {
+func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
+
+func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		panic(errors.New("no randomness available"))
 	}
-	return hex.EncodeToString(b)
+	return b
+}
+
+// loopbackAddr names addr's host as 127.0.0.1 when it listens on every
+// interface (":8080"), for a URL a browser on this machine can open.
+func loopbackAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || (host != "" && host != "0.0.0.0" && host != "::") {
+		return addr
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }

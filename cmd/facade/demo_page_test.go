@@ -64,7 +64,7 @@ func TestDemoPageInTheBrowser(t *testing.T) {
 	b.Do(chromedp.Click(chromedp.CSS(`tr[data-account="1001"] a`)), visible(`#transfer-form`))
 	b.Do(chromedp.SetValue(chromedp.ID("transfer-to"), "2002"), chromedp.SetValue(chromedp.ID("transfer-amount"), "12.50"),
 		chromedp.Click(chromedp.ID("transfer-review")), visible(`#confirm`))
-	shot("transfer-confirm", testbrowser.WideWidth)
+	b.WaitText("#confirm", "EUR 12.50 leaves account 1001 and goes to account 2002.")
 	b.Do(chromedp.Click(chromedp.ID("confirm-yes")))
 	b.WaitText("#status", "Sent EUR 12.50 from 1001 to 2002.")
 	shot("statement-phone", testbrowser.NarrowWidth)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -543,5 +544,57 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"msg":"drain finished"`) || !strings.Contains(logs.String(), `"complete":true`) {
 		t.Errorf("drain end not logged:\n%s", logs.String())
+	}
+}
+
+// TestPolicyReport: the access review of issue 20 through the command:
+// CSV and JSON, one subject, a wildcard grant named as its pattern with
+// the deny line that takes part of it back, a literal grant a deny line
+// takes back left out, and the exit codes (0 ok, 1 failed, 2 usage).
+func TestPolicyReport(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.conf")
+	policy := filepath.Join(dir, "policy.csv")
+	deny := strings.Replace(strings.Replace(mustRead(t, "../../model.conf"), "p = sub, obj, act\n", "p = sub, obj, act, eft\n", 1),
+		"e = some(where (p.eft == allow))\n", "e = some(where (p.eft == allow)) && !some(where (p.eft == deny))\n", 1)
+	if err := os.WriteFile(model, []byte(deny), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte("p, team:web, plan:WEB-*, view, allow\np, team:web, project:WEB, view, allow\n"+
+		"p, mallory, plan:WEB-SECRET, view, deny\np, mallory, project:WEB, view, deny\ng, mallory, team:web\ng, wendy, team:web\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := settingsFrom(map[string]string{"FACADE_MODEL": model, "FACADE_POLICY": policy})
+	code, out, _ := runCmd(env, "policy", "report")
+	for _, want := range []string{
+		"subject,kind,object,action,granted_by,except\n",
+		"mallory,principal,plan:WEB-*,view,\"" + policy + ":1: p, team:web, plan:WEB-*, view, allow\",\"" + policy + ":3: p, mallory, plan:WEB-SECRET, view, deny\"\n",
+		"wendy,principal,project:WEB,view,\"" + policy + ":2: p, team:web, project:WEB, view, allow\",\n",
+		"team:web,group,plan:WEB-*,view,",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("report: exit %d, missing %q in\n%s", code, want, out)
+		}
+	}
+	if strings.Contains(out, "mallory,principal,project:WEB,") {
+		t.Fatalf("report lists a grant a deny line takes back:\n%s", out)
+	}
+	code, out, _ = runCmd(env, "policy", "report", "--format", "json", "--subject", "wendy")
+	var grants []struct {
+		Subject   string   `json:"subject"`
+		Object    string   `json:"object"`
+		GrantedBy []string `json:"granted_by"`
+	}
+	if err := json.Unmarshal([]byte(out), &grants); code != 0 || err != nil || len(grants) != 2 || grants[0].Subject != "wendy" || len(grants[0].GrantedBy) != 1 {
+		t.Fatalf("report --format json --subject wendy: exit %d %v %q", code, err, out)
+	}
+	if code, _, _ := runCmd(env, "policy", "report", "--format", "xml"); code != 2 {
+		t.Fatalf("--format xml: exit %d, want 2", code)
+	}
+	if code, out, _ := runCmd(env, "policy", "report", "--help"); code != 0 || !strings.Contains(out, "--subject") {
+		t.Fatalf("--help: exit %d %q", code, out)
+	}
+	if code, _, stderr := runCmd(env, "policy", "report", "--policy", filepath.Join(dir, "missing.csv")); code != 1 || stderr == "" {
+		t.Fatalf("a policy that does not load: exit %d %q", code, stderr)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/jsonlog"
@@ -84,7 +85,11 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	now := time.Now // the one clock the parts that keep time read
-	auth, err := server.NewAuthenticator(ctx, s.authConfig(now))
+	tokens, err := server.NewAuthenticator(ctx, s.authConfig(now))
+	if err != nil {
+		return nil, err
+	}
+	signin, sessions, err := newSignIn(ctx, s, log, now)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +107,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		Origins: origins, RateLimit: s.RateLimit, MaxTransfer: s.MaxTransfer, OpsOnAPI: s.OpsAddr == s.Addr,
 		AuthFailureLimit: s.AuthFailureLimit, TrustedProxies: s.TrustedProxies, Now: now,
 	}, server.Deps{
-		Logger: log, Redis: rdb, Auth: auth, Authz: az,
+		Logger: log, Redis: rdb, Auth: tokens, SignIn: signin, Sessions: sessions, Authz: az,
 		Grades: grades.NewStore(rdb, log, grades.WithNow(now)), Accounts: accounts.NewStore(rdb, log, accounts.WithMetrics(m), accounts.WithNow(now)),
 		Builds: builds, UpstreamState: upstreamState, Metrics: m,
 	})
@@ -110,6 +115,26 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	return &app{settings: s, log: log, srv: srv, authz: az, rdb: rdb}, nil
+}
+
+// newSignIn builds browser sign-in when FACADE_OIDC_ISSUER is set (both
+// nil otherwise): the sealed sessions and the relying party, which reads
+// the provider's discovery document now, so a wrong issuer stops start-up.
+func newSignIn(ctx context.Context, s settings, log *slog.Logger, now func() time.Time) (*auth.SignIn, *auth.Sessions, error) {
+	if s.OIDCIssuer == "" {
+		return nil, nil, nil
+	}
+	sessions, err := auth.NewSessions(s.sessionConfig(now))
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := s.signInConfig(sessions, now)
+	cfg.Log = log
+	signin, err := auth.NewSignIn(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return signin, sessions, nil
 }
 
 // withPublicOrigin adds the service's own public origin to the write

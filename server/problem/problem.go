@@ -20,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/auth"
 )
 
 // Refusals only the HTTP layer decides. Middleware returns them like any
@@ -133,6 +134,12 @@ var problems = map[facade.Code]problemKind{
 		advice: "Ask the identity provider for a token whose audience is this service."},
 	facade.ErrTokenBadSignature.Code: {status: 401, detail: "The bearer token's signature does not verify with this service's keys.", invalidToken: true,
 		advice: "The token was signed by another key or with an algorithm this service does not accept, or was altered. Get a new token from the identity provider this service trusts."},
+	auth.ErrSessionExpired.Code: {status: 401, detail: "The session has ended; sign in again.",
+		advice: "Your browser session is over (FACADE_SESSION_LIFETIME, or the identity provider's sign-in expired). Sign in again; the page brings you back where you were."},
+	auth.ErrSessionInvalid.Code: {status: 401, detail: "The session cookie is not valid; sign in again.",
+		advice: "The session cookie was altered, or sealed with a key this service no longer holds (after a key rotation). Sign in again."},
+	auth.ErrSignInFailed.Code: {status: 400, detail: "Signing in did not complete; start again from the sign-in link.",
+		advice: "The answer from the identity provider did not belong to a sign-in this browser started, came back too late (after 10 minutes), or did not verify. Start again from the page's sign-in button."},
 
 	facade.ErrForbidden.Code: {status: 403, detail: "You are not permitted to perform this operation.",
 		advice: "The policy does not give you this permission on this target. Ask the target's owner or the operators for access; the answer is the same whether the target exists or not."},
@@ -158,6 +165,8 @@ var problems = map[facade.Code]problemKind{
 		advice: "Send a body of at most 16 KiB."},
 	UnsupportedMedia.Code: {status: 415, detail: "The request body must be application/json (text/csv for a gradebook upload).",
 		advice: "Send the body with Content-Type: application/json, or text/csv when uploading a gradebook."},
+	facade.ErrRangeNotSatisfiable.Code: {status: 416, detail: "The requested range starts beyond the end of the file; Content-Range gives its size.",
+		advice: "Ask for a range that starts before the size Content-Range gives, or for the whole file without Range."},
 	ExpectUnsupported.Code: {status: 417, detail: "The only Expect header supported is 100-continue.",
 		advice: "Leave out the Expect header, or send Expect: 100-continue."},
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/facade-dev/facade"
@@ -39,6 +40,58 @@ func TestCausesNeverReachTheBody(t *testing.T) {
 		Render(h, facade.Wrap(facade.ErrStoreUnavailable, secret), "")
 		if h.Get("Retry-After") != "1" {
 			t.Errorf("store unavailable without the table's Retry-After: %v", h)
+		}
+	}
+}
+
+// TestTheWireShape: type is /problems/<code>, code is the internal name
+// with "-", an input error lists its rules with their own sentences, a
+// refused token says why in WWW-Authenticate without a character that
+// would need escaping there, and no token at all gets the bare scheme.
+func TestTheWireShape(t *testing.T) {
+	h := http.Header{}
+	_, b := Render(h, facade.Refuse(facade.ErrBadAmount, "amount", facade.ReasonTooPrecise), "rid")
+	var p struct {
+		Type, Code string
+		Errors     []struct{ Parameter, Code, Detail string }
+	}
+	if json.Unmarshal(b, &p) != nil || p.Type != "/problems/bad-amount" || p.Code != "bad-amount" ||
+		len(p.Errors) != 1 || p.Errors[0].Parameter != "amount" || p.Errors[0].Code != "too-precise" ||
+		p.Errors[0].Detail != problems[facade.ErrBadAmount.Code].reasons[facade.ReasonTooPrecise] {
+		t.Errorf("bad amount: %s", b)
+	}
+	for code, kind := range problems {
+		if strings.ContainsAny(kind.detail, "\"\\\r\n") && kind.invalidToken {
+			t.Errorf("%s: a sentence WWW-Authenticate cannot carry unescaped: %q", code, kind.detail)
+		}
+		if kind.advice == "" {
+			t.Errorf("%s: no advice for its page", code)
+		}
+		for r, s := range kind.reasons {
+			if s == "" || s == kind.detail {
+				t.Errorf("%s %s: no sentence of its own", code, r)
+			}
+		}
+		h := http.Header{}
+		status, _ := Render(h, &facade.Error{Code: code}, "")
+		challenge := h.Get("WWW-Authenticate")
+		switch {
+		case status != http.StatusUnauthorized && challenge != "":
+			t.Errorf("%s: %d with WWW-Authenticate", code, status)
+		case status == http.StatusUnauthorized && kind.invalidToken &&
+			challenge != `Bearer error="invalid_token", error_description="`+kind.detail+`"`:
+			t.Errorf("%s: challenge %q", code, challenge)
+		case status == http.StatusUnauthorized && !kind.invalidToken && challenge != "Bearer":
+			t.Errorf("%s: challenge %q", code, challenge)
+		}
+		if page, ok := Page(Wire(code)); !ok || !strings.Contains(string(page), "<h1>"+Wire(code)+"</h1>") {
+			t.Errorf("%s: no page", code)
+		}
+	}
+	if h := (http.Header{}); true {
+		Render(h, facade.ErrTokenMissing, "")
+		if h.Get("WWW-Authenticate") != "Bearer" {
+			t.Errorf("no token: %q", h.Get("WWW-Authenticate"))
 		}
 	}
 }

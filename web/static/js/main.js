@@ -164,12 +164,14 @@ async function useToken(e) {
   }
 }
 
-// showSignInButton offers the organization's sign-in when the service has
-// one configured (/auth/login answers 404 when it does not).
+// showSignInButton offers the organization's sign-in only when the service
+// has one: /auth/login then redirects to the identity provider (an opaque
+// redirect to fetch); without one it answers an error, and a button that
+// leads to an error page is not offered.
 async function showSignInButton() {
   try {
-    const res = await fetch('/auth/login', {method: 'HEAD', redirect: 'manual', credentials: 'same-origin'});
-    $('signin-sso').hidden = res.status === 404;
+    const res = await fetch('/auth/login?return_to=%2Fui%2F', {redirect: 'manual', credentials: 'same-origin'});
+    $('signin-sso').hidden = res.type !== 'opaqueredirect';
   } catch { /* keep it hidden */ }
 }
 
@@ -182,7 +184,7 @@ async function boot() {
   // A page restored from the back-forward cache may hold a previous view:
   // load it afresh, which asks who is signed in again.
   window.addEventListener('pageshow', e => e.persisted && location.reload());
-  showSignInButton();
+  await showSignInButton();
   try {
     const who = await api.get('/auth/me');
     if (who.via === 'session') {

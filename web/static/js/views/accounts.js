@@ -51,8 +51,7 @@ async function account(ctx, id) {
     return h('tr', {'data-transfer': t.transfer_id, class: credit ? 'credit' : 'debit'},
       h('td', {}, when(t.created_at)),
       h('td', {}, h('span', {class: 'dir ' + (credit ? 'in' : 'out')}, h('span', {'aria-hidden': 'true'}, credit ? '↓ ' : '↑ '),
-        credit ? 'Money in' : 'Money out')),
-      h('td', {}, credit ? 'from ' + t.counterparty_account_id : 'to ' + t.counterparty_account_id),
+        credit ? 'Money in' : 'Money out'), ' ', credit ? 'from ' + t.counterparty_account_id : 'to ' + t.counterparty_account_id),
       h('td', {class: 'num'}, money(t.amount, t.currency)));
   });
   fill(ctx.el, 
@@ -62,7 +61,7 @@ async function account(ctx, id) {
       h('span', {class: 'hint'}, ` (owner ${a.owner})`)),
     transferForm(ctx, a, others.filter(o => o.account_id !== a.account_id)),
     h('h2', {id: 'statement-h'}, 'Statement'),
-    rows.length ? table(`Statement of ${a.account_id}, newest first`, ['When', 'Direction', 'Counterparty', 'Amount'], rows, {id: 'statement'})
+    rows.length ? table(`Statement of ${a.account_id}, newest first`, ['When', 'Money in or out', 'Amount'], rows, {id: 'statement'})
       : h('p', {}, 'No money has moved in or out of this account yet.'));
   ctx.status(`Account ${a.account_id}: ${rows.length} ${rows.length === 1 ? 'entry' : 'entries'}.`);
 }
