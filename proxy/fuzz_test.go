@@ -37,7 +37,8 @@ func FuzzParseListParams(f *testing.F) {
 // plan and can never climb out of /browse or /download on the upstream.
 func FuzzParseArtifactPath(f *testing.F) {
 	for _, p := range []string{"/browse/PROJ-CORE-6/artifact/JOB1/app.jar/app.jar", "/download/PROJ-CORE-JOB1/build_logs/PROJ-CORE-JOB1-6.log",
-		"/browse/PROJ-CORE-6/artifact/JOB1/%2e%2e/x", "/browse/PROJ-CORE-6/artifact/JOB1/a%2Fb", "/download/../../etc/passwd", "/browse/PROJ-CORE-JOB1-6/artifact/JOB1/name/"} {
+		"/browse/PROJ-CORE-6/artifact/JOB1/%2e%2e/x", "/browse/PROJ-CORE-6/artifact/JOB1/a%2Fb", "/download/../../etc/passwd", "/browse/PROJ-CORE-JOB1-6/artifact/JOB1/name/",
+		"/browse/WEB-NIGHTLY-5/artifact/shared/web-dist.zip/", "/download/MOBILE-IOS-JOB1/build_logs/MOBILE-IOS-JOB1-3.log"} {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, escaped string) {
@@ -55,6 +56,13 @@ func FuzzParseArtifactPath(f *testing.F) {
 			if seg == "." || seg == ".." || strings.ContainsAny(seg, "?#%\\") {
 				t.Fatalf("%q: upstream path %q has segment %q", escaped, target.path, seg)
 			}
+		}
+		// The plan authorized is the plan of the build the path names,
+		// as sent and as it goes upstream: K-P-... in the key segment.
+		plan := target.plan.project + "-" + target.plan.plan + "-"
+		sent, upstream := strings.Split(escaped, "/"), strings.Split(target.path, "/")
+		if !strings.HasPrefix(sent[2], plan) || !strings.HasPrefix(upstream[2], plan) || sent[2] != upstream[2] {
+			t.Fatalf("%q: authorized plan %v, but the path names %q (upstream %q)", escaped, target.plan, sent[2], target.path)
 		}
 	})
 }

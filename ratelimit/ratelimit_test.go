@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,23 +28,38 @@ func newLimiter(t *testing.T, rdb redis.UniversalClient, limit Limit, interval t
 	return l
 }
 
-// hammer calls Allow for key as fast as it can for d and counts the answers.
-func hammer(l *Limiter, key string, d time.Duration) (allowed, refused int) {
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
+// clocked is a limiter on a test clock that never settles by itself
+// (an interval of an hour): the test moves its time and calls settle when
+// it wants a settlement, so a busy machine changes nothing it counts.
+// Only the first request of a key asks Redis, whose clock barely moves
+// during a test.
+func clocked(t *testing.T, rdb redis.UniversalClient, limit Limit, clock *testclock.Clock) *Limiter {
+	t.Helper()
+	l, err := New(rdb, "test:rl:", limit, Options{Interval: time.Hour, Logger: quiet, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// drain calls Allow for key until it is refused and counts the
+// admissions; the refusal's retry-after is returned too.
+func drain(t *testing.T, l *Limiter, key string) (allowed int, retry time.Duration) {
+	t.Helper()
+	for range 100_000 {
 		ok, retry, err := l.Allow(context.Background(), key)
 		switch {
 		case err != nil:
-			panic(err)
-		case ok:
-			allowed++
-		case retry <= 0:
-			panic("refused without a positive retry-after")
-		default:
-			refused++
+			t.Fatal(err)
+		case !ok && retry <= 0:
+			t.Fatal("refused without a positive retry-after")
+		case !ok:
+			return allowed, retry
 		}
+		allowed++
 	}
-	return allowed, refused
+	t.Fatalf("%s never refused", key)
+	return 0, 0
 }
 
 // callN calls Allow for key n times at once and counts the admissions.
@@ -66,14 +79,27 @@ func callN(l *Limiter, key string, n int) (allowed, refused int) {
 }
 
 func TestOneInstanceAdmitsTheBurstThenTheRate(t *testing.T) {
-	rdb := testredis.Client(t)
-	l := newLimiter(t, rdb, PerSecond(20, 10), 50*time.Millisecond)
-	const d = 1500 * time.Millisecond
-	allowed, refused := hammer(l, "alice", d)
-	// The burst at once, then 20 a second.
-	lo, hi := 10+int(d.Seconds()*20)-3, 10+int(d.Seconds()*20)+2
-	if allowed < lo || allowed > hi || refused == 0 {
-		t.Fatalf("in %s: %d allowed, %d refused; want %d-%d allowed", d, allowed, refused, lo, hi)
+	clock := testclock.New()
+	l := clocked(t, testredis.Client(t), PerSecond(20, 10), clock)
+	// The burst at once (the first request asked of Redis, the rest
+	// decided here)...
+	if n, retry := drain(t, l, "alice"); n != 10 || retry != 50*time.Millisecond {
+		t.Fatalf("at once: %d allowed, then retry after %s; want the burst of 10, then 50ms", n, retry)
+	}
+	// ... then 20 a second, spread as the requests come...
+	total := 0
+	for range 30 {
+		clock.Advance(100 * time.Millisecond)
+		n, _ := drain(t, l, "alice")
+		total += n
+	}
+	if total != 60 {
+		t.Fatalf("3 s in steps of 100 ms: %d allowed; want 60", total)
+	}
+	// ... and after an idle while, the burst again, never more.
+	clock.Advance(time.Minute)
+	if n, _ := drain(t, l, "alice"); n != 10 {
+		t.Fatalf("after an idle minute: %d allowed; want the burst of 10", n)
 	}
 	// Another key has its own bucket.
 	if ok, _, _ := l.Allow(context.Background(), "bob"); !ok {
@@ -82,12 +108,8 @@ func TestOneInstanceAdmitsTheBurstThenTheRate(t *testing.T) {
 }
 
 func TestRefusalSaysWhenToComeBack(t *testing.T) {
-	rdb := testredis.Client(t)
 	clock := testclock.New()
-	l, err := New(rdb, "test:rl:", PerSecond(2, 1), Options{Interval: time.Hour, Logger: quiet, Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := clocked(t, testredis.Client(t), PerSecond(2, 1), clock)
 	ctx := context.Background()
 	if ok, _, _ := l.Allow(ctx, "k"); !ok {
 		t.Fatal("first request refused")
@@ -96,80 +118,84 @@ func TestRefusalSaysWhenToComeBack(t *testing.T) {
 	if ok || retry <= 0 || retry > 500*time.Millisecond {
 		t.Fatalf("second request at once: ok %v, retry after %s; want refused, (0, 500ms]", ok, retry)
 	}
-	clock.Advance(retry - time.Millisecond)
+	clock.Advance(retry - time.Microsecond)
 	if ok, _, _ := l.Allow(ctx, "k"); ok {
-		t.Fatalf("admitted a millisecond before the %s it asked to wait", retry)
+		t.Fatalf("admitted before the %s it asked for had passed", retry)
 	}
-	clock.Advance(time.Millisecond)
+	clock.Advance(time.Microsecond)
 	if ok, _, _ := l.Allow(ctx, "k"); !ok {
 		t.Fatalf("refused again after waiting the %s it asked for", retry)
 	}
 }
 
-// Two instances hammering one key together get what one would grant plus
-// at most the stated bound (package comment): (N-1) x (Burst + Rate x
-// Interval); two separate limits would grant twice the whole.
+// Two instances spending one key within one interval get what one would
+// grant plus at most the stated bound (package comment): (N-1) x (Burst +
+// Rate x Interval); two separate limits would grant twice the whole. After
+// the settlement both refuse: the excess is debt.
 func TestTwoInstancesShareOneLimitWithinTheBound(t *testing.T) {
 	rdb := testredis.Client(t)
-	const rate, burst, interval, d = 50, 20, 50 * time.Millisecond, 2 * time.Second
-	a := newLimiter(t, rdb, PerSecond(rate, burst), interval)
-	b := newLimiter(t, redis.NewClient(rdb.Options()), PerSecond(rate, burst), interval)
-	var wg sync.WaitGroup
-	var total, refused atomic.Int64
-	for _, l := range []*Limiter{a, b, a, b} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ok, no := hammer(l, "shared", d)
-			total.Add(int64(ok))
-			refused.Add(int64(no))
-		}()
+	const rate, burst, interval = 50, 20, 100 * time.Millisecond
+	clock := testclock.New()
+	a := clocked(t, rdb, PerSecond(rate, burst), clock)
+	b := clocked(t, redis.NewClient(rdb.Options()), PerSecond(rate, burst), clock)
+	total := 0
+	for range 10 { // one interval in ten steps
+		for _, l := range []*Limiter{a, b} {
+			n, _ := drain(t, l, "shared")
+			total += n
+		}
+		clock.Advance(interval / 10)
 	}
-	wg.Wait()
-	one := burst + int(d.Seconds()*rate)
-	bound := (2 - 1) * (burst + int(rate*interval.Seconds()+0.999))
-	got := int(total.Load())
-	if got < one-5 || got > one+bound+2 {
-		t.Fatalf("two instances for %s: %d allowed; want %d (one instance) to %d (plus the bound %d)", d, got, one, one+bound, bound)
+	one := burst + int(rate*interval.Seconds())
+	bound := (2 - 1) * (burst + int(rate*interval.Seconds()))
+	if total < one || total > one+bound {
+		t.Fatalf("two instances within one interval: %d allowed; want %d (one instance) to %d (plus the bound %d)", total, one, one+bound, bound)
 	}
-	if separate := 2 * one; got >= separate {
-		t.Fatalf("%d allowed: as many as two separate limits (%d)", got, separate)
+	a.settle(context.Background())
+	b.settle(context.Background())
+	for _, l := range []*Limiter{a, b} {
+		if ok, retry, _ := l.Allow(context.Background(), "shared"); ok || retry <= 0 {
+			t.Fatalf("after settling %d admissions: ok %v, retry after %s", total, ok, retry)
+		}
 	}
-	t.Logf("%d allowed, %d refused (one instance alone: %d, bound +%d)", got, refused.Load(), one, bound)
 }
 
-// The excess two instances admit within one interval is settled as debt:
-// after a settlement, both refuse until it is repaid.
+// The excess two instances admit before a settlement is settled as debt:
+// after one, both refuse until it is repaid.
 func TestExcessIsRepaidAfterSettlement(t *testing.T) {
 	rdb := testredis.Client(t)
-	const interval = 300 * time.Millisecond
-	a := newLimiter(t, rdb, PerSecond(1, 10), interval)
-	b := newLimiter(t, redis.NewClient(rdb.Options()), PerSecond(1, 10), interval)
+	clock := testclock.New()
+	a := clocked(t, rdb, PerSecond(1, 10), clock)
+	b := clocked(t, redis.NewClient(rdb.Options()), PerSecond(1, 10), clock)
 	ctx := context.Background()
 	// Both learn the bucket (one direct request each), then spend the
 	// rest locally before any settlement.
-	// By count, not by time: a busy machine must not turn 20 quick calls
-	// into a few slow ones (they take microseconds; the interval is 300 ms).
 	na, _ := callN(a, "k", 20)
 	nb, _ := callN(b, "k", 20)
 	if na+nb < 15 {
 		t.Fatalf("%d+%d of 20 calls each allowed: want the two instances to overshoot the burst of 10 before settling", na, nb)
 	}
-	// After a settlement the bucket runs (na+nb) x 1 s ahead, minus
-	// the time passed: beyond the 10 s tolerance for seconds yet.
-	time.Sleep(2 * interval)
+	// Before settling, each still decides from its own view...
+	clock.Advance(time.Second)
+	if ok, _, _ := a.Allow(ctx, "k"); !ok {
+		t.Fatal("a refused a refilled request before any settlement")
+	}
+	// ... after it, the bucket runs (na+nb+1) x 1 s ahead: beyond the
+	// 10 s tolerance for seconds yet.
+	a.settle(ctx)
+	b.settle(ctx)
 	for _, l := range []*Limiter{a, b} {
 		if ok, retry, _ := l.Allow(ctx, "k"); ok || retry <= 0 {
-			t.Fatalf("after settling %d admissions of a burst of 10: ok %v, retry after %s", na+nb, ok, retry)
+			t.Fatalf("after settling %d admissions of a burst of 10: ok %v, retry after %s", na+nb+1, ok, retry)
 		}
 	}
 }
 
-// Deciding locally means Redis sees one call per key per interval, not one
-// per request.
+// Deciding locally means Redis sees one call per key per settlement, not
+// one per request.
 func TestSettlesInBatchesNotPerRequest(t *testing.T) {
 	rdb := testredis.Client(t)
-	l := newLimiter(t, rdb, PerSecond(100000, 100000), 50*time.Millisecond)
+	l := clocked(t, rdb, PerSecond(100000, 100000), testclock.New())
 	before := scriptCalls(t, rdb)
 	const keys, requests = 20, 20000
 	for i := range requests {
@@ -177,12 +203,13 @@ func TestSettlesInBatchesNotPerRequest(t *testing.T) {
 			t.Fatalf("request %d: ok %v err %v", i, ok, err)
 		}
 	}
-	time.Sleep(120 * time.Millisecond)
-	calls := scriptCalls(t, rdb) - before
-	if calls > requests/10 {
-		t.Fatalf("%d script calls for %d requests on %d keys", calls, requests, keys)
+	if !l.settle(context.Background()) {
+		t.Fatal("settlement failed")
 	}
-	t.Logf("%d Redis script calls for %d requests", calls, requests)
+	// One direct request per new key, one script call per key to settle.
+	if calls := scriptCalls(t, rdb) - before; calls != 2*keys {
+		t.Fatalf("%d script calls for %d requests on %d keys; want %d", calls, requests, keys, 2*keys)
+	}
 }
 
 func scriptCalls(t *testing.T, rdb *redis.Client) int {

@@ -423,14 +423,46 @@ func (c clusterSetup) rateLimit(t *testing.T) {
 	// The overshoot is debt once the instances settle: both refuse now,
 	// where two separate limits would each have refilled a request.
 	if total > burst+1 {
-		time.Sleep(300 * time.Millisecond)
-		for _, e := range []*env{a, b} {
-			if r := e.do(req{method: "GET", path: "/rs/account/rl-1/balance", token: quota}); r.status != 429 {
-				t.Fatalf("after settling %d admissions of a burst of %d: %d, want 429 on both instances", total, burst, r.status)
+		waitSettled(t, rdb, "facade:rl:quota", total, rate, started)
+		// Redis holds every admission; each instance learns it at its
+		// next settlement, after which both refuse in the same round.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			ra := a.do(req{method: "GET", path: "/rs/account/rl-1/balance", token: quota})
+			rb := b.do(req{method: "GET", path: "/rs/account/rl-1/balance", token: quota})
+			if ra.status == 429 && rb.status == 429 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after settling %d admissions of a burst of %d: %d and %d, want 429 on both instances", total, burst, ra.status, rb.status)
 			}
 		}
 	}
 	t.Logf("%d requests in %s: %d allowed (A %d, B %d), limit shared", requests, elapsed.Round(time.Millisecond), total, allowed[a], allowed[b])
+}
+
+// waitSettled waits until the rate-limit bucket in Redis counts at least
+// admitted requests at rate since started: the instances have settled what
+// they admitted (the bucket's value is its theoretical arrival time in
+// microseconds of Redis's clock, ratelimit/take.lua).
+func waitSettled(t *testing.T, rdb redis.UniversalClient, key string, admitted, rate int, started time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	need := time.Duration(admitted) * time.Second / time.Duration(rate)
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		tat, err := rdb.Get(ctx, key).Int64()
+		now, err2 := rdb.Time(ctx).Result()
+		if err == nil && err2 == nil {
+			ahead := time.Duration(tat-now.UnixMicro()) * time.Microsecond
+			if ahead >= need-time.Since(started) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the limiter's bucket never counted the %d admissions (get %v, time %v)", admitted, err, err2)
+		}
+		time.Sleep(10 * time.Millisecond) // a poll of the observable state
+	}
 }
 
 // builds: what A fetched upstream, B serves from the shared cache, with

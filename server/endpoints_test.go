@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -81,39 +82,118 @@ func expiredToken(t *testing.T) string {
 }
 
 // FuzzRequests sends arbitrary identifiers, bodies, headers and amounts
-// through the whole pipeline: whatever arrives, the answer is never a 5xx,
-// always carries the security headers, and an error is a problem body with
-// no internals in it.
+// through the whole pipeline, as several principals: whatever arrives, the
+// answer is never a 5xx, always carries the security headers, an error is
+// a problem body with no internals in it, and no principal gets a success
+// for an identifier outside its grants (fuzzGrants, from testPolicy).
 func FuzzRequests(f *testing.F) {
-	e := newEnv(f)
+	e := newEnv(f, withBuilds())
 	seedGrades(f, e)
 	seedAccounts(f, e)
-	bob := token(f, "bob", "professor")
+	var tokens []string
+	for _, p := range fuzzPrincipals {
+		tokens = append(tokens, token(f, p.sub, p.role))
+	}
 	f.Add("alice", `{"grade":"A"}`, "application/json", "12.50", "key-1")
 	f.Add("a%2Fb", `{"grade":"A","x":1}`, "application/xml", "1e3", "")
 	f.Add("..", `{"grade":null}`, "", "-5", " ")
 	f.Add("%00", "\x00\xff", "application/json; charset=\x00", "１", strings.Repeat("k", 300))
+	f.Add("2002", `{"grade":"B"}`, "application/json", "5", "")
+	f.Add("WEB-NIGHTLY-5", "", "", "1", "")
+	f.Add("WEB-PR", "labels", "", "25", "")
+	f.Add("%61lice", "", "", "1", "")
 	f.Fuzz(func(t *testing.T, id, body, ctype, amount, idem string) {
-		for _, r := range []*http.Request{
-			newReq("PUT", "/student/"+id+"/english/grade", body),
-			newReq("POST", "/student/"+id+"/english/grade", body),
-			newReq("GET", "/student/"+id+"/english/grade", ""),
-			newReq("GET", "/rs/account/"+id+"/transfers?limit="+amount, ""),
-			newReq("POST", "/rs/transfer/from/1001/to/"+id+"/amount/"+amount, ""),
-			newReq("GET", "/rest/api/latest/result/"+id+"?max-results="+amount+"&expand="+body, ""),
-		} {
-			if r == nil {
-				continue // not even a parseable URL: no server would see it
+		for i, p := range fuzzPrincipals {
+			for _, fr := range []struct {
+				route string
+				r     *http.Request
+			}{
+				{"grade", newReq("PUT", "/student/"+id+"/english/grade", body)},
+				{"grade", newReq("POST", "/student/"+id+"/english/grade", body)},
+				{"grade", newReq("GET", "/student/"+id+"/english/grade", "")},
+				{"statement", newReq("GET", "/rs/account/"+id+"/transfers?limit="+amount, "")},
+				{"transfer", newReq("POST", "/rs/transfer/from/1001/to/"+id+"/amount/"+amount, "")},
+				{"result", newReq("GET", "/rest/api/latest/result/"+id+"?max-results="+amount+"&expand="+body, "")},
+			} {
+				r := fr.r
+				if r == nil {
+					continue // not even a parseable URL: no server would see it
+				}
+				r.Header.Set("Authorization", "Bearer "+tokens[i])
+				r.Header.Set("X-XSRF-TOKEN", "fuzz")
+				setIfValid(r.Header, "Content-Type", ctype)
+				setIfValid(r.Header, "Idempotency-Key", idem)
+				w := httptest.NewRecorder()
+				e.srv.ServeHTTP(w, r)
+				checkFuzzResponse(t, r, w)
+				if w.Code < 300 && !p.granted(fr.route, r.URL.Path) {
+					t.Fatalf("%s (%s) %s %s: %d for an identifier outside the grants", p.sub, p.role, r.Method, r.URL, w.Code)
+				}
 			}
-			r.Header.Set("Authorization", "Bearer "+bob)
-			r.Header.Set("X-XSRF-TOKEN", "fuzz")
-			setIfValid(r.Header, "Content-Type", ctype)
-			setIfValid(r.Header, "Idempotency-Key", idem)
-			w := httptest.NewRecorder()
-			e.srv.ServeHTTP(w, r)
-			checkFuzzResponse(t, r, w)
 		}
 	})
+}
+
+// fuzzPrincipal is one caller of FuzzRequests and what testPolicy grants
+// it, by route: the identifiers (as the decoded path carries them) it may
+// get a success for.
+type fuzzPrincipal struct {
+	sub, role string
+	grants    map[string][]string
+}
+
+var (
+	aliceAccounts    = []string{"1001", "ghost-acct"} // view_account
+	aliceTransfersTo = []string{"2002", "ghost-acct"} // transfer on 1001 and on these
+)
+
+var fuzzPrincipals = []fuzzPrincipal{
+	{"bob", "professor", map[string][]string{"grade": {"alice", "ghost"}}}, // english-101's students
+	// Account grants name the sub, whatever the role.
+	{"alice", "student", map[string][]string{"grade": {"alice"}, "statement": aliceAccounts, "transfer": aliceTransfersTo}},
+	{"alice", "customer", map[string][]string{"statement": aliceAccounts, "transfer": aliceTransfersTo}},
+	{"carol", "developer", map[string][]string{"result": {"PROJ", "WEB-NIGHTLY"}}}, // a project and a plan
+	{"mallory", "developer", nil},
+}
+
+// granted reports whether the decoded request path names, for route, an
+// identifier p holds a grant on. A path of another shape names none.
+func (p fuzzPrincipal) granted(route, path string) bool {
+	var id string
+	var ok bool
+	switch route {
+	case "grade":
+		id, ok = cutBetween(path, "/student/", "/english/grade")
+	case "statement":
+		id, ok = cutBetween(path, "/rs/account/", "/transfers")
+	case "transfer":
+		id, ok = cutBetween(path, "/rs/transfer/from/1001/to/", "/amount/")
+		id, _, _ = strings.Cut(id, "/amount/")
+	case "result":
+		id, ok = strings.CutPrefix(path, "/rest/api/latest/result/")
+		id, _, _ = strings.Cut(id, "/")
+		id = strings.TrimSuffix(id, ".json")
+		if parts := strings.Split(id, "-"); ok && len(parts) >= 2 {
+			return slices.Contains(p.grants[route], parts[0]) || slices.Contains(p.grants[route], parts[0]+"-"+parts[1])
+		}
+		// A project key: its own grant or a plan of it (WEB-NIGHTLY).
+		return ok && slices.ContainsFunc(p.grants[route], func(g string) bool { return g == id || strings.HasPrefix(g, id+"-") })
+	}
+	return ok && slices.Contains(p.grants[route], id)
+}
+
+// cutBetween returns what lies between prefix and suffix in s; suffix may
+// be followed by more path.
+func cutBetween(s, prefix, suffix string) (string, bool) {
+	rest, ok := strings.CutPrefix(s, prefix)
+	if !ok {
+		return "", false
+	}
+	i := strings.Index(rest, suffix)
+	if i < 0 {
+		return "", false
+	}
+	return rest[:i], true
 }
 
 func newReq(method, target, body string) *http.Request {

@@ -29,12 +29,17 @@ type Writer struct {
 
 	flushMu sync.Mutex // one flush at a time, so lines keep their order
 	spare   []byte     // the last flushed buffer, reused
+
+	// after runs f once d has passed (time.AfterFunc; tests run it when
+	// they choose).
+	after func(d time.Duration, f func())
 }
 
 // New returns a Writer on w flushing at least every interval and whenever
 // max bytes wait.
 func New(w io.Writer, interval time.Duration, max int) *Writer {
-	return &Writer{w: w, interval: interval, max: max, buf: make([]byte, 0, max)}
+	return &Writer{w: w, interval: interval, max: max, buf: make([]byte, 0, max),
+		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 }
 
 // Write buffers p; it never fails (a failing underlying writer loses the
@@ -49,7 +54,7 @@ func (b *Writer) Write(p []byte) (int, error) {
 	full := len(b.buf) >= b.max
 	if !full && !b.armed {
 		b.armed = true
-		time.AfterFunc(b.interval, b.Flush)
+		b.after(b.interval, b.Flush)
 	}
 	b.mu.Unlock()
 	if full {

@@ -32,19 +32,52 @@ func (l *lockedBuffer) snapshot() (string, int) {
 func TestLinesArriveWithinTheIntervalInFewWrites(t *testing.T) {
 	var out lockedBuffer
 	w := New(&out, 30*time.Millisecond, 1<<20)
+	// The timer is the test's: it fires when the test says the interval
+	// has passed, so a slow machine cannot make 100 writes straddle it.
+	var scheduled []func()
+	w.after = func(d time.Duration, f func()) {
+		if d != 30*time.Millisecond {
+			t.Errorf("flush scheduled after %s, want the interval", d)
+		}
+		scheduled = append(scheduled, f)
+	}
 	for i := range 100 {
 		fmt.Fprintf(w, "line %d\n", i)
 	}
 	if s, _ := out.snapshot(); s != "" {
 		t.Fatalf("written before the interval: %q", s)
 	}
-	time.Sleep(150 * time.Millisecond)
+	if len(scheduled) != 1 {
+		t.Fatalf("%d flushes scheduled for 100 lines within one interval, want 1", len(scheduled))
+	}
+	scheduled[0]()
 	s, writes := out.snapshot()
 	if strings.Count(s, "\n") != 100 || !strings.HasPrefix(s, "line 0\n") || !strings.HasSuffix(s, "line 99\n") {
 		t.Fatalf("after the interval: %q", s)
 	}
 	if writes != 1 {
 		t.Fatalf("%d writes for 100 lines within one interval, want 1", writes)
+	}
+	// The next line arms the timer again.
+	fmt.Fprintf(w, "line 100\n")
+	if len(scheduled) != 2 {
+		t.Fatalf("a line after a flush scheduled %d flushes in all, want 2", len(scheduled))
+	}
+}
+
+// TestTheRealTimerFlushes: with the real timer, a line arrives without a
+// Flush or Close (waiting for it, however long the machine takes).
+func TestTheRealTimerFlushes(t *testing.T) {
+	var out lockedBuffer
+	w := New(&out, time.Millisecond, 1<<20)
+	fmt.Fprintf(w, "only line\n")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if s, _ := out.snapshot(); s == "only line\n" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the line never arrived")
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -53,8 +54,9 @@ type Tab struct {
 	T   *testing.T
 	Ctx context.Context
 
-	mu      sync.Mutex
-	console []string // console errors and uncaught exceptions of the page
+	mu       sync.Mutex
+	console  []string                  // console errors and uncaught exceptions of the page
+	inflight map[network.RequestID]int // requests sent minus requests ended, by id
 }
 
 // New starts Chromium at phone width with a fresh profile; it stops when
@@ -97,8 +99,17 @@ func New(t *testing.T) *Tab {
 		}
 		return "exception: " + msg
 	})
+	b.inflight = map[network.RequestID]int{}
+	go track(b, network.RequestWillBeSent, func(ev network.EventRequestWillBeSent) (network.RequestID, int) {
+		if ev.RedirectResponse != nil { // the same request id, going on
+			return ev.RequestID, 0
+		}
+		return ev.RequestID, 1
+	})
+	go track(b, network.LoadingFinished, func(ev network.EventLoadingFinished) (network.RequestID, int) { return ev.RequestID, -1 })
+	go track(b, network.LoadingFailed, func(ev network.EventLoadingFailed) (network.RequestID, int) { return ev.RequestID, -1 })
 	// A headless window is at least 500px wide; emulate the phone's.
-	b.Do(chromedp.EmulateViewport(PhoneWidth, PhoneHeight, chromedp.EmulateMobile), reportCSPViolations)
+	b.Do(chromedp.EmulateViewport(PhoneWidth, PhoneHeight, chromedp.EmulateMobile), reportCSPViolations, enableNetwork)
 	t.Cleanup(func() {
 		b.checkCSP()
 		if t.Failed() {
@@ -115,6 +126,48 @@ func New(t *testing.T) *Tab {
 		cancelAlloc()
 	})
 	return b
+}
+
+var enableNetwork = chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	return err
+})
+
+// track counts requests started and ended (events of three kinds arrive
+// on three goroutines, so an end may be counted before its start).
+func track[E any](b *Tab, ev cdp.Event[E], delta func(E) (network.RequestID, int)) {
+	for e, err := range chromedp.Events(b.Ctx, ev) {
+		if err != nil {
+			return
+		}
+		id, d := delta(e)
+		b.mu.Lock()
+		if b.inflight[id] += d; b.inflight[id] == 0 {
+			delete(b.inflight, id)
+		}
+		b.mu.Unlock()
+	}
+}
+
+// WaitNoRequestInFlight waits until every request the page started has
+// ended (loaded or failed), so a test counts what the server did only once
+// nothing the page sent can still arrive.
+func (b *Tab) WaitNoRequestInFlight() {
+	b.T.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b.mu.Lock()
+		n := 0
+		for _, c := range b.inflight {
+			n += max(c, 0)
+		}
+		b.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.T.Fatalf("%d requests of the page still in flight after 10 s", n)
+		}
+	}
 }
 
 // cspViolation starts the console line of a Content-Security-Policy
