@@ -137,7 +137,7 @@ cleanup() {
 
 taken_ports=' '
 # The ports free_port picks (it sets them by name).
-redis_port='' facade_port='' compare_port='' nginx_port='' nginx_static_port=''
+redis_port='' facade_port='' compare_port='' nginx_port='' nginx_static_port='' nginx_artifact_port=''
 free_port() { # VAR
 	local p
 	for _ in $(seq 200); do
