@@ -35,6 +35,9 @@ func TestPageIsServedWithItsOwnPolicy(t *testing.T) {
 		}
 	}
 	// /ui redirects to the page, so that its relative links resolve.
+	if r := e.do(req{method: "HEAD", path: "/ui/app.css"}); r.status != 200 || r.header.Get("Content-Security-Policy") != web.CSP {
+		t.Errorf("HEAD /ui/app.css: %d", r.status)
+	}
 	if r := e.do(req{method: "GET", path: "/ui"}); r.status != 301 || r.header.Get("Location") != "/ui/" {
 		t.Errorf("/ui: %d to %q", r.status, r.header.Get("Location"))
 	}
