@@ -208,6 +208,13 @@ func TestExpiredSessionAnswersSessionExpired(t *testing.T) {
 	e := newEnv(t, withSignIn(si))
 	b := signedIn(t, e, "alice")
 	si.clock.Advance(8*time.Hour + time.Second)
+	sealed := b.Cookie(e.url, "facade-session").Value
+	if r := e.do(req{method: "GET", path: "/auth/me", header: map[string]string{"Cookie": "facade-session=" + sealed}}); r.status != 401 || r.problem(t)["code"] != "session-expired" {
+		t.Fatalf("expired session through the harness: %d %s", r.status, r.body)
+	}
+	if r := e.do(req{method: "GET", path: "/auth/me", header: map[string]string{"Cookie": "facade-session=x" + sealed}}); r.status != 401 || r.problem(t)["code"] != "session-invalid" {
+		t.Fatalf("tampered session: %d %s", r.status, r.body)
+	}
 	req, _ := http.NewRequest(http.MethodGet, e.url+"/auth/me", nil)
 	resp, err := b.Client.Do(req)
 	if err != nil {
