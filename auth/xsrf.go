@@ -14,7 +14,7 @@ import (
 // sits inside the sealed session, which no other site can read or forge.
 // Bearer callers keep the header-and-cookie rule.
 func CheckXSRF(r *http.Request, id Identity) error {
-	if isSafeMethod(r.Method) {
+	if SafeMethod(r.Method) {
 		return nil
 	}
 	token := r.Header.Get(XSRFHeader)
@@ -42,7 +42,7 @@ func SameOrigin(r *http.Request, origin string) bool {
 	case "same-origin":
 		return true
 	case "none":
-		return isSafeMethod(r.Method)
+		return SafeMethod(r.Method)
 	case "":
 	default: // same-site (a sibling subdomain, another port), cross-site
 		return false
@@ -53,7 +53,9 @@ func SameOrigin(r *http.Request, origin string) bool {
 	return true
 }
 
-func isSafeMethod(m string) bool {
+// SafeMethod reports whether m is a method that changes nothing (GET, HEAD,
+// OPTIONS): those need no anti-forgery token, and CORS lets read origins use them.
+func SafeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/server/problem"
 )
 
@@ -68,7 +69,7 @@ func (o Origins) allows(origin, method string) bool {
 
 // allowOriginValue is what Access-Control-Allow-Origin says for a read.
 func (o Origins) allowOriginValue(origin, method string) string {
-	if isSafeMethod(method) && o.anyRead && !o.write[origin] {
+	if auth.SafeMethod(method) && o.anyRead && !o.write[origin] {
 		return "*"
 	}
 	return origin
@@ -89,7 +90,7 @@ func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
 		if origin == "" {
 			return next(c)
 		}
-		if !isSafeMethod(r.Method) && !s.cfg.Origins.canWrite(origin) {
+		if !auth.SafeMethod(r.Method) && !s.cfg.Origins.canWrite(origin) {
 			return problem.OriginRefused
 		}
 		if s.cfg.Origins.allows(origin, r.Method) {

@@ -174,22 +174,6 @@ func requireXSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func isSafeMethod(m string) bool {
-	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
-}
-
-func visibleASCII(s string, max int) bool {
-	if len(s) == 0 || len(s) > max {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
 // requireJSONAccept answers 406 when the Accept header excludes JSON.
 func requireJSONAccept(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
