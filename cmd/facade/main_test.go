@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -446,14 +448,25 @@ func readUntil(t *testing.T, r io.Reader, marker string) string {
 	return buf.String()
 }
 
+// freeAddr returns a loopback address nobody listens on, for a command
+// that binds it itself later. It is taken below Linux's ephemeral range
+// (32768-60999): a port the kernel handed out for ":0" and that was closed
+// again can be handed out once more to the next ":0" listener, such as
+// the demo's own store, upstream or identity provider, started before
+// the demo binds its address; a port below the range never is.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
+		if err != nil {
+			continue
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return addr
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free loopback port between 20000 and 32000")
+	return ""
 }
 
 func TestPublicURLIsAWriteOrigin(t *testing.T) {
