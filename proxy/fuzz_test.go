@@ -58,10 +58,12 @@ func FuzzParseArtifactPath(f *testing.F) {
 			}
 		}
 		// The plan authorized is the plan of the build the path names,
-		// as sent and as it goes upstream: K-P-... in the key segment.
-		plan := target.plan.project + "-" + target.plan.plan + "-"
+		// as sent and as it goes upstream: the key segment is K-P (a
+		// plan's own download) or K-P-... (a build, a job, a job's build).
+		plan := target.plan.project + "-" + target.plan.plan
+		names := func(seg string) bool { return seg == plan || strings.HasPrefix(seg, plan+"-") }
 		sent, upstream := strings.Split(escaped, "/"), strings.Split(target.path, "/")
-		if !strings.HasPrefix(sent[2], plan) || !strings.HasPrefix(upstream[2], plan) || sent[2] != upstream[2] {
+		if !names(sent[2]) || !names(upstream[2]) || sent[2] != upstream[2] {
 			t.Fatalf("%q: authorized plan %v, but the path names %q (upstream %q)", escaped, target.plan, sent[2], target.path)
 		}
 	})
