@@ -29,15 +29,19 @@ var transferScript = redis.NewScript(transferSource)
 // maxTransferBatch of them, with at most transferBatches calls in flight.
 // Most of a transfer's cost inside Redis was its call's own overhead:
 // Redis spent 45.5 us of CPU per transfer called one by one and 23.4 us in
-// batches of 16 (bench/run.sh, README "Performance"). Two calls in flight
-// keep Redis busy while the next batch gathers.
+// batches of 16 (bench/run.sh, README "Performance"). One call in flight:
+// the transfers that arrive meanwhile all wait for the next, so batches
+// are larger than with two calls taking turns (0.14 script calls a
+// transfer instead of 0.21 at 32 connections), and each call costs Facade
+// a write and a read: 1.25x the transfers a second, 90.6 against 101.4 us
+// of Facade CPU each (bench/run.sh COMPARE, load 14).
 const (
-	transferBatches  = 2
+	transferBatches  = 1
 	maxTransferBatch = 64
 )
 
 // transferCall is one transfer waiting for its batch: the script's keys
-// and arguments for it, then its reply (a []any, or a refusal code) or the
+// and arguments for it, then its reply (transfer.lua's forms) or the
 // error of the whole call.
 type transferCall struct {
 	keys  []string
@@ -67,7 +71,7 @@ func (s *Store) applyTransfers(ctx context.Context, batch []*transferCall) {
 		args = append(args, c.args...)
 	}
 	replies, err := transferScript.Run(ctx, s.rdb, keys, args...).Slice()
-	if err == nil && len(replies) != len(batch) {
+	if err == nil && len(replies) != 1+len(batch) {
 		err = corrupt("transfer batch of " + strconv.Itoa(len(batch)) + " answered " + strconv.Itoa(len(replies)))
 	}
 	for i, c := range batch {
@@ -75,8 +79,30 @@ func (s *Store) applyTransfers(ctx context.Context, batch []*transferCall) {
 			c.err = err
 			continue
 		}
-		c.reply = replies[i]
+		c.reply = expandReply(c, replies[0], replies[1+i])
 	}
+}
+
+// applied is a transfer that happened in this call, from the script's
+// short reply ("2EUR": exponent digit, currency) and what the caller sent.
+type applied struct {
+	tid, amount, currency, created string
+	exponent                       int
+}
+
+// expandReply turns the script's short reply for a transfer that happened
+// now into an applied; refusals and earlier transfers stay as they are
+// (transfer.lua lists the forms).
+func expandReply(c *transferCall, created, reply any) any {
+	short, ok := reply.(string)
+	if !ok || short == "" || short[0] < '0' || short[0] > '0'+MaxExponent {
+		return reply
+	}
+	exp := int(short[0] - '0')
+	tid, _ := c.args[0].(string)
+	amount, _ := c.args[3+exp].(string)
+	at, _ := created.(string)
+	return applied{tid: tid, amount: amount, currency: short[1:], created: at, exponent: exp}
 }
 
 // IdempotencyTTL is how long the first answer for an Idempotency-Key is kept.
@@ -218,9 +244,13 @@ func newTransferID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// decodeTransfer reads one transfer's reply: {replayed, id, amount,
-// currency, exponent, created µs}, or the FACADE_* code of its refusal.
+// decodeTransfer reads one transfer's reply: an applied, {replayed, id,
+// amount, currency, exponent, created µs}, or the FACADE_* code of its
+// refusal.
 func decodeTransfer(req TransferRequest, reply any) (Transfer, bool, error) {
+	if a, ok := reply.(applied); ok {
+		return decodeFields(req, 0, [5]string{a.tid, a.amount, a.currency, strconv.Itoa(a.exponent), a.created})
+	}
 	if code, ok := reply.(string); ok {
 		if refusal, ok := scriptRefusals[code]; ok {
 			return Transfer{}, false, refusal
@@ -236,6 +266,11 @@ func decodeTransfer(req TransferRequest, reply any) (Transfer, bool, error) {
 	for i := range f {
 		f[i], _ = fields[i+1].(string)
 	}
+	return decodeFields(req, replayed, f)
+}
+
+// decodeFields reads id, amount, currency, exponent and created µs.
+func decodeFields(req TransferRequest, replayed int64, f [5]string) (Transfer, bool, error) {
 	amount, err1 := strconv.ParseInt(f[1], 10, 64)
 	exp, err2 := strconv.Atoi(f[3])
 	created, err3 := strconv.ParseInt(f[4], 10, 64)

@@ -15,34 +15,90 @@
 --   currency exponent of 0..3, or "" when the amount has more decimals
 --   than that exponent allows
 --
--- Returns one reply per transfer, in order: {replayed 0|1, transfer id,
--- amount, currency, exponent, created µs} when it happened (or had
--- happened), else the FACADE_* code of its refusal as a string.
+-- Returns the batch's creation time (Redis's clock in µs, "" when no
+-- transfer of it happened), then one reply per transfer, in order:
+--   - a transfer that happened now: its exponent digit and currency code
+--     ("2EUR"); the caller holds its id and its amount for that exponent;
+--   - one that had happened (a resent call, or an Idempotency-Key seen
+--     before): {replayed 0|1, transfer id, amount, currency, exponent,
+--     created µs} as first recorded;
+--   - a refusal: the FACADE_* code as a string.
+-- Each value of a reply costs Redis a conversion: the short form of the
+-- common case took a batch of 16 from 109,600 to 101,900 machine
+-- instructions a transfer (callgrind on redis-server).
 --
--- Amounts and balances stay decimal strings: Lua numbers are doubles, exact
--- only to 2^53, so comparisons are done on canonical digit strings and
--- arithmetic by HINCRBY (int64, refuses to overflow).
+-- Lua numbers are doubles, exact only to 2^53. A balance and an amount of
+-- at most 15 digits (below 10^15, well inside that) are moved as numbers
+-- in the script's memory, and each account touched is written once, at
+-- the end of the batch. Anything larger stays a decimal string: compared
+-- on canonical digit strings, moved by HINCRBY (int64, refuses to
+-- overflow), one call per transfer.
 
 local ledger, ttl = KEYS[1], ARGV[1]
 
 -- What each call into Redis costs is most of a transfer's cost, so a batch
--- reads each account once (and keeps its balance from HINCRBY's answer),
--- looks for resent transfer records with one EXISTS, and pushes to each
--- statement once at the end, in the same order as one push per transfer
--- would. Nothing outside the script sees the difference: Redis runs it
--- without interleaving, and writes its effects to the AOF and replicas as
--- one MULTI/EXEC block.
-local accounts = {}  -- key -> {currency, exponent, balance}, false when missing
+-- reads each account once (and keeps its balance from HINCRBY's answer,
+-- or in memory), writes each balance once at the end, looks for resent
+-- transfer records with one EXISTS, and pushes to each statement once at
+-- the end, in the same order as one push per transfer would. Nothing
+-- outside the script sees the difference: Redis runs it without
+-- interleaving, and writes its effects to the AOF and replicas as one
+-- MULTI/EXEC block. (Callgrind, a batch of 16: 101,900 machine
+-- instructions a transfer with two HINCRBY each, 81,700 without.)
+--
+-- key -> {currency, exponent, balance string, num = the balance as a
+-- number while it is moved in memory, dirty = not yet written}, false
+-- when missing.
+local accounts = {}
+local dirtyOrder = {} -- keys of accounts moved in memory, first moved first
+
+-- exact is s as a number when it is a canonical integer of at most 15
+-- digits (exact as a double, with room for sums), else nil.
+local function exact(s)
+  if s and string.find(s, '^%-?%d+$') and #s - (string.byte(s, 1) == 45 and 1 or 0) <= 15 then
+    return tonumber(s)
+  end
+  return nil
+end
+
 local function account(key)
   local a = accounts[key]
   if a == nil then
     local v = redis.call('HMGET', key, 'currency', 'exponent', 'balance')
     a = v[1] and v or false
+    if a then a.num = exact(a[3]) end
     accounts[key] = a
   elseif a and not a[3] then
     a[3] = redis.call('HGET', key, 'balance')
   end
   return a
+end
+
+-- write stores a balance moved in memory.
+local function write(key, a)
+  if a.dirty then
+    redis.call('HSET', key, 'balance', string.format('%.0f', a.num))
+    a.dirty = false
+  end
+end
+
+-- toStrings ends in-memory moves on an account: its balance is written,
+-- and later transfers of the batch use the string path.
+local function toStrings(key, a)
+  if a.num then
+    write(key, a)
+    a[3] = string.format('%.0f', a.num)
+    a.num = nil
+  end
+end
+
+-- credit and debit in memory; the account is written at the end.
+local function add(key, a, n)
+  a.num = a.num + n
+  if not a.dirty then
+    a.dirty = true
+    dirtyOrder[#dirtyOrder + 1] = key
+  end
 end
 
 -- moved keeps an account's new balance, HINCRBY's answer. Redis hands
@@ -90,11 +146,28 @@ local function covers(balance, amt)
   return true
 end
 
+-- record writes what a transfer leaves besides balances: its record, its
+-- ledger entry, its statement lines, its idempotency record.
+local function record(tid, from, to, amount, src, idem, srcStmt, dstStmt, recordKey)
+  local at, currency = now(), src[1]
+  redis.call('HSET', recordKey, 'from', from, 'to', to, 'amount', amount,
+    'currency', currency, 'exponent', src[2], 'created', at)
+  redis.call('XADD', ledger, '*', 'transfer', tid, 'from', from, 'to', to,
+    'amount', amount, 'currency', currency, 'created', at)
+  push(srcStmt, tid)
+  push(dstStmt, tid)
+  if idem then
+    redis.call('HSET', idem, 'from', from, 'to', to, 'amount', amount, 'tid', tid,
+      'currency', currency, 'exponent', src[2], 'created', at)
+    redis.call('EXPIRE', idem, ttl)
+  end
+end
+
 -- apply runs one transfer whose keys start at KEYS[k] and arguments at
 -- ARGV[a]; it returns its reply or its refusal code. resent says that some
 -- transfer record of the batch exists already.
 local function apply(k, a, resent)
-  local srcKey, dstKey, srcStmt, dstStmt, record = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
+  local srcKey, dstKey, srcStmt, dstStmt, recordKey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
   local idem
   if ARGV[a] == '6' then idem = KEYS[k + 5] end
   local tid, from, to = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
@@ -102,7 +175,7 @@ local function apply(k, a, resent)
   -- A retry of this very call (go-redis resends a command whose reply was
   -- lost): it already happened, answer the same again.
   if resent then
-    local done = redis.call('HMGET', record, 'amount', 'currency', 'exponent', 'created')
+    local done = redis.call('HMGET', recordKey, 'amount', 'currency', 'exponent', 'created')
     if done[1] then
       return {0, tid, done[1], done[2], done[3], done[4]}
     end
@@ -136,6 +209,21 @@ local function apply(k, a, resent)
   if not dst then return 'FACADE_NOT_FOUND' end
   if dst[1] ~= src[1] then return 'FACADE_CURRENCY_MISMATCH' end
 
+  -- In memory when both balances and the amount are small enough that the
+  -- credit stays below 2^53; else on strings, as Redis holds them.
+  -- (Amounts are canonical: Facade formats them, transfer.go.)
+  local amt = #amount <= 15 and tonumber(amount)
+  if amt and src.num and dst.num and dst.num + amt < 9007199254740992 then
+    if src.num < amt then return 'FACADE_INSUFFICIENT_FUNDS' end
+    record(tid, from, to, amount, src, idem, srcStmt, dstStmt, recordKey)
+    -- Last: a Redis error above (data Facade did not write) leaves the
+    -- balances as they were.
+    add(dstKey, dst, amt)
+    add(srcKey, src, -amt)
+    return src[2] .. src[1]
+  end
+  toStrings(srcKey, src)
+  toStrings(dstKey, dst)
   if not covers(src[3], amount) then return 'FACADE_INSUFFICIENT_FUNDS' end
 
   -- The credit must not overflow int64. Doubles are exact to about 2^53
@@ -147,26 +235,16 @@ local function apply(k, a, resent)
   if held + tonumber(amount) > 9.2e18 then return 'FACADE_BALANCE_OVERFLOW' end
 
   -- Credit first: with the check above it cannot fail, and should it
-  -- anyway (a real Redis refuses to overflow), nothing has been written
-  -- yet. The debit cannot fail: the balance covers the amount.
+  -- anyway (a real Redis refuses to overflow), nothing of this transfer
+  -- has been written yet. The debit cannot fail: the balance covers the
+  -- amount.
   local credited = redis.pcall('HINCRBY', dstKey, 'balance', amount)
   if type(credited) == 'table' and credited.err then return 'FACADE_BALANCE_OVERFLOW' end
   moved(dst, credited)
   moved(src, redis.call('HINCRBY', srcKey, 'balance', '-' .. amount))
 
-  local at, currency = now(), src[1]
-  redis.call('HSET', record, 'from', from, 'to', to, 'amount', amount,
-    'currency', currency, 'exponent', src[2], 'created', at)
-  redis.call('XADD', ledger, '*', 'transfer', tid, 'from', from, 'to', to,
-    'amount', amount, 'currency', currency, 'created', at)
-  push(srcStmt, tid)
-  push(dstStmt, tid)
-  if idem then
-    redis.call('HSET', idem, 'from', from, 'to', to, 'amount', amount, 'tid', tid,
-      'currency', currency, 'exponent', src[2], 'created', at)
-    redis.call('EXPIRE', idem, ttl)
-  end
-  return {0, tid, amount, currency, src[2], at}
+  record(tid, from, to, amount, src, idem, srcStmt, dstStmt, recordKey)
+  return src[2] .. src[1]
 end
 
 -- One EXISTS over every transfer record of the batch: 0 unless this call
@@ -181,7 +259,7 @@ local resent = redis.call('EXISTS', unpack(records)) > 0
 -- A Redis error inside one transfer (a key of another type, data Facade
 -- did not write) refuses that transfer alone, as FACADE_CORRUPT, and the
 -- batch goes on.
-local replies = {}
+local replies = {''}
 k = 2
 for a = 2, #ARGV, 8 do
   local ok, reply = pcall(apply, k, a, resent)
@@ -189,7 +267,11 @@ for a = 2, #ARGV, 8 do
   replies[#replies + 1] = reply
   k = k + tonumber(ARGV[a])
 end
+for _, key in ipairs(dirtyOrder) do
+  write(key, accounts[key])
+end
 for _, key in ipairs(pushOrder) do
   redis.call('LPUSH', key, unpack(pushes[key]))
 end
+replies[1] = created or ''
 return replies

@@ -217,9 +217,13 @@ func TestConcurrentTransfersShareOneScriptCallAndKeepTheirOwnAnswers(t *testing.
 	gate := &scriptGate{release: make(chan struct{})}
 	rdb.AddHook(gate)
 
-	// Fill both in-flight slots with one transfer each, then queue the rest.
+	// Fill every in-flight slot with one transfer each, then queue the rest.
 	warm := batchCase{req: TransferRequest{From: "A", To: "B", Amount: "0.01"}}
-	cases := append([]batchCase{warm, warm}, batchCases()...)
+	var cases []batchCase
+	for range transferBatches {
+		cases = append(cases, warm)
+	}
+	cases = append(cases, batchCases()...)
 	answers := make([]struct {
 		tr       Transfer
 		replayed bool
@@ -249,7 +253,11 @@ func TestConcurrentTransfersShareOneScriptCallAndKeepTheirOwnAnswers(t *testing.
 			happened = append(happened, a.tr)
 		}
 	}
-	if want := []int{1, 1, queued}; !slices.Equal(gate.sizes, want) {
+	want := make([]int, transferBatches, transferBatches+1)
+	for i := range want {
+		want[i] = 1
+	}
+	if want = append(want, queued); !slices.Equal(gate.sizes, want) {
 		t.Fatalf("script calls carried %v transfers; want %v", gate.sizes, want)
 	}
 	wantBooks(t, s, rdb, happened, false, opening)
@@ -382,6 +390,52 @@ func TestBatchKeepsBalancesExactBeyondDoublePrecision(t *testing.T) {
 	}
 	if n := ledgerLen(t, rdb); n != 7 {
 		t.Fatalf("ledger has %d entries; want 7", n)
+	}
+}
+
+// Balances of up to 15 digits are moved in the script's memory and written
+// once at the end of the batch (transfer.lua); an account that then meets
+// one beyond that in the same batch is written first and moved by HINCRBY
+// from there on. Either way each balance ends exact, in digits, and a
+// transfer after the switch sees what the ones before it left.
+func TestBatchMovesBalancesInMemoryAndOnStringsAlike(t *testing.T) {
+	s, rdb := newTestStore(t)
+	ctx := context.Background()
+	const big = int64(1)<<53 + 1
+	if _, err := s.Create(ctx, Account{ID: "huge", Currency: eur, Balance: big}); err != nil {
+		t.Fatal(err)
+	}
+	open(t, s, "m", "EUR", "1.00")
+	open(t, s, "n", "EUR", "1.00")
+	open(t, s, "edge", "EUR", "9999999999999.99") // 15 digits of cents
+	reqs := []TransferRequest{
+		{From: "m", To: "n", Amount: "0.10"},    // in memory
+		{From: "n", To: "huge", Amount: "0.05"}, // n written, then on strings
+		{From: "m", To: "n", Amount: "0.01"},    // m written, then on strings
+		{From: "n", To: "m", Amount: "0.02"},
+		{From: "n", To: "m", Amount: "1.05"},    // n holds 1.04: refused
+		{From: "m", To: "edge", Amount: "0.01"}, // edge reaches 10^15 cents in memory
+	}
+	calls := make([]*transferCall, len(reqs))
+	for i, req := range reqs {
+		tid := newTransferID()
+		calls[i] = &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid, testMax)}
+	}
+	s.applyTransfers(ctx, calls)
+	for i, c := range calls {
+		_, _, err := decodeTransfer(reqs[i], c.reply)
+		if i != 4 && err != nil || i == 4 && !errorIs(err, facade.ErrInsufficientFunds) {
+			t.Fatalf("transfer %d: %v", i, err)
+		}
+	}
+	if got := balances(t, s, "m", "n", "huge", "edge"); !slices.Equal(got, []int64{90, 104, big + 5, 1e15}) {
+		t.Fatalf("balances = %v; want [90 104 %d 1000000000000000]", got, big+5)
+	}
+	if raw := rdb.HGet(ctx, accountKey("edge"), "balance").Val(); raw != "1000000000000000" {
+		t.Fatalf("edge's balance is stored as %q; want digits", raw)
+	}
+	if n := ledgerLen(t, rdb); n != 5 {
+		t.Fatalf("ledger has %d entries; want 5", n)
 	}
 }
 

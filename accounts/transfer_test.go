@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -280,17 +279,21 @@ func TestResentScriptCallMovesMoneyOnce(t *testing.T) {
 	open(t, s, "B", "EUR", "0")
 	req := TransferRequest{From: "A", To: "B", Amount: "3"}
 	tid := newTransferID()
-	var replies []any
+	var answers []Transfer
 	for range 2 {
 		call := &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid, testMax)}
 		s.applyTransfers(ctx, []*transferCall{call})
 		if call.err != nil {
 			t.Fatal(call.err)
 		}
-		replies = append(replies, call.reply)
+		tr, _, err := decodeTransfer(req, call.reply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, tr)
 	}
-	if !reflect.DeepEqual(replies[0], replies[1]) {
-		t.Fatalf("resent call answered %v, first %v", replies[1], replies[0])
+	if answers[0] != answers[1] || answers[0].ID != tid || answers[0].Amount != 300 {
+		t.Fatalf("resent call answered %+v, first %+v; want the same transfer %s of 3.00", answers[1], answers[0], tid)
 	}
 	if got := balances(t, s, "A", "B"); !slices.Equal(got, []int64{700, 300}) {
 		t.Fatalf("balances = %v; want one transfer of 3.00", got)
@@ -328,6 +331,9 @@ func TestEveryTransferAttemptIsAudited(t *testing.T) {
 	ok, _, _ := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "0.50", Principal: "alice"}, testMax)
 	_, _, _ = s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "9", Principal: "alice"}, testMax)
 	_, _, _ = s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "1e3", Principal: "mallory"}, testMax)
+	keyed := TransferRequest{From: "A", To: "B", Amount: "0.10", IdempotencyKey: "k1", Principal: "alice"}
+	_, _, _ = s.Transfer(ctx, keyed, testMax)
+	_, _, _ = s.Transfer(ctx, keyed, testMax)
 	var lines []map[string]any
 	for line := range strings.Lines(buf.String()) {
 		var m map[string]any
@@ -336,8 +342,12 @@ func TestEveryTransferAttemptIsAudited(t *testing.T) {
 		}
 		lines = append(lines, m)
 	}
-	want := []struct{ principal, amount, outcome string }{
-		{"alice", "0.50", "created"}, {"alice", "9", "insufficient_funds"}, {"mallory", "1e3", "bad_amount"},
+	want := []struct {
+		principal, amount, outcome string
+		keyed                      bool
+	}{
+		{"alice", "0.50", "created", false}, {"alice", "9", "insufficient_funds", false}, {"mallory", "1e3", "bad_amount", false},
+		{"alice", "0.10", "created", true}, {"alice", "0.10", "replayed", true},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d audit lines; want %d:\n%s", len(lines), len(want), buf.String())
@@ -345,7 +355,7 @@ func TestEveryTransferAttemptIsAudited(t *testing.T) {
 	for i, w := range want {
 		l := lines[i]
 		if l["audit"] != true || l["principal"] != w.principal || l["from"] != "A" || l["to"] != "B" ||
-			l["amount"] != w.amount || l["outcome"] != w.outcome {
+			l["amount"] != w.amount || l["outcome"] != w.outcome || l["idempotency_key"] != w.keyed {
 			t.Errorf("audit line %d = %v; want %+v", i, l, w)
 		}
 	}
@@ -371,4 +381,21 @@ func transfersCounted(s *Store, outcome string) float64 {
 	var m dto.Metric
 	_ = s.metrics.Transfers.WithLabelValues(outcome).Write(&m)
 	return m.GetCounter().GetValue()
+}
+
+// TestAuditClipsOnlyWhatIsTooLong: the audit line shows an id of the
+// longest valid length (64 bytes) whole, and clips only text past 64
+// bytes (an amount is whatever the URL held), marking the cut with "...".
+func TestAuditClipsOnlyWhatIsTooLong(t *testing.T) {
+	var buf testlog.Buffer
+	s := NewStore(testredis.Client(t), slog.New(slog.NewJSONHandler(&buf, nil)))
+	longest, tooLong := strings.Repeat("a", 64), strings.Repeat("9", 65)
+	_, _, _ = s.Transfer(context.Background(), TransferRequest{From: longest, To: "B", Amount: tooLong, Principal: "alice"}, testMax)
+	var line map[string]any
+	if err := json.Unmarshal([]byte(buf.String()), &line); err != nil {
+		t.Fatalf("audit line %q: %v", buf.String(), err)
+	}
+	if line["from"] != longest || line["amount"] != tooLong[:64]+"..." {
+		t.Fatalf("audit from %q, amount %q; want the 64-byte id whole and the amount cut at 64 bytes", line["from"], line["amount"])
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +26,17 @@ var people = []demoidp.Person{
 	{Subject: "u-bob", Username: "bob", Name: "Bob", Role: "professor", Groups: []string{"english-staff", "graders"}, About: "professor"},
 	{Subject: "u-alice", Username: "alice", Name: "Alice", Role: "student", About: "student"},
 	{Subject: "u-mallory", Username: "mallory", Name: "Mallory", Role: "student", About: "the attacker"},
+	{Subject: "u-gina", Username: "gina", Name: "Gina", Role: "professor", Groups: manyGroups(48), About: "in many groups"},
+}
+
+// manyGroups names n groups of 24 characters: enough that a session
+// cookie holding the ID token as well would pass the 4 KiB cookie limit.
+func manyGroups(n int) []string {
+	g := make([]string, n)
+	for i := range g {
+		g[i] = fmt.Sprintf("department-group-%07d", i)
+	}
+	return g
 }
 
 // idp is a real embedded OpenID provider on a loopback port.

@@ -2,10 +2,12 @@ package auth_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,6 +229,11 @@ func TestLogout(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || out.EndSessionURL == "" {
 		t.Fatalf("logout: %d %+v", resp.StatusCode, out)
 	}
+	// The session kept the ID token as the hint, so the provider ends its
+	// own session without asking the person which one.
+	if u, err := url.Parse(out.EndSessionURL); err != nil || u.Query().Get("id_token_hint") == "" {
+		t.Fatalf("end-session URL %q carries no id_token_hint", out.EndSessionURL)
+	}
 	if status, _ := me(b, p); status != http.StatusUnauthorized || b.Cookie(p.url, "facade-session") != nil || b.Cookie(p.url, "XSRF-TOKEN") != nil {
 		t.Fatalf("after logout: %d, cookies %v", status, b.Jar.Cookies(mustURL(p.url)))
 	}
@@ -240,4 +247,55 @@ func TestLogout(t *testing.T) {
 func mustURL(s string) *url.URL {
 	u, _ := url.Parse(s)
 	return u
+}
+
+// TestParseKeysTakesBothAlphabetsAndNamesTheBadEntry: a key from
+// `openssl rand -base64 32` (standard alphabet, "+" and "/") and one in
+// the URL alphabet ("-" and "_") are both accepted, each as its 32 bytes;
+// a bad entry is named by its position, counted from 1 as ops list them.
+func TestParseKeysTakesBothAlphabetsAndNamesTheBadEntry(t *testing.T) {
+	raw := make([]byte, 32)
+	for i := range raw {
+		raw[i] = 0xfb // base64 "+/" in the standard alphabet, "-_" in the URL one
+	}
+	std, urlKey := base64.StdEncoding.EncodeToString(raw), base64.RawURLEncoding.EncodeToString(raw)
+	if !strings.ContainsAny(std, "+/") || !strings.ContainsAny(urlKey, "-_") {
+		t.Fatalf("keys %q %q do not exercise both alphabets", std, urlKey)
+	}
+	keys, err := auth.ParseKeys([]string{std, urlKey})
+	if err != nil || len(keys) != 2 || !bytes.Equal(keys[0], raw) || !bytes.Equal(keys[1], raw) {
+		t.Fatalf("ParseKeys(%q, %q) = %x, %v", std, urlKey, keys, err)
+	}
+	_, err = auth.ParseKeys([]string{std, "c2hvcnQ="})
+	if err == nil || !strings.Contains(err.Error(), "entry 2 ") {
+		t.Fatalf("a bad second entry: %v, want it named entry 2", err)
+	}
+}
+
+// TestSessionTooLongForTheIDTokenKeepsTheClaims: a person in so many
+// groups that the session cookie cannot also hold the ID token still
+// signs in, with every group; only the logout hint is lost (the provider
+// then asks which session to end).
+func TestSessionTooLongForTheIDTokenKeepsTheClaims(t *testing.T) {
+	p := startRP(t)
+	b := testsignin.NewBrowser(t)
+	b.SignIn(p.url, "u-gina", "/ui/")
+	whoami := b.Do(http.MethodGet, p.url+"/whoami", http.Header{"Sec-Fetch-Site": {"same-origin"}}, nil)
+	var id struct {
+		Sub    string
+		Groups []string
+	}
+	_ = json.NewDecoder(whoami.Body).Decode(&id)
+	if whoami.StatusCode != http.StatusOK || id.Sub != "gina" || len(id.Groups) != 48 {
+		t.Fatalf("a person in 48 groups: %d, %q in %d groups; want gina in all 48", whoami.StatusCode, id.Sub, len(id.Groups))
+	}
+	xsrf := b.Cookie(p.url, "XSRF-TOKEN").Value
+	resp := b.Do(http.MethodPost, p.url+"/auth/logout", http.Header{"Sec-Fetch-Site": {"same-origin"}, "X-Xsrf-Token": {xsrf}}, nil)
+	var out struct {
+		EndSessionURL string `json:"end_session_url"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	if u, err := url.Parse(out.EndSessionURL); resp.StatusCode != http.StatusOK || err != nil || u.Query().Has("id_token_hint") {
+		t.Fatalf("logout: %d %q; want an end-session URL without the hint that did not fit", resp.StatusCode, out.EndSessionURL)
+	}
 }

@@ -46,3 +46,19 @@ func TestTokenCacheHonoursExpiryAndBound(t *testing.T) {
 		t.Fatal("latest entry lost after the reset")
 	}
 }
+
+// TestTokenCacheNeverHoldsMoreThanItsBound: however the entries arrive,
+// the cache holds at most max of them (8192 in service), so a flood of
+// distinct valid tokens costs bounded memory.
+func TestTokenCacheNeverHoldsMoreThanItsBound(t *testing.T) {
+	clock := testclock.New()
+	c := newTokenCache(clock.Now)
+	c.max = 3
+	alice := Identity{Principal: facade.Principal{ID: "alice"}, Via: ViaBearer}
+	for i, k := range []string{"a", "b", "c", "d", "e", "f", "g"} {
+		c.put(k, alice, clock.Now().Add(time.Hour))
+		if len(c.entries) > c.max {
+			t.Fatalf("after %d tokens the cache holds %d entries, bound is %d", i+1, len(c.entries), c.max)
+		}
+	}
+}

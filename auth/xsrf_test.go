@@ -72,3 +72,41 @@ func TestBearerCallersKeepTheHeaderRule(t *testing.T) {
 		}
 	}
 }
+
+// TestXSRFTokenAlphabetEdges: the header's alphabet is exactly the visible
+// ASCII characters "!" (0x21) to "~" (0x7e), and its length exactly 1 to
+// 256 (docs/contract.md §2, "Anti-forgery"): a client whose token sits on
+// an edge is let through, one just past it is refused.
+func TestXSRFTokenAlphabetEdges(t *testing.T) {
+	bearer := auth.Identity{Via: auth.ViaBearer}
+	long := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 'a'
+		}
+		return string(b)
+	}
+	for _, c := range []struct {
+		name, method, header string
+		ok                   bool
+	}{
+		{"lowest visible character", "POST", "!", true},
+		{"highest visible character", "POST", "~", true},
+		{"DEL after the highest", "POST", "a\x7f", false},
+		{"a byte above ASCII", "POST", "a\xc3\xa9", false},
+		{"a tab below the lowest", "POST", "a\tb", false},
+		{"256 characters", "POST", long(256), true},
+		{"257 characters", "POST", long(257), false},
+		{"HEAD needs nothing", "HEAD", "", true},
+		{"OPTIONS needs nothing", "OPTIONS", "", true},
+		{"PATCH needs the header", "PATCH", "", false},
+	} {
+		r := httptest.NewRequest(c.method, "/x", nil)
+		if c.header != "" {
+			r.Header.Set("X-XSRF-TOKEN", c.header)
+		}
+		if err := auth.CheckXSRF(r, bearer); (err == nil) != c.ok {
+			t.Errorf("%s: %v, want ok=%v", c.name, err, c.ok)
+		}
+	}
+}

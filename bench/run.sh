@@ -48,6 +48,8 @@
 #   PRINCIPALS=600    rotating principals (see bench/README.md: the default
 #                     rate limit allows 50/s each)
 #   PROJECTS=100 PLANS=5 ARTIFACT_MB=1024
+#   ARTIFACT_RUNS=3   alternations of the artifact downloads in each round
+#                     (the artifact row's ratio is the median over all)
 #   WORKLOADS="transfer list grade balance artifact"
 #   RB_FIRST=100000   redis-benchmark requests in its first (warm-up) run;
 #                     later runs ask for DURATION's worth at the last rate
@@ -60,8 +62,8 @@
 #   COMPARE=""        a git revision: also build facade as it was there, run
 #                     it beside this tree's (same Redis, upstream, settings,
 #                     tokens) and print a row per workload with this tree's
-#                     figure over that revision's: a change's before/after
-#                     measured in one run
+#                     figure over that revision's (the artifact download
+#                     too): a change's before/after measured in one run
 #   COMPARE_ENV=""    extra settings for the COMPARE instance only (after
 #                     FACADE_ENV), e.g. COMPARE=HEAD COMPARE_ENV="GOGC=400"
 #                     measures one setting against the default
@@ -75,6 +77,7 @@ PRINCIPALS=${PRINCIPALS:-600}
 PROJECTS=${PROJECTS:-100}
 PLANS=${PLANS:-5}
 ARTIFACT_MB=${ARTIFACT_MB:-1024}
+ARTIFACT_RUNS=${ARTIFACT_RUNS:-3}
 WORKLOADS=${WORKLOADS:-transfer list grade balance artifact}
 RB_FIRST=${RB_FIRST:-100000}
 TRANSFER_BATCH=${TRANSFER_BATCH:-16}
@@ -192,9 +195,9 @@ start_upstream() {
 	BAMBOO_TOKEN=$upstream_token "$tmp/bambooserver" -projects "$PROJECTS" -plans "$PLANS" \
 		-artifact-size $((ARTIFACT_MB << 20)) >"$tmp/bambooserver.out" 2>"$tmp/bambooserver.log" &
 	pids+=($!)
-	local pid=$!
+	upstream_pid=$!
 	wait_for bambooserver test -s "$tmp/bambooserver.out"
-	alive "$pid" bambooserver "$tmp/bambooserver.log"
+	alive "$upstream_pid" bambooserver "$tmp/bambooserver.log"
 	upstream_url=$(head -1 "$tmp/bambooserver.out")
 	upstream_hostport=${upstream_url#http://}
 }
@@ -664,66 +667,65 @@ round_balance() {
 	rb_run b-get-balance GET bench:grade
 }
 
-# download NAME URL [curl args]: one whole artifact; for facade, its peak
-# RSS growth during the download (sampled every 50 ms).
+# rss_mark: facade's resident set now, in KiB, after resetting its peak
+# (VmHWM) to it. rss_growth: how far the peak has risen since the mark.
+# The kernel keeps the peak itself, so nothing samples (and competes with
+# the download for the CPU) while it runs: a sampler forking awk every
+# 50 ms ran during facade's downloads only.
+rss_mark() {
+	echo 5 >"/proc/$facade_pid/clear_refs"
+	awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status"
+}
+rss_growth() { echo $(($(awk '/^VmHWM/ {print $2}' "/proc/$facade_pid/status") - $1)); }
+
+# download NAME URL [curl args]: one whole artifact, with the CPU time of
+# the server that sent it (facade, nginx's workers, the test server) and,
+# for facade, its peak RSS growth during the download.
 download() {
-	local name=$1 url=$2 sampler='' rss0 out
+	local name=$1 url=$2 rss0 out pidlist=()
 	shift 2
-	if [ "$name" = f-artifact ]; then
-		rss0=$(awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status")
-		(
-			peak=$rss0
-			while [ ! -e "$tmp/stop-sampler" ]; do
-				r=$(awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status")
-				[ "$r" -gt "$peak" ] && peak=$r
-				echo "$peak" >"$tmp/rss.peak"
-				sleep 0.05
-			done
-		) &
-		sampler=$!
-	fi
+	case $name in
+	f-artifact) pidlist=("$facade_pid") ;;
+	c-artifact) pidlist=("$compare_pid") ;;
+	b-artifact-nginx) read -ra pidlist <<<"$(nginx_pids)" ;;
+	*) pidlist=("$upstream_pid") ;;
+	esac
 	local before after
-	before=$(cpu_ticks "$facade_pid")
+	[ "$name" != f-artifact ] || rss0=$(rss_mark)
+	before=$(cpu_ticks "${pidlist[@]}")
 	out=$(curl -sS -o /dev/null -w '%{http_code} %{size_download} %{speed_download} %{time_starttransfer}' "$@" "$url")
-	after=$(cpu_ticks "$facade_pid")
+	after=$(cpu_ticks "${pidlist[@]}")
 	local rss_kib=0
-	if [ -n "$sampler" ]; then
-		touch "$tmp/stop-sampler"
-		wait "$sampler" || true
-		rm -f "$tmp/stop-sampler"
-		rss_kib=$(($(cat "$tmp/rss.peak") - rss0))
-	fi
+	[ "$name" != f-artifact ] || rss_kib=$(rss_growth "$rss0")
 	read -r code size speed ttfb <<<"$out"
 	{ [ "$code" = 200 ] && [ "$size" = $((ARTIFACT_MB << 20)) ]; } || die "$name: HTTP $code, $size bytes"
-	# fields: MB/s, ttfb us, -, facade cpu us per MiB, rss KiB growth
+	# fields: MB/s, ttfb us, -, server cpu us per MiB, facade rss KiB growth
 	record "$name" "$(awk -v s="$speed" -v t="$ttfb" -v cpu=$((after - before)) -v hz="$hz" -v mb="$ARTIFACT_MB" -v rss="$rss_kib" \
 		'BEGIN {printf "%.0f %d 0 %.1f %d 0 0", s / 1048576, t * 1e6, cpu / hz * 1e6 / mb, rss}')"
 }
+# round_artifact: ARTIFACT_RUNS alternations of the downloads (one
+# download's rate moves by tens of percent from one to the next on a
+# shared machine; each alternation gives the median one more ratio).
 round_artifact() {
-	download f-artifact "$facade_url$artifact_path" -H "Authorization: Bearer $token1"
-	download b-artifact "$upstream_url$artifact_path" -H "Authorization: Bearer $upstream_token"
-	download b-artifact-nginx "http://127.0.0.1:$nginx_artifact_port$artifact_path"
+	local i
+	for ((i = 0; i < ARTIFACT_RUNS; i++)); do
+		download f-artifact "$facade_url$artifact_path" -H "Authorization: Bearer $token1"
+		[ -z "$COMPARE" ] || download c-artifact "$compare_url$artifact_path" -H "Authorization: Bearer $token1"
+		download b-artifact "$upstream_url$artifact_path" -H "Authorization: Bearer $upstream_token"
+		download b-artifact-nginx "http://127.0.0.1:$nginx_artifact_port$artifact_path"
+	done
 }
 
 # parallel_downloads: four whole artifacts through facade at once, once,
-# with facade's peak RSS growth (sampled every 50 ms) and the total rate.
+# with facade's peak RSS growth and the total rate.
 parallel_downloads() {
-	local rss0 peak r i t0 t1 curls=() running
-	rss0=$(awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status")
-	peak=$rss0
+	local rss0 i t0 t1 curls=()
+	rss0=$(rss_mark)
 	t0=$(date +%s.%N)
 	for i in 1 2 3 4; do
 		curl -sS -o /dev/null -w '%{http_code} %{size_download}' -H "Authorization: Bearer $token1" \
 			"$facade_url$artifact_path" >"$tmp/par.$i" &
 		curls+=($!)
-	done
-	running=1
-	while [ "$running" = 1 ]; do
-		r=$(awk '/^VmRSS/ {print $2}' "/proc/$facade_pid/status")
-		[ "$r" -gt "$peak" ] && peak=$r
-		sleep 0.05
-		running=0
-		for i in "${curls[@]}"; do kill -0 "$i" 2>/dev/null && running=1; done
 	done
 	wait "${curls[@]}" || true
 	t1=$(date +%s.%N)
@@ -731,7 +733,7 @@ parallel_downloads() {
 		[ "$(cat "$tmp/par.$i")" = "200 $((ARTIFACT_MB << 20))" ] || die "parallel download $i: $(cat "$tmp/par.$i")"
 	done
 	parallel_line="4 concurrent ${ARTIFACT_MB} MiB downloads through facade: $(awk -v t0="$t0" -v t1="$t1" -v mb="$ARTIFACT_MB" \
-		'BEGIN {printf "%.0f MiB/s in all", 4 * mb / (t1 - t0)}'), facade RSS +$((peak - rss0)) KiB (peak)"
+		'BEGIN {printf "%.0f MiB/s in all", 4 * mb / (t1 - t0)}'), facade RSS +$(rss_growth "$rss0") KiB (peak)"
 }
 
 measure() {
@@ -835,14 +837,23 @@ report() {
 		f=$(median f-artifact)
 		b=$(median b-artifact)
 		rr=$(round_ratios f-artifact b-artifact)
-		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" 'BEGIN {split(f, x, " "); split(b, y, " ")
-			printf "%-22s %5d MiB/s, facade RSS +%d KiB (peak), facade CPU %.0f us/MiB | direct from test server %5d MiB/s | %5.2f   (rounds %s)\n",
-				"artifact " mb " MiB", x[1], x[5], x[4], y[1], r, rr}'
+		# RSS: the highest peak of all facade's downloads, not the median run's.
+		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" \
+			-v rss="$(awk '$5 > m {m = $5} END {print m + 0}' "$tmp/res.f-artifact")" 'BEGIN {split(f, x, " "); split(b, y, " ")
+			printf "%-22s %5d MiB/s, facade RSS +%d KiB (peak), facade CPU %.0f us/MiB | direct from test server %5d MiB/s | %5.2f   (runs %s); test server CPU %.0f us/MiB\n",
+				"artifact " mb " MiB", x[1], rss, x[4], y[1], r, rr, y[4]}'
 		b=$(median b-artifact-nginx)
 		rr=$(round_ratios f-artifact b-artifact-nginx)
 		awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" 'BEGIN {split(f, x, " "); split(b, y, " ")
-			printf "%-22s %5d MiB/s                                              | nginx proxy_pass (256 KiB)  %5d MiB/s | %5.2f   (rounds %s)\n",
-				"artifact " mb " MiB", x[1], y[1], r, rr}'
+			printf "%-22s %5d MiB/s                                              | nginx proxy_pass (256 KiB)  %5d MiB/s | %5.2f   (runs %s); nginx CPU %.0f us/MiB\n",
+				"artifact " mb " MiB", x[1], y[1], r, rr, y[4]}'
+		if [ -n "$COMPARE" ]; then
+			b=$(median c-artifact)
+			rr=$(round_ratios f-artifact c-artifact)
+			awk -v f="$f" -v b="$b" -v mb="$ARTIFACT_MB" -v rr="$rr" -v r="$(median_ratio "$rr")" -v at="$COMPARE${COMPARE_ENV:+ $COMPARE_ENV}" 'BEGIN {split(f, x, " "); split(b, y, " ")
+				printf "%-22s %5d MiB/s, facade CPU %.0f us/MiB | facade at %s %5d MiB/s, CPU %.0f us/MiB | %5.2f   (runs %s)\n",
+					"artifact " mb " MiB", x[1], x[4], at, y[1], y[4], r, rr}'
+		fi
 		echo "$parallel_line"
 	fi
 	echo

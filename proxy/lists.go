@@ -61,7 +61,7 @@ func (h *Handler) project(w http.ResponseWriter, r *http.Request, q routeQuery, 
 	}
 	var b bytes.Buffer
 	idx.renderProject(&b, v, q.has("plans"))
-	return writeJSON(w, entry.Status, finish(b.Bytes(), h.publicBase(r)))
+	return writeJSON(w, entry.Status, newView(finish(b.Bytes(), h.publicBase(r))))
 }
 
 // plans serves GET /plan: every plan the principal may see, in project
@@ -95,7 +95,7 @@ func (h *Handler) plans(w http.ResponseWriter, r *http.Request, q routeQuery) er
 	b.WriteString(`]}}`)
 	// The placeholder was written raw: encode it as the documents hold it.
 	body := bytes.Replace(b.Bytes(), []byte(basePlaceholder), basePlaceholderJSON, 1)
-	return writeJSON(w, entry.Status, finish(body, h.publicBase(r)))
+	return writeJSON(w, entry.Status, newView(finish(body, h.publicBase(r))))
 }
 
 // collect fetches every page of an upstream list into one document of
@@ -165,7 +165,7 @@ func (h *Handler) collect(ctx context.Context, rt *Route, segments []string, val
 // caller did not ask for. Views are kept in the view cache per
 // document version, policy version, principal and base, so a reload or a
 // new document is seen at once.
-func (h *Handler) prunedView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) ([]byte, error) {
+func (h *Handler) prunedView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
 	key := viewKey{kind: kindPruned, doc: entry.Version, policy: h.az.Version(), principal: p.Key(), base: base}
 	var collapse []string
 	for i, v := range rt.Recount {
@@ -196,25 +196,25 @@ func (h *Handler) prunedView(entry cache.Entry, base string, p facade.Principal,
 }
 
 // view returns the view under key from the view cache, or builds it once
-// (concurrent requests for one key share the build) and finishes it for
-// the key's base.
-func (h *Handler) view(key viewKey, build func() ([]byte, error)) ([]byte, error) {
-	if body, ok := h.views.get(key); ok {
-		return body, nil
+// (concurrent requests for one key share the build), finishes it for the
+// key's base and tags it.
+func (h *Handler) view(key viewKey, build func() ([]byte, error)) (view, error) {
+	if v, ok := h.views.get(key); ok {
+		return v, nil
 	}
 	v, err, _ := h.builds.Do(flightKey(key), func() (any, error) {
 		body, err := build()
 		if err != nil {
 			return nil, err
 		}
-		body = finish(body, key.base)
-		h.views.add(key, body, int64(len(body)))
-		return body, nil
+		v := h.shared(newView(finish(body, key.base)))
+		h.views.add(key, v, int64(len(v.body)))
+		return v, nil
 	})
 	if err != nil {
-		return nil, err
+		return view{}, err
 	}
-	return v.([]byte), nil
+	return v.(view), nil
 }
 
 // listIndex is a collected list taken apart once per document version:
@@ -286,7 +286,7 @@ func parseListIndex(body []byte, rt *Route) (*listIndex, error) {
 // plans it may see, paged after filtering. On result lists size is the
 // number returned (as Bamboo counts on /result); on other lists the number
 // visible.
-func (h *Handler) listView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) ([]byte, error) {
+func (h *Handler) listView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
 	key := viewKey{kind: kindList, doc: entry.Version, policy: h.az.Version(), principal: p.Key(), base: base,
 		start: q.startIndex, max: q.maxResults}
 	return h.view(key, func() ([]byte, error) {

@@ -39,32 +39,23 @@ func (h *Handler) projects(w http.ResponseWriter, r *http.Request, params listPa
 		base: h.publicBase(r), expand: params.expand & expandPlans,
 		start: params.startIndex, max: params.maxResults,
 	}
-	body, err := h.projectsView(key, p, entry)
+	v, err := h.projectsView(key, p, entry)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, entry.Status, body)
+	return writeJSON(w, entry.Status, v)
 }
 
 // projectsView returns the encoded view for key, building it once.
-func (h *Handler) projectsView(key viewKey, p facade.Principal, entry cache.Entry) ([]byte, error) {
-	if body, ok := h.views.get(key); ok {
-		return body, nil
-	}
-	v, err, _ := h.builds.Do(flightKey(key), func() (any, error) {
+func (h *Handler) projectsView(key viewKey, p facade.Principal, entry cache.Entry) (view, error) {
+	return h.view(key, func() ([]byte, error) {
 		idx, err := h.projectsIndexOf(entry)
 		if err != nil {
 			return nil, err
 		}
 		visible := h.visibility(idx, key.policy, key.principal.Principal())
-		body := finish(idx.render(visible, key.expand&expandPlans != 0, key.start, key.max), key.base)
-		h.views.add(key, body, int64(len(body)))
-		return body, nil
+		return idx.render(visible, key.expand&expandPlans != 0, key.start, key.max), nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.([]byte), nil
 }
 
 // flightKey spells a view key as a string for singleflight.

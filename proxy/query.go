@@ -59,6 +59,9 @@ func parseRouteQuery(rawQuery string, rt *Route) (routeQuery, error) {
 	if q.has("projects.project.plans") {
 		q.listParams.expand = expandPlans
 	}
+	if _, ok := seen["expand"]; len(seen) == 0 || ok && len(seen) == 1 {
+		return q, nil // no filter: nothing to sort (the common warm read)
+	}
 	for _, name := range slices.Sorted(maps.Keys(seen)) {
 		if name == "expand" {
 			continue
@@ -90,11 +93,11 @@ func isExpandOrFilter(key string) bool {
 func selectExpand(values, supported []string) []string {
 	var out []string
 	for _, v := range values {
-		for _, item := range strings.Split(v, ",") {
+		for item := range strings.SplitSeq(v, ",") {
 			item = strings.TrimSpace(item)
 			best := ""
 			for _, s := range supported {
-				if (item == s || strings.HasPrefix(item, s+".")) && len(s) > len(best) {
+				if (item == s || below(item, s)) && len(s) > len(best) {
 					best = s
 				}
 			}
@@ -105,6 +108,11 @@ func selectExpand(values, supported []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// below reports whether item names something under s ("s.more").
+func below(item, s string) bool {
+	return len(item) > len(s) && item[len(s)] == '.' && item[:len(s)] == s
 }
 
 // withRecount adds the route's Recount lists to the expand values asked

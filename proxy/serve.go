@@ -110,19 +110,19 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rt *Route, key b
 		return err
 	}
 	base := h.publicBase(r)
-	var body []byte
+	var v view
 	switch rt.View {
 	case ViewDocument:
-		body, err = h.rewrittenView(entry, base)
+		v, err = h.rewrittenView(entry, base)
 	case ViewPruned:
-		body, err = h.prunedView(entry, base, p, rt, q)
+		v, err = h.prunedView(entry, base, p, rt, q)
 	case ViewList:
-		body, err = h.listView(entry, base, p, rt, q)
+		v, err = h.listView(entry, base, p, rt, q)
 	}
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, entry.Status, body)
+	return writeJSON(w, entry.Status, v)
 }
 
 // authorizeProject decides NeedProject: view on the project, or on one of
@@ -203,24 +203,14 @@ func checkListShape(body []byte, list string) error {
 // rewrittenView returns the document with its links rewritten for base. It
 // is the same for every principal allowed to see it, so it is keyed by
 // document version and base only.
-func (h *Handler) rewrittenView(entry cache.Entry, base string) ([]byte, error) {
-	key := viewKey{kind: kindResults, doc: entry.Version, base: base}
-	if body, ok := h.views.get(key); ok {
-		return body, nil
-	}
-	v, err, _ := h.builds.Do(flightKey(key), func() (any, error) {
+func (h *Handler) rewrittenView(entry cache.Entry, base string) (view, error) {
+	return h.view(viewKey{kind: kindResults, doc: entry.Version, base: base}, func() ([]byte, error) {
 		body, err := rewriteDocument(entry.Body)
 		if err != nil {
 			return nil, upstreamBad(err)
 		}
-		body = finish(body, base)
-		h.views.add(key, body, int64(len(body)))
 		return body, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.([]byte), nil
 }
 
 // rewriteDocument decodes a document, rewrites every upstream URL in it to

@@ -76,6 +76,10 @@ func Error(err error) error {
 	case IsUnavailable(err):
 		return facade.Wrap(facade.ErrStoreUnavailable, err)
 	}
+	var classified *facade.Error
+	if errors.As(err, &classified) {
+		return err
+	}
 	return facade.Wrap(facade.ErrInternal, err)
 }
 
@@ -84,6 +88,12 @@ func Error(err error) error {
 func IsUnavailable(err error) bool {
 	if err == nil || errors.Is(err, redis.Nil) {
 		return false
+	}
+	// An error already classified (a reply a store found corrupt, say)
+	// keeps its class: only an outage it wraps is one.
+	var classified *facade.Error
+	if errors.As(err, &classified) {
+		return classified.Code == facade.ErrStoreUnavailable.Code
 	}
 	var re redis.Error
 	if errors.As(err, &re) {

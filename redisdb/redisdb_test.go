@@ -48,6 +48,10 @@ func TestUnavailableIsToldApart(t *testing.T) {
 		"connection":    {down.Ping(ctx).Err(), true},
 		"loading reply": {serverReply("LOADING Redis is loading the dataset in memory"), true},
 		"canceled":      {context.Canceled, false},
+		// A store that found a reply corrupt has said what it is: a 500,
+		// never "try again later".
+		"corrupt reply": {facade.Wrap(facade.ErrInternal, errors.New("accounts: corrupt data: transfer reply")), false},
+		"already 503":   {facade.Wrap(facade.ErrStoreUnavailable, down.Ping(ctx).Err()), true},
 	}
 	for name, c := range cases {
 		if got := IsUnavailable(c.err); got != c.want {

@@ -241,6 +241,12 @@ func TestBrowserProfessorChangesAGradeWithConfirmation(t *testing.T) {
 	// The same grade again: nothing to send.
 	b.Do(chromedp.SetValue(chromedp.ID("grade-alice"), "A-"), click(`button[data-save="alice"]`))
 	b.WaitText("#status", "alice already has A-; nothing to change.")
+	// Nothing reached the server but the one confirmed save: neither the
+	// careless click, the cancel nor the same grade again sent a write.
+	b.WaitNoRequestInFlight()
+	if puts := strings.Count(e.logs.String(), `"method":"PUT"`) + strings.Count(e.logs.String(), `"method":"POST"`); puts != 1 {
+		t.Errorf("%d writes reached the server, want 1 (the confirmed save)", puts)
+	}
 
 	b.Do(click(`a[data-history="alice"]`))
 	b.WaitText("#history-h", "History of alice")

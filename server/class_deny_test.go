@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/facade-dev/facade/grades"
 )
 
 // denyModel is model.conf with deny rules, made as its own comment says:
@@ -62,5 +65,45 @@ g, student:zoe, class:english-101
 	}
 	if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: bob}); r.status != 403 {
 		t.Errorf("bob reads alice's grade: %d, want 403", r.status)
+	}
+}
+
+// TestClassGradebookHonoursDenyRules: the class as CSV leaves out a
+// student denied to the professor, and an upload cannot change a grade the
+// professor is denied: the row is refused, the stored grade unchanged.
+func TestClassGradebookHonoursDenyRules(t *testing.T) {
+	e := newEnv(t, withModel(denyModel(t), `p, bob, class:english-101, view, allow
+p, bob, class:english-101, update, allow
+p, bob, student:alice, view, deny
+p, bob, student:zoe, update, deny
+p, erin, class:english-101, view, allow
+g, student:alice, class:english-101
+g, student:ghost, class:english-101
+g, student:zoe, class:english-101
+`))
+	seedGrades(t, e)
+	bob := token(t, "bob", "professor")
+
+	r := e.do(req{method: "GET", path: "/class/english-101/grades", token: bob, header: map[string]string{"Accept": "text/csv"}})
+	if r.status != 200 {
+		t.Fatalf("bob's gradebook: %d %s", r.status, r.body)
+	}
+	var students []string
+	for _, line := range strings.Split(strings.TrimSpace(r.body), "\n")[1:] {
+		students = append(students, strings.SplitN(line, ",", 2)[0])
+	}
+	if strings.Join(students, ",") != "ghost,zoe" || strings.Contains(r.body, "alice") {
+		t.Errorf("bob's gradebook lists %v, want [ghost zoe]: alice is denied to him\n%s", students, r.body)
+	}
+
+	if _, err := grades.NewStore(e.rdb, quietLog).Seed(context.Background(), "zoe", grades.SubjectEnglish, "B"); err != nil {
+		t.Fatal(err)
+	}
+	_, a := upload(t, e, bob, "", "student_id,grade,version\nzoe,A,1\nalice,A,1\n")
+	if got := outcomes(a); got != "2 zoe refused forbidden|3 alice refused not-in-class" {
+		t.Errorf("upload outcomes %q, want zoe forbidden (update denied) and alice not in bob's class view", got)
+	}
+	if after := e.do(req{method: "GET", path: "/student/zoe/english/grade", token: token(t, "erin", "professor")}); !strings.Contains(after.body, `"grade":"B"`) {
+		t.Errorf("zoe's grade changed through a denied upload: %d %s", after.status, after.body)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
 	"github.com/facade-dev/facade/proxy"
+	"github.com/facade-dev/facade/ratelimit"
 	"github.com/facade-dev/facade/redisdb"
 	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream"
@@ -423,7 +424,7 @@ func (c clusterSetup) rateLimit(t *testing.T) {
 	// The overshoot is debt once the instances settle: both refuse now,
 	// where two separate limits would each have refilled a request.
 	if total > burst+1 {
-		waitSettled(t, rdb, "facade:rl:quota", total, rate, started)
+		waitSettled(t, rdb, ratelimit.BucketKey("facade:rl:", "quota"), total, rate, started)
 		// Redis holds every admission; each instance learns it at its
 		// next settlement, after which both refuse in the same round.
 		deadline := time.Now().Add(5 * time.Second)

@@ -2,27 +2,32 @@ package server
 
 import (
 	"bytes"
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade/internal/etag"
 )
 
 // conditional gives a successful GET or HEAD a strong ETag computed from
 // the bytes this caller receives (its filtered view, after every
 // rewrite), and answers an If-None-Match that matches it with 304 and no
-// body (docs/contract.md §2, "Conditional reads"). A handler that sets its
-// own ETag (a grade's version, "3") keeps it.
+// body (docs/contract.md §2, "Conditional reads").
 //
-// The answer is held in a pooled buffer until the handler returns, since
-// the tag goes in a header before the body; so it is for routes whose
-// answers are whole documents already (JSON, the pages), never for the
-// streamed artifact downloads. On the build routes the document comes
-// from the cache while it is fresh, so a 304 costs no upstream call.
+// An answer the handler tagged itself, with its length, is decided when
+// its status is written and then passes straight through: the build
+// routes tag each cached view once, when it is built (package proxy, with
+// the same etag.Strong), so a warm read is neither copied nor hashed
+// again. Any other answer is held in a pooled buffer until the handler
+// returns, since the tag goes in a header before the body; so the
+// middleware is for routes whose answers are whole documents already
+// (JSON, the pages), never for the streamed artifact downloads. A handler
+// that sets its own ETag (a grade's version, "3") keeps it. On the build
+// routes the document comes from the cache while it is fresh, so a 304
+// costs no upstream call.
 func conditional(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
@@ -32,11 +37,19 @@ func conditional(next echo.HandlerFunc) echo.HandlerFunc {
 		res := c.Response()
 		orig := res.Writer
 		w := buffers.Get().(*bufferedWriter)
-		w.ResponseWriter = orig
+		w.ResponseWriter, w.request = orig, r
 		defer w.release()
 		res.Writer = w
 		err := next(c)
 		res.Writer = orig
+		if w.passed {
+			if w.notModified {
+				res.Status, res.Size = http.StatusNotModified, 0
+			}
+			// Already sent: an error now is the connection's, and the
+			// error path only logs it.
+			return err
+		}
 		if err != nil {
 			if res.Committed {
 				// The handler started an answer, then failed: nothing of
@@ -52,35 +65,25 @@ func conditional(next echo.HandlerFunc) echo.HandlerFunc {
 			return w.send(w.status)
 		}
 		h := orig.Header()
-		etag := h.Get("ETag")
-		if etag == "" {
-			etag = strongTag(w.body.Bytes())
-			h.Set("ETag", etag)
+		tag := h.Get("ETag")
+		if tag == "" {
+			tag = etag.Strong(w.body.Bytes())
+			h.Set("ETag", tag)
 		}
-		if noneMatch(r.Header.Values("If-None-Match"), etag) {
-			h.Del(echo.HeaderContentType)
-			h.Del(echo.HeaderContentLength)
+		if noneMatch(r.Header.Values("If-None-Match"), tag) {
+			notModified(orig, h)
 			res.Status, res.Size = http.StatusNotModified, 0
-			orig.WriteHeader(http.StatusNotModified)
 			return nil
 		}
 		return w.send(http.StatusOK)
 	}
 }
 
-// strongTag is the ETag of body: 64 bits of xxhash, hex, quoted. Fast
-// (several GB/s) and, for the versions of one resource a client holds,
-// as unlikely to collide as anyone could notice.
-func strongTag(body []byte) string {
-	var sum [8]byte
-	v := xxhash.Sum64(body)
-	for i := range sum {
-		sum[i] = byte(v >> (56 - 8*i))
-	}
-	var out [18]byte
-	out[0], out[17] = '"', '"'
-	hex.Encode(out[1:17], sum[:])
-	return string(out[:])
+// notModified answers 304: no body, so no type or length either.
+func notModified(w http.ResponseWriter, h http.Header) {
+	h.Del(echo.HeaderContentType)
+	h.Del(echo.HeaderContentLength)
+	w.WriteHeader(http.StatusNotModified)
 }
 
 // noneMatch evaluates If-None-Match against etag with the weak comparison
@@ -100,22 +103,45 @@ func noneMatch(values []string, etag string) bool {
 	return false
 }
 
-// bufferedWriter holds an answer until its ETag is known.
+// bufferedWriter holds an answer until its ETag is known, or passes it
+// through when the handler gave the tag and the length itself.
 type bufferedWriter struct {
 	http.ResponseWriter
+	request     *http.Request
 	status      int
 	wroteHeader bool
+	passed      bool // the answer went straight to the client
+	notModified bool // ... and was a 304: the body is dropped
 	body        bytes.Buffer
 }
 
 func (w *bufferedWriter) WriteHeader(status int) {
-	if !w.wroteHeader {
-		w.status, w.wroteHeader = status, true
+	if w.wroteHeader {
+		return
 	}
+	w.status, w.wroteHeader = status, true
+	h := w.ResponseWriter.Header()
+	tag := h.Get("ETag")
+	if status != http.StatusOK || tag == "" || h.Get(echo.HeaderContentLength) == "" {
+		return
+	}
+	w.passed = true
+	if noneMatch(w.request.Header.Values("If-None-Match"), tag) {
+		w.notModified = true
+		notModified(w.ResponseWriter, h)
+		return
+	}
+	w.ResponseWriter.WriteHeader(status)
 }
 
 func (w *bufferedWriter) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
+	switch {
+	case w.notModified:
+		return len(p), nil
+	case w.passed:
+		return w.ResponseWriter.Write(p)
+	}
 	return w.body.Write(p)
 }
 
@@ -146,7 +172,8 @@ func (w *bufferedWriter) release() {
 	if w.body.Cap() > maxPooledBuffer {
 		return
 	}
-	w.ResponseWriter, w.status, w.wroteHeader = nil, 0, false
+	w.ResponseWriter, w.request = nil, nil
+	w.status, w.wroteHeader, w.passed, w.notModified = 0, false, false, false
 	w.body.Reset()
 	buffers.Put(w)
 }

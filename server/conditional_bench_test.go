@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/facade-dev/facade/internal/etag"
 )
 
 // BenchmarkConditional measures what the ETag costs a read: the same
@@ -33,5 +35,5 @@ func BenchmarkConditional(b *testing.B) {
 	}
 	b.Run("plain", func(b *testing.B) { serve(b, h, "") })
 	b.Run("etag", func(b *testing.B) { serve(b, conditional(h), "") })
-	b.Run("304", func(b *testing.B) { serve(b, conditional(h), strongTag(doc)) })
+	b.Run("304", func(b *testing.B) { serve(b, conditional(h), etag.Strong(doc)) })
 }

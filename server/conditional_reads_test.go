@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/facade-dev/facade/internal/etag"
 )
 
 // strongETag is a strong entity tag: quoted, no W/ prefix.
@@ -118,8 +120,11 @@ func TestAGradeKeepsItsVersionAsETag(t *testing.T) {
 }
 
 // TestETagIsTheCallersView: two callers who see different parts of the
-// same upstream document get different tags, and neither's tag earns the
-// other a 304; a refusal or an absence is never a 304, whatever the tag.
+// same upstream document get different tags, each the tag of the very
+// bytes that caller received (package proxy tags its cached views itself:
+// the tag must be the one the server would compute, so that it does not
+// change when the view is rebuilt), and neither's tag earns the other a
+// 304; a refusal or an absence is never a 304, whatever the tag.
 func TestETagIsTheCallersView(t *testing.T) {
 	e := newEnv(t, withBuilds())
 	carol, dave := token(t, "carol", "developer"), token(t, "dave", "developer")
@@ -128,6 +133,11 @@ func TestETagIsTheCallersView(t *testing.T) {
 	d := e.do(req{method: "GET", path: path, token: dave})
 	if c.status != 200 || d.status != 200 || c.body == d.body || c.header.Get("ETag") == d.header.Get("ETag") {
 		t.Fatalf("carol %d %s, dave %d %s: the views or their tags do not differ", c.status, c.header.Get("ETag"), d.status, d.header.Get("ETag"))
+	}
+	for _, r := range []resp{c, d} {
+		if tag := r.header.Get("ETag"); tag != etag.Strong([]byte(r.body)) {
+			t.Errorf("ETag %s is not the tag of the answer's bytes, %s", tag, etag.Strong([]byte(r.body)))
+		}
 	}
 	if r := e.do(req{method: "GET", path: path, token: dave, header: map[string]string{"If-None-Match": c.header.Get("ETag")}}); r.status != 200 || r.body != d.body {
 		t.Errorf("dave with carol's tag: %d", r.status)

@@ -434,7 +434,8 @@ func moneyLineError(id string, l moneyStatementLine, book map[string]moneyTransf
 	return nil
 }
 
-// moneyWaitFor polls cond every few milliseconds until it holds or the deadline
+// moneyWaitFor (named for the money tests that came first; any test may use
+// it) polls cond every few milliseconds until it holds or the deadline
 // passes, and reports whether it held.
 func moneyWaitFor(deadline time.Duration, cond func() bool) bool {
 	end := time.Now().Add(deadline)

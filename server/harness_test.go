@@ -25,6 +25,7 @@ import (
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/internal/jsonlog"
 	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
 	"github.com/facade-dev/facade/metrics"
@@ -124,6 +125,9 @@ type envConfig struct {
 	policy, model string
 	// signIn, when not nil, turns browser sign-in on (signin_test.go).
 	signIn *signInEnv
+	// logTo, when not nil, takes the server's log as production writes it
+	// (internal/jsonlog) instead of env.logs (benchmarks).
+	logTo io.Writer
 }
 
 type envOption func(*envConfig)
@@ -173,6 +177,10 @@ func withModel(model, policy string) envOption {
 	return func(c *envConfig) { c.model, c.policy = model, policy }
 }
 
+// withProductionLog writes the server's log lines to w as `facade serve`
+// does (internal/jsonlog, info), for benchmarks of the production path.
+func withProductionLog(w io.Writer) envOption { return func(c *envConfig) { c.logTo = w } }
+
 // withBuilds starts the Bamboo-compatible test upstream with the demo
 // projects (PROJ, WEB, MOBILE, INFRA) and wires the build endpoints to it.
 func withBuilds() envOption { return func(c *envConfig) { c.builds = true } }
@@ -202,6 +210,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	logs := &testlog.Buffer{}
 	log := slog.New(server.LogHandler(slog.NewJSONHandler(logs, nil)))
+	if cfg.logTo != nil {
+		log = slog.New(server.LogHandler(jsonlog.New(cfg.logTo, slog.LevelInfo)))
+	}
 	m := metrics.New() // this server's own set: tests never share counters
 	az, err := authz.New(model, policy, log, authz.WithMetrics(m))
 	if err != nil {

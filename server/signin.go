@@ -15,13 +15,13 @@ import (
 // ID token on the callback; same origin and the session's X-XSRF-TOKEN on
 // logout.
 func (s *Server) signInRoutes(e *echo.Echo, api []echo.MiddlewareFunc) {
-	e.Match([]string{http.MethodGet, http.MethodHead}, auth.MePath, handle(auth.Me), api...)
+	e.Match([]string{http.MethodGet, http.MethodHead}, auth.MePath, chain(handle(auth.Me), api...))
 	if s.signin == nil {
 		return
 	}
 	e.GET(auth.LoginPath, handle(s.signin.Login))
 	e.GET(auth.CallbackPath, handle(s.signin.Callback))
-	e.POST(auth.LogoutPath, handle(s.signin.Logout), limitBody)
+	e.POST(auth.LogoutPath, chain(handle(s.signin.Logout), limitBody))
 }
 
 // isSignInRoute reports whether the matched route is one of the routes

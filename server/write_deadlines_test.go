@@ -3,6 +3,7 @@ package server_test
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,9 +51,17 @@ func TestDownloadsRunWhileBytesFlowAndStopWhenTheReaderStalls(t *testing.T) {
 	if _, err := io.ReadFull(stalled.Body, buf); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	// The reader stalls until the server has given up on it: the download's
+	// access line (carol's second) is written when its handler returns.
+	// Waiting on that line instead of a fixed pause keeps the test honest
+	// on a busy machine: it neither passes before the deadline fired nor
+	// fails because the server was slow to notice.
+	gaveUp := func() bool { return strings.Count(e.logs.String(), `"principal":"carol"`) >= 2 }
+	if !moneyWaitFor(10*time.Second, gaveUp) {
+		t.Fatal("the server kept a stalled download open for 10 s past its 300 ms write deadline")
+	}
 	rest, _ := io.Copy(io.Discard, stalled.Body)
 	if got := int64(len(buf)) + rest; got >= size {
-		t.Errorf("a reader that stalled for 700 ms still got all %d bytes", got)
+		t.Errorf("a reader that stalled past the write deadline still got all %d bytes", got)
 	}
 }

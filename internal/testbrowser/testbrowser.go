@@ -57,6 +57,7 @@ type Tab struct {
 	mu       sync.Mutex
 	console  []string                  // console errors and uncaught exceptions of the page
 	inflight map[network.RequestID]int // requests sent minus requests ended, by id
+	urls     sync.Map                  // network.RequestID -> the URL it asked for, for failures
 }
 
 // New starts Chromium at phone width with a fresh profile; it stops when
@@ -104,6 +105,12 @@ func New(t *testing.T) *Tab {
 		if ev.RedirectResponse != nil { // the same request id, going on
 			return ev.RequestID, 0
 		}
+		// Only the page's own calls (fetch, XHR) count: a navigation that a
+		// later one replaced ends with no event at all.
+		if ev.Type != network.ResourceTypeFetch && ev.Type != network.ResourceTypeXHR {
+			return ev.RequestID, 0
+		}
+		b.urls.Store(ev.RequestID, ev.Request.URL)
 		return ev.RequestID, 1
 	})
 	go track(b, network.LoadingFinished, func(ev network.EventLoadingFinished) (network.RequestID, int) { return ev.RequestID, -1 })
@@ -149,23 +156,26 @@ func track[E any](b *Tab, ev cdp.Event[E], delta func(E) (network.RequestID, int
 	}
 }
 
-// WaitNoRequestInFlight waits until every request the page started has
-// ended (loaded or failed), so a test counts what the server did only once
+// WaitNoRequestInFlight waits until every call the page's script started
+// (fetch or XHR) has ended (loaded or failed), so a test counts what the server did only once
 // nothing the page sent can still arrive.
 func (b *Tab) WaitNoRequestInFlight() {
 	b.T.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		b.mu.Lock()
-		n := 0
-		for _, c := range b.inflight {
-			n += max(c, 0)
+		var open []string
+		for id, c := range b.inflight {
+			if c > 0 {
+				u, _ := b.urls.Load(id)
+				open = append(open, fmt.Sprint(u))
+			}
 		}
 		b.mu.Unlock()
-		if n == 0 {
+		if len(open) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.T.Fatalf("%d requests of the page still in flight after 10 s", n)
+			b.T.Fatalf("requests of the page still in flight after 10 s: %q", open)
 		}
 	}
 }

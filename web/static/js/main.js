@@ -172,6 +172,8 @@ async function showSignInButton() {
   try {
     const res = await fetch('/auth/login?return_to=%2Fui%2F', {redirect: 'manual', credentials: 'same-origin'});
     $('signin-sso').hidden = res.type !== 'opaqueredirect';
+    // Read the refusal to its end: an unread body holds its connection.
+    if (res.type !== 'opaqueredirect') await res.arrayBuffer();
   } catch { /* keep it hidden */ }
 }
 

@@ -1,0 +1,97 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/facade-dev/facade/internal/logbuf"
+)
+
+// BenchmarkWarmListThroughServer serves the warm filtered project list
+// through the whole server (every middleware, the rate limiter on, the
+// access log at info to a file, as facade serve writes it) to principals
+// in turn, as bench/run.sh's list
+// workload does, so a profile shows what a list request costs here beside
+// the proxy's own part (proxy's BenchmarkWarmProjectList):
+//
+//	go test -run '^$' -bench WarmListThroughServer -benchmem -cpuprofile /tmp/list.prof ./server
+func BenchmarkWarmListThroughServer(b *testing.B) {
+	const principals = 600
+	var policy strings.Builder
+	policy.WriteString("p, team:bench, project:PROJ, view\np, team:bench, plan:WEB-NIGHTLY, view\n")
+	for i := 2; i <= 100; i++ {
+		switch {
+		case i%10 == 0:
+			fmt.Fprintf(&policy, "p, team:bench, project:B%03d, view\n", i)
+		case i%7 == 0:
+			fmt.Fprintf(&policy, "p, team:bench, plan:B%03d-TEST, view\n", i)
+		}
+	}
+	for i := range principals {
+		fmt.Fprintf(&policy, "g, bench%04d, team:bench\n", i)
+	}
+	logs, err := os.Create(filepath.Join(b.TempDir(), "facade.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer logs.Close()
+	buffered := logbuf.New(logs, 50*time.Millisecond, 64<<10) // as facade serve writes its log
+	defer buffered.Close()
+	e := newEnv(b, withBuilds(), withRateLimit(1_000_000), withPolicyLines(policy.String()), withProductionLog(buffered))
+	for i := 1; i <= 100; i++ {
+		key := fmt.Sprintf("B%03d", i)
+		e.bamboo.AddProject(key, "Bench "+key, "Benchmark project "+key+".")
+		for _, plan := range []string{"BUILD", "TEST", "DEPLOY", "NIGHTLY", "RELEASE"} {
+			e.bamboo.AddPlan(key, plan, plan+" of "+key)
+		}
+	}
+	reqs := make([]*http.Request, principals)
+	for i := range reqs {
+		reqs[i] = httptest.NewRequest(http.MethodGet, "/rest/api/latest/project?expand=projects.project.plans&max-results=100", nil)
+		reqs[i].Header.Set("Authorization", "Bearer "+token(b, fmt.Sprintf("bench%04d", i), "professor"))
+	}
+	w := &discard{header: http.Header{}}
+	size := 0
+	for _, r := range reqs { // every principal's view built, the limiter's buckets made
+		w.reset()
+		e.srv.ServeHTTP(w, r)
+		if w.status != http.StatusOK {
+			b.Fatalf("status %d", w.status)
+		}
+		size = w.n
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		w.reset()
+		e.srv.ServeHTTP(w, reqs[i%principals])
+		i++
+	}
+	if w.status != http.StatusOK || w.n != size {
+		b.Fatalf("status %d, %d bytes", w.status, w.n)
+	}
+}
+
+// discard is a ResponseWriter that keeps nothing but the status and the
+// length, so the benchmark measures the server, not a recorder.
+type discard struct {
+	header http.Header
+	status int
+	n      int
+}
+
+func (d *discard) Header() http.Header         { return d.header }
+func (d *discard) WriteHeader(code int)        { d.status = code }
+func (d *discard) Write(p []byte) (int, error) { d.n += len(p); return len(p), nil }
+
+func (d *discard) reset() {
+	clear(d.header)
+	d.status, d.n = 0, 0
+}
