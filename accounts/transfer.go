@@ -217,18 +217,19 @@ func transferKeys(req TransferRequest, tid string) []string {
 
 // transferArgs lists one transfer's arguments after its key count.
 func transferArgs(req TransferRequest, tid string, maxMajor int64) []any {
-	return append([]any{tid, req.From, req.To}, amountByExponent(req.Amount, maxMajor)...)
+	args := make([]any, 0, 3+MaxExponent+1)
+	return appendAmountByExponent(append(args, tid, req.From, req.To), req.Amount, maxMajor)
 }
 
-// amountByExponent parses the amount once per possible exponent (0..3), ""
-// where it is too precise, so the script applies the source currency's
-// rule by picking one: the precision rule lives only in ParseAmount, and no
-// extra round trip reads the currency first.
-func amountByExponent(amount string, maxMajor int64) []any {
-	out := make([]any, 0, MaxExponent+1)
+// appendAmountByExponent appends the amount parsed once per possible
+// exponent (0..3), "" where it is too precise, so the script applies the
+// source currency's rule by picking one: the precision rule lives only in
+// ParseAmount (parseAmount), and no extra round trip reads the currency
+// first.
+func appendAmountByExponent(out []any, amount string, maxMajor int64) []any {
 	for exp := 0; exp <= MaxExponent; exp++ {
-		minor, err := ParseAmount(amount, Currency{Exponent: exp}, maxMajor)
-		if err != nil {
+		minor, reason := parseAmount(amount, Currency{Exponent: exp}, maxMajor)
+		if reason != "" {
 			out = append(out, "")
 			continue
 		}
