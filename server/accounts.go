@@ -222,7 +222,7 @@ func (s *Server) transfer(c echo.Context) error {
 	if replayed {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
-	return c.JSON(http.StatusCreated, transferView{
+	return writeTransfer(c, http.StatusCreated, transferView{
 		TransferID: t.ID, FromAccountID: t.From, ToAccountID: t.To,
 		Amount: t.AmountValue(), Currency: t.Currency, CreatedAt: t.CreatedAt.UTC(),
 	})
