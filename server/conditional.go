@@ -121,8 +121,9 @@ func (w *bufferedWriter) WriteHeader(status int) {
 	}
 	w.status, w.wroteHeader = status, true
 	h := w.ResponseWriter.Header()
-	tag := h.Get("ETag")
-	if status != http.StatusOK || tag == "" || h.Get(echo.HeaderContentLength) == "" {
+	// The map, not Get: "ETag" is not spelled canonically ("Etag").
+	tag := first(h["Etag"])
+	if status != http.StatusOK || tag == "" || first(h["Content-Length"]) == "" {
 		return
 	}
 	w.passed = true
@@ -179,6 +180,14 @@ func (w *bufferedWriter) writeGathered(p []byte) (n int, err error) {
 // gatherFrom is the body size from which net/http writes an answer in two
 // parts (its connection buffer is 4 KiB, headers included).
 const gatherFrom = 2 << 10
+
+// first is Header.Get's answer from the values of a canonical key.
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
 
 func bodyAllowed(status int) bool {
 	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified

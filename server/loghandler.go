@@ -44,10 +44,6 @@ type requestAudit struct {
 
 type requestAuditKey struct{}
 
-func withRequestAudit(ctx context.Context) context.Context {
-	return context.WithValue(ctx, requestAuditKey{}, &requestAudit{})
-}
-
 func requestAuditFrom(ctx context.Context) *requestAudit {
 	a, _ := ctx.Value(requestAuditKey{}).(*requestAudit)
 	return a
