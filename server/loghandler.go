@@ -62,6 +62,7 @@ func (a *requestAudit) fold(r slog.Record) bool {
 		return false
 	}
 	a.event = r.Message
+	a.attrs = make([]slog.Attr, 0, r.NumAttrs())
 	r.Attrs(func(at slog.Attr) bool {
 		if at.Key != "audit" && at.Key != "principal" {
 			a.attrs = append(a.attrs, at)
