@@ -200,11 +200,16 @@ var reportCSPViolations = chromedp.Func(func(ctx context.Context, _ *chromedp.Ta
 // checkCSP fails the test for every CSP violation seen. A marker logged
 // last, once collected, says every earlier console event has been.
 func (b *Tab) checkCSP() {
-	ctx, cancel := context.WithTimeout(b.Ctx, 2*time.Second)
+	// 30 s, not 2: on a loaded machine the events arrive late, and a check
+	// made before they do would pass a page that broke its policy.
+	ctx, cancel := context.WithTimeout(b.Ctx, Wait+15*time.Second)
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`console.error(`+fmt.Sprintf("%q", marker)+`), true`)); err == nil {
 		for !b.sawConsole(marker) && ctx.Err() == nil {
 			time.Sleep(10 * time.Millisecond)
+		}
+		if !b.sawConsole(marker) {
+			b.T.Errorf("the console events never all arrived: the Content-Security-Policy check is incomplete")
 		}
 	}
 	b.mu.Lock()
