@@ -241,6 +241,11 @@ func (e *expr) String() string {
 	case "str":
 		return fmt.Sprintf("%q", e.name)
 	case "!":
+		// ! binds tightest: a comparison or a chain under it was in
+		// parentheses, and must be again to mean the same.
+		if a := e.args[0]; a.op == "==" || a.op == "!=" || a.op == "&&" || a.op == "||" {
+			return "!(" + a.String() + ")"
+		}
 		return "!" + e.args[0].String()
 	case "call":
 		s := e.name + "("

@@ -184,6 +184,14 @@ func TestAttachmentHeaderIsSanitised(t *testing.T) {
 		"line\r\nbreak.log": `attachment; filename="linebreak.log"`,
 		"":                  `attachment; filename="artifact"`,
 		"semi;colon=1.txt":  `attachment; filename="semi_colon_1.txt"; filename*=UTF-8''semi%3Bcolon%3D1.txt`,
+		// The first and last letters and digits stay as they are in both
+		// forms, and so does RFC 5987's first attr-char, "!".
+		"azAZ09.txt":  `attachment; filename="azAZ09.txt"`,
+		"azAZ09 é!":   `attachment; filename="azAZ09___"; filename*=UTF-8''azAZ09%20%C3%A9!`,
+		"del\x7f.txt": `attachment; filename="del.txt"`,
+		// A name too long for a file system is cut at 255 bytes, never
+		// inside a character.
+		strings.Repeat("x", 254) + "é": `attachment; filename="` + strings.Repeat("x", 254) + `"`,
 	}
 	for name, want := range cases {
 		if got := attachment(name); got != want {
@@ -203,6 +211,29 @@ func TestAttachmentHeaderIsSanitised(t *testing.T) {
 		if got := safeContentType(in); got != want {
 			t.Errorf("safeContentType(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The saved file takes the name Bamboo gives the artifact, not the link's
+// last segment: "notes v1.txt", linked as notes-v1.txt.
+func TestDownloadKeepsBamboosFileName(t *testing.T) {
+	f := newFixture(t, options{})
+	f.bamboo.AddResult("PROJ-CORE", 97, "Successful", bambootest.Artifact{Name: "notes v1.txt", ProducerJobKey: "JOB1", Content: []byte("notes\n")})
+	rec := f.get("carol", "/browse/PROJ-CORE-97/artifact/JOB1/notes-v1.txt/")
+	want := `attachment; filename="notes_v1.txt"; filename*=UTF-8''notes%20v1.txt`
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Disposition") != want {
+		t.Fatalf("download: %d, Content-Disposition %q, want %q", rec.Code, rec.Header().Get("Content-Disposition"), want)
+	}
+}
+
+// An empty artifact is a download of 0 bytes that says so, not one of
+// unknown length.
+func TestEmptyArtifactSaysItsLength(t *testing.T) {
+	f := newFixture(t, options{})
+	f.bamboo.AddResult("PROJ-CORE", 98, "Successful", bambootest.Artifact{Name: "empty.txt", ProducerJobKey: "JOB1", Content: []byte{}})
+	rec := f.get("carol", "/browse/PROJ-CORE-98/artifact/JOB1/empty.txt/")
+	if rec.Code != http.StatusOK || rec.Body.Len() != 0 || rec.Header().Get("Content-Length") != "0" {
+		t.Fatalf("empty artifact: %d, %d bytes, Content-Length %q", rec.Code, rec.Body.Len(), rec.Header().Get("Content-Length"))
 	}
 }
 

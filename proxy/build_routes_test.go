@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -203,6 +204,24 @@ func TestBuildListsPageAfterFiltering(t *testing.T) {
 		if rec := f.get("carol", bad); rec.Code != http.StatusBadRequest {
 			t.Errorf("%s: %d", bad, rec.Code)
 		}
+	}
+}
+
+// A list longer than the page Bamboo is asked for (100) is collected whole:
+// a plan with 152 branches shows its last 52 on the second page, and counts
+// 152.
+func TestBranchListLongerThanBamboosPageIsWhole(t *testing.T) {
+	f := newFixture(t, options{})
+	for i := range 150 {
+		f.bamboo.AddBranch("PROJ-CORE", "B"+strconv.Itoa(100+i), "feature-"+strconv.Itoa(i))
+	}
+	doc, _ := f.getOK("carol", api+"/plan/PROJ-CORE/branch?max-results=100&start-index=100")
+	keys := itemKeys(path(doc, "branches", "branch"))
+	if len(keys) != 52 || !slices.Contains(keys, "PROJ-B249") || num(path(doc, "branches", "size")) != 152 {
+		t.Fatalf("second page: %d branches, size %v; want 52 with PROJ-B249, size 152", len(keys), path(doc, "branches", "size"))
+	}
+	if n := f.calls("/rest/api/latest/plan/PROJ-CORE/branch"); n != 2 {
+		t.Errorf("Bamboo asked %d times for the branches, want 2 pages of 100", n)
 	}
 }
 

@@ -103,6 +103,22 @@ func TestArtifactMetadataAndEscaping(t *testing.T) {
 	}
 }
 
+// The file name Bamboo gives in Content-Disposition is the stream's
+// Filename, without the quotes and control characters that would break
+// the attachment header it goes into.
+func TestArtifactFilenameDropsQuotes(t *testing.T) {
+	bamboo, client := newPair(t, upstream.Config{})
+	bamboo.AddResult("PROJ-CORE", 8, "Successful", bambootest.Artifact{Name: `say "hi".txt`, ProducerJobKey: "DOCS", Content: []byte("hi\n")})
+	stream, err := client.Artifact(context.Background(), `/browse/PROJ-CORE-8/artifact/DOCS/say-"hi".txt/`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	if stream.Filename != "say hi.txt" {
+		t.Fatalf("file name %q, want %q", stream.Filename, "say hi.txt")
+	}
+}
+
 func TestArtifactBuildLog(t *testing.T) {
 	_, client := newPair(t, upstream.Config{})
 	stream, err := client.Artifact(context.Background(), "/download/WEB-NIGHTLY-JOB1/build_logs/WEB-NIGHTLY-JOB1-2.log")
