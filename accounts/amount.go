@@ -29,23 +29,34 @@ var amountPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$`)
 // order: malformed, too_precise, over_limit, not_positive (so "0.000" in
 // EUR is too precise, and "abc" only malformed).
 func ParseAmount(s string, cur Currency, maxMajor int64) (int64, error) {
+	minor, reason := parseAmount(s, cur, maxMajor)
+	if reason != "" {
+		return 0, badAmount(amountParam, reason)
+	}
+	return minor, nil
+}
+
+// parseAmount is ParseAmount with the refusal's reason ("" for none)
+// instead of an error, which costs allocations: appendAmountByExponent asks
+// for every exponent, and a transfer's amount is too precise for some.
+func parseAmount(s string, cur Currency, maxMajor int64) (int64, facade.Reason) {
 	whole, frac, ok := splitAmount(s)
 	switch {
 	case !ok:
-		return 0, badAmount(amountParam, facade.ReasonMalformed)
+		return 0, facade.ReasonMalformed
 	case len(frac) > cur.Exponent:
-		return 0, badAmount(amountParam, facade.ReasonTooPrecise)
+		return 0, facade.ReasonTooPrecise
 	case !withinMax(whole, frac, maxMajor):
-		return 0, badAmount(amountParam, facade.ReasonOverLimit)
+		return 0, facade.ReasonOverLimit
 	}
 	minor, err := toMinor(whole, frac, cur.Exponent)
 	switch {
 	case err != nil:
-		return 0, badAmount(amountParam, facade.ReasonOverLimit)
+		return 0, facade.ReasonOverLimit
 	case minor <= 0:
-		return 0, badAmount(amountParam, facade.ReasonNotPositive)
+		return 0, facade.ReasonNotPositive
 	}
-	return minor, nil
+	return minor, ""
 }
 
 // amountParam names the amount in a refusal: the transfer path's

@@ -217,18 +217,19 @@ func transferKeys(req TransferRequest, tid string) []string {
 
 // transferArgs lists one transfer's arguments after its key count.
 func transferArgs(req TransferRequest, tid string, maxMajor int64) []any {
-	return append([]any{tid, req.From, req.To}, amountByExponent(req.Amount, maxMajor)...)
+	args := make([]any, 0, 3+MaxExponent+1)
+	return appendAmountByExponent(append(args, tid, req.From, req.To), req.Amount, maxMajor)
 }
 
-// amountByExponent parses the amount once per possible exponent (0..3), ""
-// where it is too precise, so the script applies the source currency's
-// rule by picking one: the precision rule lives only in ParseAmount, and no
-// extra round trip reads the currency first.
-func amountByExponent(amount string, maxMajor int64) []any {
-	out := make([]any, 0, MaxExponent+1)
+// appendAmountByExponent appends the amount parsed once per possible
+// exponent (0..3), "" where it is too precise, so the script applies the
+// source currency's rule by picking one: the precision rule lives only in
+// ParseAmount (parseAmount), and no extra round trip reads the currency
+// first.
+func appendAmountByExponent(out []any, amount string, maxMajor int64) []any {
 	for exp := 0; exp <= MaxExponent; exp++ {
-		minor, err := ParseAmount(amount, Currency{Exponent: exp}, maxMajor)
-		if err != nil {
+		minor, reason := parseAmount(amount, Currency{Exponent: exp}, maxMajor)
+		if reason != "" {
 			out = append(out, "")
 			continue
 		}
@@ -319,15 +320,15 @@ func outcome(replayed bool, err error) string {
 func (s *Store) audit(ctx context.Context, req TransferRequest, t Transfer, replayed bool, err error) {
 	result := outcome(replayed, err)
 	s.metrics.Transfers.WithLabelValues(result).Inc()
-	attrs := []slog.Attr{
+	var buf [10]slog.Attr
+	attrs := append(buf[:0],
 		slog.Bool("audit", true),
 		slog.String("principal", req.Principal),
 		slog.String("from", clip(req.From)),
 		slog.String("to", clip(req.To)),
 		slog.String("amount", clip(req.Amount)),
 		slog.String("outcome", result),
-		slog.Bool("idempotency_key", req.IdempotencyKey != ""),
-	}
+		slog.Bool("idempotency_key", req.IdempotencyKey != ""))
 	level := slog.LevelInfo
 	if err == nil {
 		attrs = append(attrs, slog.String("transfer_id", t.ID),
@@ -336,7 +337,16 @@ func (s *Store) audit(ctx context.Context, req TransferRequest, t Transfer, repl
 		level = slog.LevelError
 		attrs = append(attrs, slog.Any("error", err))
 	}
-	s.log.LogAttrs(ctx, level, "transfer", attrs...)
+	// The record goes to the handler directly: Logger.LogAttrs would also
+	// walk the stack for the caller's program counter (runtime.Callers),
+	// which no handler of the service writes.
+	h := s.log.Handler()
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	rec := slog.NewRecord(time.Now(), level, "transfer", 0)
+	rec.AddAttrs(attrs...)
+	_ = h.Handle(ctx, rec)
 }
 
 // clip bounds caller-chosen text in the log (an amount is whatever the URL

@@ -266,12 +266,12 @@ func TestConcurrentTransfersShareOneScriptCallAndKeepTheirOwnAnswers(t *testing.
 // waitFor polls cond, the observable state a test waits for.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatal("condition not reached in 10 s")
+	t.Fatal("condition not reached in 30 s")
 }
 
 // Redis killed while writing a batch to its append-only file: after the

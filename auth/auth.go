@@ -47,8 +47,26 @@ func WithIdentity(ctx context.Context, id Identity) context.Context {
 
 // IdentityFrom returns the identity in ctx, if any.
 func IdentityFrom(ctx context.Context) (Identity, bool) {
-	id, ok := ctx.Value(identityKey{}).(Identity)
-	return id, ok
+	switch id := ctx.Value(identityKey{}).(type) {
+	case Identity:
+		return id, true
+	case *Identity: // IdentityValue's
+		return *id, true
+	}
+	return Identity{}, false
+}
+
+// IdentityValue answers a context's Value for WithIdentity's key with id,
+// for a context type that holds the identity in place (package server's
+// per-request context, one allocation for all of a request's values); ok
+// is false for any other key, and when id is nil (not authenticated yet:
+// the context answers as its parent would). The principal is the
+// facade.Scope's, which the same context holds.
+func IdentityValue(key any, id *Identity) (v any, ok bool) {
+	if _, mine := key.(identityKey); mine && id != nil {
+		return id, true
+	}
+	return nil, false
 }
 
 // Refusals of this package. The HTTP layer's table (server/problem) gives

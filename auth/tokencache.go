@@ -36,7 +36,7 @@ func newTokenCache(now func() time.Time) *tokenCache {
 }
 
 func (c *tokenCache) get(raw string) (Identity, bool) {
-	k := sha256.Sum256([]byte(raw))
+	k := tokenKey(raw)
 	c.mu.RLock()
 	e, ok := c.entries[k]
 	c.mu.RUnlock()
@@ -54,11 +54,22 @@ func (c *tokenCache) put(raw string, id Identity, exp time.Time) {
 	if exp.Before(until) {
 		until = exp
 	}
-	k := sha256.Sum256([]byte(raw))
+	k := tokenKey(raw)
 	c.mu.Lock()
 	if len(c.entries) >= c.max {
 		c.entries = make(map[[sha256.Size]byte]cachedToken, c.max)
 	}
 	c.entries[k] = cachedToken{id: id, expires: until}
 	c.mu.Unlock()
+}
+
+// tokenKey is the cache's key for raw: its SHA-256, so the cache never
+// holds a token. A token up to 1 KiB is hashed from a copy on the stack
+// ([]byte(raw) cost an allocation per request).
+func tokenKey(raw string) [sha256.Size]byte {
+	if len(raw) <= 1024 {
+		var buf [1024]byte
+		return sha256.Sum256(append(buf[:0], raw...))
+	}
+	return sha256.Sum256([]byte(raw))
 }

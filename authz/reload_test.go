@@ -127,7 +127,7 @@ func watch(t *testing.T, a *Authorizer, rdb redis.UniversalClient) {
 			if err != nil {
 				t.Errorf("Watch returned %v when its context ended", err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Error("Watch did not return after its context ended")
 		}
 	})

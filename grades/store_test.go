@@ -413,11 +413,11 @@ func TestRedisDownIsUnavailableThenRecovers(t *testing.T) {
 	})
 }
 
-// eventually retries call for up to 15 s until it succeeds.
+// eventually retries call for up to 30 s until it succeeds.
 func eventually(t *testing.T, what string, call func() error) {
 	t.Helper()
 	err := call()
-	for deadline := time.Now().Add(15 * time.Second); err != nil && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 		err = call()
 	}

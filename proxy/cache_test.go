@@ -114,7 +114,9 @@ func TestUpstreamFailures(t *testing.T) {
 		if rec.Code != http.StatusGatewayTimeout || problemDetail(t, rec) != "The build server did not answer in time." {
 			t.Errorf("hang: %d %s, want 504", rec.Code, rec.Body)
 		}
-		if took := time.Since(started); took > 5*time.Second {
+		// The configured 300 ms, not the default budget: bounded by the
+		// default, so a loaded machine's delays cannot fail this.
+		if took := time.Since(started); took >= upstream.DefaultTimeout {
 			t.Errorf("504 after %v, want about the 300ms timeout", took)
 		}
 	})

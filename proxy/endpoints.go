@@ -70,12 +70,13 @@ func Endpoints() []Endpoint {
 func (h *Handler) Handler(ep Endpoint, fail ErrorWriter) http.Handler {
 	key, number := segmentOf(ep.Pattern, "{key}"), segmentOf(ep.Pattern, "{number}")
 	routes := slices.Clone(ep.Routes)
+	keyParam := keyParamName(routes, number >= 0)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var err error
 		if ep.File {
 			err = h.artifact(w, r)
 		} else {
-			err = h.serveKey(w, r, routes, pathSegment(r.URL.EscapedPath(), key), pathSegment(r.URL.EscapedPath(), number))
+			err = h.serveKey(w, r, routes, keyParam, pathSegment(r.URL.EscapedPath(), key), pathSegment(r.URL.EscapedPath(), number))
 		}
 		if err != nil {
 			fail(w, r, err)
@@ -83,14 +84,46 @@ func (h *Handler) Handler(ep Endpoint, fail ErrorWriter) http.Handler {
 	})
 }
 
-// serveKey serves the route whose key kind the path's key fits.
-func (h *Handler) serveKey(w http.ResponseWriter, r *http.Request, routes []*Route, key, number string) error {
+// serveKey serves the route whose key kind the path's key fits; when none
+// does, the refusal names the build number if that alone is wrong, else
+// the key (as keyParam).
+func (h *Handler) serveKey(w http.ResponseWriter, r *http.Request, routes []*Route, keyParam, key, number string) error {
 	for _, rt := range routes {
 		if k, ok := parseKey(rt.Key, key, number); ok {
 			return h.serve(w, r, rt, k)
 		}
 	}
-	return badIdentifier()
+	if number != "" {
+		if _, ok := parseKey(KeyPlan, key, ""); ok {
+			return badIdentifier("buildNumber")
+		}
+	}
+	return badIdentifier(keyParam)
+}
+
+// keyParamName is the name api/openapi.json gives the key segment of an
+// endpoint serving routes: the key's kind when they share one (planKey
+// before a build number), "key" where one path takes several kinds
+// (/result/{key}: a project, a plan or a result).
+func keyParamName(routes []*Route, numbered bool) string {
+	if numbered {
+		return "planKey"
+	}
+	kind := routes[0].Key
+	for _, rt := range routes[1:] {
+		if rt.Key != kind {
+			return "key"
+		}
+	}
+	switch kind {
+	case KeyProject:
+		return "projectKey"
+	case KeyPlan:
+		return "planKey"
+	case KeyResult, KeyJobResult:
+		return "resultKey"
+	}
+	return "key"
 }
 
 // segmentOf is the index of the path segment that is param in pattern, or

@@ -62,18 +62,19 @@ type artifactTarget struct {
 // joins segments, and the upstream client's own check can never refuse
 // what this one let through.
 func parseArtifactPath(escaped string) (artifactTarget, error) {
+	refuse := artifactRefusal(escaped)
 	if len(escaped) > maxArtifactPath || !strings.HasPrefix(escaped, "/") {
-		return artifactTarget{}, badIdentifier()
+		return artifactTarget{}, refuse(false)
 	}
 	raw := strings.Split(escaped[1:], "/")
 	if len(raw) > maxArtifactSegments || len(raw) < 3 {
-		return artifactTarget{}, badIdentifier()
+		return artifactTarget{}, refuse(false)
 	}
 	segs := make([]string, len(raw))
 	for i, r := range raw {
 		s, ok := artifactSegment(r, i == len(raw)-1)
 		if !ok {
-			return artifactTarget{}, badIdentifier()
+			return artifactTarget{}, refuse(i == 1)
 		}
 		segs[i] = s
 	}
@@ -81,7 +82,7 @@ func parseArtifactPath(escaped string) (artifactTarget, error) {
 	// the result key, so an encoded character there is refused too.
 	ref, ok := artifactPlan(segs)
 	if !ok || raw[0] != segs[0] || raw[1] != segs[1] || raw[2] != segs[2] {
-		return artifactTarget{}, badIdentifier()
+		return artifactTarget{}, refuse(raw[1] != segs[1] || !validArtifactKey(segs))
 	}
 	name := segs[len(segs)-1]
 	if name == "" {
@@ -132,4 +133,35 @@ func artifactSegment(raw string, last bool) (string, bool) {
 	return s, true
 }
 
-func badIdentifier() error { return facade.ErrBadIdentifier }
+// badIdentifier refuses the path parameter api/openapi.json names param
+// (projectKey, planKey, key, resultKey, buildNumber, artifactPath,
+// downloadPath): the problem's errors item tells a client which part of
+// the path to fix.
+func badIdentifier(param string) error {
+	return facade.Refuse(facade.ErrBadIdentifier, param, facade.ReasonMalformed)
+}
+
+// artifactRefusal names what a refused artifact path got wrong as
+// api/openapi.json's parameters do: a /download path is one parameter,
+// downloadPath; a /browse path has its resultKey (the key segment, when
+// that is what is wrong) and then its artifactPath.
+func artifactRefusal(escaped string) func(keyWrong bool) error {
+	return func(keyWrong bool) error {
+		switch {
+		case !strings.HasPrefix(escaped, "/browse/"):
+			return badIdentifier("downloadPath")
+		case keyWrong:
+			return badIdentifier("resultKey")
+		}
+		return badIdentifier("artifactPath")
+	}
+}
+
+// validArtifactKey reports whether a /browse path's key segment is a
+// result key (K-P-N or K-P-J-N), whatever the rest of the path.
+func validArtifactKey(segs []string) bool {
+	parts := strings.Split(segs[1], "-")
+	return (len(parts) == 3 || len(parts) == 4 && facade.ValidPlanKey(parts[2])) &&
+		facade.ValidProjectKey(parts[0]) && facade.ValidPlanKey(parts[1]) &&
+		validBuildNumber(parts[len(parts)-1])
+}

@@ -320,13 +320,13 @@ func TestRedisDownLetsRequestsThrough(t *testing.T) {
 	srv.Stop()
 	// The next failed settlement (the client retries a few times first)
 	// drops the local view.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if ok, _, err := l.Allow(ctx, "known"); ok && err != nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("known key still refused 5 s after Redis went down")
+			t.Fatal("known key still refused 30 s after Redis went down")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -161,10 +161,10 @@ func TestEveryCallerOfABatchLearnsRedisIsDown(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5s")
+			t.Fatal("condition not reached in 30s")
 		}
 		time.Sleep(time.Millisecond)
 	}

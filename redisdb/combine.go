@@ -11,22 +11,28 @@ import (
 // out at once, alone. Batcher uses it for pipelines; the accounts store
 // for many transfers in one script call.
 //
-// The caller that finds a free slot applies the queue itself; one that
-// finishes while callers wait leaves the next batch to a new goroutine,
-// so that its own caller is answered at once.
+// The caller that finds a free slot applies its batch itself. One that
+// finishes while callers wait hands its slot to the caller that opened the
+// next batch, which is waiting anyway: it applies that batch on its own
+// goroutine, so no goroutine is started per batch, and the callers who
+// join the batch until it starts still go with it. Every caller of a batch
+// waits on the batch's one channel, closed when apply has returned.
 type Combiner[T any] struct {
 	apply    func(ctx context.Context, batch []T)
 	inFlight int
 	maxBatch int
 
 	mu      sync.Mutex
-	queue   []combined[T]
-	sending int // batches in flight or being handed over
+	queue   []*batch[T] // batches not yet started, oldest first; callers join the last
+	sending int         // batches in flight or handed to their leader
 }
 
-type combined[T any] struct {
-	item T
-	done chan struct{} // closed when apply has returned for its batch
+// batch is one batch's items and the channels its callers wait on.
+type batch[T any] struct {
+	items  []T
+	done   chan struct{} // closed when apply has returned for the batch
+	lead   chan struct{} // closed when the batch's first caller is to apply it
+	handed bool          // lead is closed
 }
 
 // NewCombiner returns a Combiner with at most inFlight batches applied at
@@ -38,54 +44,75 @@ func NewCombiner[T any](inFlight, maxBatch int, apply func(ctx context.Context, 
 }
 
 // Do queues item for the next batch and returns once apply has run over
-// that batch. apply runs on another caller's goroutine (or a new one), so
-// item must carry everything the caller needs back (a pointer).
+// that batch. apply may run on another caller's goroutine, so item must
+// carry everything the caller needs back (a pointer).
 func (c *Combiner[T]) Do(ctx context.Context, item T) {
-	call := combined[T]{item: item, done: make(chan struct{})}
 	c.mu.Lock()
-	c.queue = append(c.queue, call)
-	lead := c.sending < c.inFlight
-	if lead {
+	var b *batch[T]
+	if n := len(c.queue); n > 0 && len(c.queue[n-1].items) < c.maxBatch {
+		b = c.queue[n-1]
+		b.items = append(b.items, item)
+		c.mu.Unlock()
+		<-b.done
+		return
+	}
+	// This caller opens a batch: it applies it when a slot is free now,
+	// or when a finishing batch hands it one.
+	b = &batch[T]{items: append(make([]T, 0, 8), item), done: make(chan struct{})}
+	c.queue = append(c.queue, b)
+	now := c.sending < c.inFlight
+	if now {
 		c.sending++
+		b.handed = true
+	} else {
+		b.lead = make(chan struct{})
 	}
 	c.mu.Unlock()
-	if lead {
-		c.send(context.WithoutCancel(ctx))
+	if !now {
+		<-b.lead
 	}
-	<-call.done
+	c.send(context.WithoutCancel(ctx), b)
 }
 
-// Queued is how many callers wait for a batch to start (tests use it to
-// see callers pile up).
+// Queued is how many callers wait for their batch to start (tests use it
+// to see callers pile up).
 func (c *Combiner[T]) Queued() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.queue)
+	n := 0
+	for _, b := range c.queue {
+		n += len(b.items)
+	}
+	return n
 }
 
-// send applies the head of the queue, answers every caller in it, and
-// leaves what was queued meanwhile to a new sender in the same slot.
-func (c *Combiner[T]) send(ctx context.Context) {
+// send applies b (taken off the queue: later callers start a new batch),
+// answers every caller in it, and hands the slot to the oldest batch not
+// yet handed one.
+func (c *Combiner[T]) send(ctx context.Context, b *batch[T]) {
 	c.mu.Lock()
-	n := min(len(c.queue), c.maxBatch)
-	calls := c.queue[:n:n]
-	c.queue = append([]combined[T](nil), c.queue[n:]...)
+	for i, q := range c.queue {
+		if q == b {
+			copy(c.queue[i:], c.queue[i+1:])
+			c.queue[len(c.queue)-1] = nil
+			c.queue = c.queue[:len(c.queue)-1]
+			break
+		}
+	}
+	items := b.items
 	c.mu.Unlock()
 
-	items := make([]T, n)
-	for i, call := range calls {
-		items[i] = call.item
-	}
 	c.apply(ctx, items)
-	for _, call := range calls {
-		close(call.done)
-	}
+	close(b.done)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.queue) == 0 {
-		c.sending--
-		return
+	for _, next := range c.queue {
+		if !next.handed {
+			next.handed = true
+			close(next.lead)
+			return
+		}
 	}
-	go c.send(ctx)
+	c.sending--
 }

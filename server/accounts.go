@@ -69,7 +69,7 @@ type statementView struct {
 
 // viewableAccount validates the id and checks view_account before any read.
 func (s *Server) viewableAccount(c echo.Context) (string, error) {
-	id, err := pathID(c, "id", facade.ValidID)
+	id, err := pathID(c, accountParam, facade.ValidID)
 	if err != nil {
 		return "", err
 	}
@@ -193,11 +193,11 @@ func statementLimit(q string) (int, error) {
 // `transfer` on the from account and `transfer` or `receive` on the to
 // account (403), then runs the one atomic step.
 func (s *Server) transfer(c echo.Context) error {
-	from, err := pathID(c, "from", facade.ValidID)
+	from, err := pathID(c, fromParam, facade.ValidID)
 	if err != nil {
 		return err
 	}
-	to, err := pathID(c, "to", facade.ValidID)
+	to, err := pathID(c, toParam, facade.ValidID)
 	if err != nil {
 		return err
 	}
@@ -222,7 +222,7 @@ func (s *Server) transfer(c echo.Context) error {
 	if replayed {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
-	return c.JSON(http.StatusCreated, transferView{
+	return writeTransfer(c, http.StatusCreated, transferView{
 		TransferID: t.ID, FromAccountID: t.From, ToAccountID: t.To,
 		Amount: t.AmountValue(), Currency: t.Currency, CreatedAt: t.CreatedAt.UTC(),
 	})

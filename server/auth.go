@@ -28,7 +28,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			case !ok:
 				return facade.ErrTokenMissing
 			}
-			c.SetRequest(c.Request().WithContext(auth.WithIdentity(c.Request().Context(), id)))
+			setIdentity(c, id)
 			return next(c)
 		}
 		id, ok := s.auth.Cached(raw)
@@ -44,9 +44,17 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 				return err
 			}
 		}
-		r := c.Request()
-		c.SetRequest(r.WithContext(auth.WithIdentity(r.Context(), id)))
+		setIdentity(c, id)
 		return next(c)
+	}
+}
+
+// setIdentity records the caller in the request's context (in place: see
+// requestContext).
+func setIdentity(c echo.Context, id auth.Identity) {
+	r := c.Request()
+	if ctx := withIdentity(r.Context(), id); ctx != r.Context() {
+		c.SetRequest(r.WithContext(ctx))
 	}
 }
 

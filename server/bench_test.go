@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,4 +148,58 @@ func (rc *rawConn) do(request []byte) (int, error) {
 	_, err = io.Copy(io.Discard, res.Body)
 	res.Body.Close()
 	return res.StatusCode, err
+}
+
+// BenchmarkTransferCost measures what one transfer through HTTP costs the
+// process, client included (the same for any build): CPU µs a transfer
+// (getrusage, user + system) and allocations a transfer (-benchmem), at 32
+// concurrent callers, info access lines written (to io.Discard) and the
+// rate limiter on. Both figures depend little on the machine's other load,
+// so builds can be compared on a shared machine:
+//
+//	go test -run '^$' -bench TransferCost -benchmem -count 6 ./server
+func BenchmarkTransferCost(b *testing.B) {
+	const callers = 32
+	e := newEnv(b, withProductionLog(io.Discard), withRateLimit(1_000_000))
+	st := accounts.NewStore(e.rdb, quietLog)
+	for _, id := range []string{"1001", "2002"} {
+		if _, err := st.Seed(context.Background(), accounts.SeedAccount{ID: id, Owner: "x", Currency: "EUR", Balance: "900000000.00"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	alice := token(b, "alice", "customer")
+	conns := make([]*rawConn, callers)
+	for c := range conns {
+		conns[c] = dialRaw(b, e.url)
+	}
+	reqs := [2][]byte{}
+	for i, path := range []string{"/rs/transfer/from/1001/to/2002/amount/0.01", "/rs/transfer/from/2002/to/1001/amount/0.01"} {
+		reqs[i] = []byte("POST " + path + " HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " + alice +
+			"\r\nX-XSRF-TOKEN: bench\r\nContent-Length: 0\r\n\r\n")
+	}
+	viaHTTP := func(c, i int) error {
+		status, err := conns[c].do(reqs[i%2])
+		if err == nil && status != http.StatusCreated {
+			err = fmt.Errorf("status %d", status)
+		}
+		return err
+	}
+	runLoad(200, callers, viaHTTP) // warm: connections, script cache, limiter buckets
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	h := runLoad(b.N, callers, viaHTTP)
+	cpu := processCPU() - cpu0
+	b.StopTimer()
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu_us/op")
+	if h.errors > 0 {
+		b.Errorf("errors: %d", h.errors)
+	}
+}
+
+// processCPU is this process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

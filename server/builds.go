@@ -34,8 +34,14 @@ var errNoUpstream = facade.ErrBuildsNotConfigured
 func buildRoute(builds BuildHandlers, ep proxy.Endpoint) echo.HandlerFunc {
 	h := builds.Handler(ep, handBackToEcho)
 	return func(c echo.Context) error {
-		var failed error
 		r := c.Request()
+		if rc := requestContextOf(r.Context()); rc != nil {
+			// The slot is the request context's (one request, one route).
+			rc.failed = nil
+			h.ServeHTTP(c.Response(), r)
+			return rc.failed
+		}
+		var failed error
 		h.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), buildErrorKey{}, &failed)))
 		return failed
 	}

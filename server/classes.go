@@ -74,7 +74,7 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	class, err := pathID(c, "class_id", facade.ValidID)
+	class, err := pathID(c, classParam, facade.ValidID)
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	class, err := pathID(c, "class_id", facade.ValidID)
+	class, err := pathID(c, classParam, facade.ValidID)
 	if err != nil {
 		return err
 	}

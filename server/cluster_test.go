@@ -379,10 +379,14 @@ func sendOverBoth(t *testing.T, a, b *moneyEnv, i int, job concurrencyJob) []mon
 	return out
 }
 
-// rateLimit: at 5 requests a second (burst 10) per principal, requests
+// rateLimit: at 1 request a second (burst 2) per principal, requests
 // spread over A and B together get what one instance alone would grant.
+// The rate is low so that the refill over the test stays small however
+// slow the machine: 40 requests are refused on both instances unless they
+// take more than about a second each, and a settled debt of even one
+// request takes a second to repay.
 func (c clusterSetup) rateLimit(t *testing.T) {
-	const rate, burst, requests = 5, 10, 40
+	const rate, burst, requests = 1, 2, 40
 	a, b := c.pair(t, clusterOptions{rateLimit: rate})
 	rdb, _ := redisdb.Open(redisdb.Config{Addrs: c.addrs})
 	defer rdb.Close()
@@ -427,7 +431,7 @@ func (c clusterSetup) rateLimit(t *testing.T) {
 		waitSettled(t, rdb, ratelimit.BucketKey("facade:rl:", "quota"), total, rate, started)
 		// Redis holds every admission; each instance learns it at its
 		// next settlement, after which both refuse in the same round.
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			ra := a.do(req{method: "GET", path: "/rs/account/rl-1/balance", token: quota})
 			rb := b.do(req{method: "GET", path: "/rs/account/rl-1/balance", token: quota})
@@ -450,7 +454,7 @@ func waitSettled(t *testing.T, rdb redis.UniversalClient, key string, admitted, 
 	t.Helper()
 	ctx := context.Background()
 	need := time.Duration(admitted) * time.Second / time.Duration(rate)
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	for deadline := time.Now().Add(30 * time.Second); ; {
 		tat, err := rdb.Get(ctx, key).Int64()
 		now, err2 := rdb.Time(ctx).Result()
 		if err == nil && err2 == nil {

@@ -121,8 +121,9 @@ func (w *bufferedWriter) WriteHeader(status int) {
 	}
 	w.status, w.wroteHeader = status, true
 	h := w.ResponseWriter.Header()
-	tag := h.Get("ETag")
-	if status != http.StatusOK || tag == "" || h.Get(echo.HeaderContentLength) == "" {
+	// The map, not Get: "ETag" is not spelled canonically ("Etag").
+	tag := first(h["Etag"])
+	if status != http.StatusOK || tag == "" || first(h["Content-Length"]) == "" {
 		return
 	}
 	w.passed = true
@@ -140,7 +141,7 @@ func (w *bufferedWriter) Write(p []byte) (int, error) {
 	case w.notModified:
 		return len(p), nil
 	case w.passed:
-		return w.ResponseWriter.Write(p)
+		return w.writeGathered(p)
 	}
 	return w.body.Write(p)
 }
@@ -155,8 +156,37 @@ func (w *bufferedWriter) send(status int) error {
 	if w.body.Len() == 0 {
 		return nil
 	}
-	_, err := w.ResponseWriter.Write(w.body.Bytes())
+	_, err := w.writeGathered(w.body.Bytes())
 	return err
+}
+
+// writeGathered writes a whole answer's body, the headers still unsent,
+// with the connection's writes gathered into one (answeringConn.gather);
+// a body that fits in net/http's buffer leaves in one write anyway.
+func (w *bufferedWriter) writeGathered(p []byte) (n int, err error) {
+	if len(p) < gatherFrom {
+		return w.ResponseWriter.Write(p)
+	}
+	c := gatherer(w.request)
+	c.gather()
+	defer func() {
+		if rerr := c.release(); err == nil && rerr != nil {
+			n, err = 0, rerr
+		}
+	}()
+	return w.ResponseWriter.Write(p)
+}
+
+// gatherFrom is the body size from which net/http writes an answer in two
+// parts (its connection buffer is 4 KiB, headers included).
+const gatherFrom = 2 << 10
+
+// first is Header.Get's answer from the values of a canonical key.
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
 }
 
 func bodyAllowed(status int) bool {

@@ -83,7 +83,7 @@ func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		origin := r.Header.Get("Origin")
 		h := c.Response().Header()
-		h.Add("Vary", "Origin")
+		addVaryOrigin(h)
 		if r.Method == http.MethodOptions {
 			return s.preflight(c, origin)
 		}
@@ -112,4 +112,17 @@ func (s *Server) preflight(c echo.Context, origin string) error {
 	h.Set("Access-Control-Allow-Headers", allowedHeaders)
 	h.Set("Access-Control-Max-Age", "600")
 	return c.NoContent(http.StatusNoContent)
+}
+
+var varyOrigin = [1]string{"Origin"}
+
+// addVaryOrigin is h.Add("Vary", "Origin") without an allocation when the
+// answer has no Vary yet: the value is a shared, read-only slice of
+// capacity one, so a later Add copies it.
+func addVaryOrigin(h http.Header) {
+	if _, ok := h["Vary"]; ok {
+		h.Add("Vary", "Origin")
+		return
+	}
+	h["Vary"] = varyOrigin[:]
 }

@@ -22,7 +22,7 @@ func (s *Server) writeTimeout() time.Duration {
 // client that stops reading does not hold a connection and its goroutine.
 func (s *Server) writeDeadline(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_ = http.NewResponseController(c.Response().Writer).SetWriteDeadline(time.Now().Add(s.writeTimeout()))
+		setWriteDeadline(c.Response().Writer, time.Now().Add(s.writeTimeout()))
 		return next(c)
 	}
 }
@@ -51,3 +51,19 @@ func (w *extendingWriter) Write(p []byte) (int, error) {
 
 // Unwrap lets http.ResponseController (Echo's Flush) reach the connection.
 func (w *extendingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// setWriteDeadline is http.NewResponseController(w).SetWriteDeadline(t)
+// (the same search through Unwrap) without the controller's allocation.
+func setWriteDeadline(w http.ResponseWriter, t time.Time) {
+	for {
+		switch u := w.(type) {
+		case interface{ SetWriteDeadline(time.Time) error }:
+			_ = u.SetWriteDeadline(t)
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = u.Unwrap()
+		default:
+			return
+		}
+	}
+}

@@ -29,7 +29,7 @@ func (s *Server) authorizeGrade(c echo.Context, student string, write bool) erro
 }
 
 func (s *Server) getGrade(c echo.Context) error {
-	student, err := pathID(c, "student_id", facade.ValidID)
+	student, err := pathID(c, studentParam, facade.ValidID)
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func (s *Server) updateGrade(c echo.Context) error {
 // gradeWrite runs the checks shared by POST and PUT in the order of docs/contract.md §2: the
 // path and body (400/413/415) are input validation, then authorization.
 func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
-	if student, err = pathID(c, "student_id", facade.ValidID); err != nil {
+	if student, err = pathID(c, studentParam, facade.ValidID); err != nil {
 		return "", "", err
 	}
 	var body gradeBody
@@ -124,7 +124,7 @@ func (s *Server) getGradeHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	student, err := pathID(c, "student_id", facade.ValidID)
+	student, err := pathID(c, studentParam, facade.ValidID)
 	if err != nil {
 		return err
 	}

@@ -191,7 +191,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	cfg := envConfig{
 		server:          server.Config{Origins: origins, RateLimit: 0, MaxTransfer: 1_000_000, OpsOnAPI: true},
 		auth:            auth.TokenConfig{Secret: testSecret},
-		upstreamTimeout: 2 * time.Second,
+		upstreamTimeout: 10 * time.Second, // no test waits for it; a loaded machine may need it
 		policy:          testPolicy,
 	}
 	for _, o := range opts {

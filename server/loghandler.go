@@ -44,10 +44,6 @@ type requestAudit struct {
 
 type requestAuditKey struct{}
 
-func withRequestAudit(ctx context.Context) context.Context {
-	return context.WithValue(ctx, requestAuditKey{}, &requestAudit{})
-}
-
 func requestAuditFrom(ctx context.Context) *requestAudit {
 	a, _ := ctx.Value(requestAuditKey{}).(*requestAudit)
 	return a
@@ -66,6 +62,7 @@ func (a *requestAudit) fold(r slog.Record) bool {
 		return false
 	}
 	a.event = r.Message
+	a.attrs = make([]slog.Attr, 0, r.NumAttrs())
 	r.Attrs(func(at slog.Attr) bool {
 		if at.Key != "audit" && at.Key != "principal" {
 			a.attrs = append(a.attrs, at)

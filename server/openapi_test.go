@@ -315,3 +315,62 @@ func asOneSegment(hr *http.Request) *http.Request {
 	c.URL = &u
 	return c
 }
+
+// Every operation of /openapi.json says which error codes it may answer:
+// its default response is a problem whose code is one of a list (its
+// route family's), and each listed code is a code of the service's table.
+// env.do validates every error answer of the test suite against its
+// operation, so a route answering a code its list lacks fails the test
+// that provoked it.
+func TestEveryOperationListsItsErrorCodes(t *testing.T) {
+	d, err := openAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, c := range d.doc.Components.Schemas["ProblemCode"].Value.Enum {
+		known[c.(string)] = true
+	}
+	for path, item := range d.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			def := op.Responses.Default()
+			if def == nil || !strings.HasPrefix(def.Ref, "#/components/responses/Problem") || def.Ref == "#/components/responses/Problem" {
+				t.Errorf("%s %s: default answer %v; want a route family's problem (#/components/responses/Problem<Family>)", method, path, def)
+				continue
+			}
+			codes := errorCodes(def.Value)
+			if len(codes) == 0 {
+				t.Errorf("%s %s: %s lists no codes", method, path, def.Ref)
+			}
+			for _, c := range codes {
+				if !known[c] {
+					t.Errorf("%s %s: %s lists %q, which is no ProblemCode", method, path, def.Ref, c)
+				}
+				if !strings.Contains(*def.Value.Description, c) {
+					t.Errorf("%s %s: %s's description does not name %q", method, path, def.Ref, c)
+				}
+			}
+		}
+	}
+}
+
+// errorCodes reads the code list of a family's problem response: the enum
+// its schema adds to the Problem schema.
+func errorCodes(r *openapi3.Response) []string {
+	media := r.Content.Get("application/problem+json")
+	if media == nil || media.Schema == nil {
+		return nil
+	}
+	var codes []string
+	for _, part := range media.Schema.Value.AllOf {
+		if part.Ref != "" {
+			continue // the Problem schema itself, with every code
+		}
+		if code, ok := part.Value.Properties["code"]; ok {
+			for _, c := range code.Value.Enum {
+				codes = append(codes, c.(string))
+			}
+		}
+	}
+	return codes
+}

@@ -137,7 +137,6 @@ func (s *Server) newEcho() *echo.Echo {
 	// X-Forwarded-For counts only from FACADE_TRUSTED_PROXIES: the
 	// failed-authentication limit is keyed by client address.
 	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)
-	e.Pre(baseHeaders)
 	return e
 }
 
@@ -146,11 +145,17 @@ func (s *Server) newEcho() *echo.Echo {
 func (s *Server) Drain() { s.draining.Store(true) }
 
 // ServeHTTP serves the API (and the ops endpoints when OpsOnAPI).
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.e.ServeHTTP(w, baseHeaders(w, r))
+}
 
 // Ops returns the handler for /healthz, /readyz and /metrics, for a
 // separate FACADE_OPS_ADDR.
-func (s *Server) Ops() http.Handler { return s.ops }
+func (s *Server) Ops() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ops.ServeHTTP(w, baseHeaders(w, r))
+	})
+}
 
 // HTTPServer wraps h with the service's limits (docs/contract.md §2, "Limits"). Serve
 // it on a Listener(ln) so net/http's own answers are problem bodies too.
@@ -171,5 +176,8 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		// "OPTIONS *" would otherwise get net/http's bare 200, without
 		// the headers every response carries; the router answers it.
 		DisableGeneralOptionsHandler: true,
+		// Lets an answer reach its connection to send itself in one
+		// write (answeringConn.gather).
+		ConnContext: connContext,
 	}
 }

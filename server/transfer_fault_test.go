@@ -73,7 +73,7 @@ func TestFaultRedisCrashDuringTransfersOverHTTP(t *testing.T) {
 	}
 	upAt := time.Now() // redis-server answers PING again
 	attempts, answer, lastErr := 0, moneyAnswer{}, error(nil)
-	moneyWaitFor(20*time.Second, func() bool {
+	moneyWaitFor(30*time.Second, func() bool {
 		attempts++
 		a, err := m.transfer(probe.from, probe.to, probe.amount, probe.key)
 		if err != nil || a.status != http.StatusServiceUnavailable {
@@ -116,7 +116,7 @@ func wantReadyz(t *testing.T, m *moneyEnv, status int, redisAddr string) {
 	// first ping while the transfers already go through.
 	var a moneyAnswer
 	var err error
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if a, err = m.send(http.MethodGet, "/readyz", ""); err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
@@ -168,7 +167,9 @@ func TestArtifactStalledBodyTimesOut(t *testing.T) {
 	}))
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() { close(release) })
-	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: 300 * time.Millisecond}, testLogger(t))
+	// The budget also covers the headers and the first 100 bytes, which a
+	// loaded machine may take a while to deliver: 2 s, not a few hundred ms.
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: 2 * time.Second}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,19 +185,35 @@ func TestArtifactStalledBodyTimesOut(t *testing.T) {
 	}
 }
 
-// A download that keeps making progress may last longer than Timeout.
+// A download that keeps making progress may last longer than Timeout. The
+// server sends a byte every 20 ms until the test has read for longer than
+// Timeout, measured from a clock reading taken after the call returned (so
+// after the watchdog started): the download always outlasts Timeout, however
+// slow the machine, and only a gap of a whole Timeout between bytes fails.
 func TestArtifactSlowButSteadyDownloadOutlastsTimeout(t *testing.T) {
-	const chunks, every = 30, 50 * time.Millisecond
+	const timeout, every = time.Second, 20 * time.Millisecond
+	stop := make(chan struct{})
+	sent := make(chan int, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", strconv.Itoa(chunks))
-		for range chunks {
-			_, _ = w.Write([]byte{'x'})
+		n := 0
+		defer func() { sent <- n }()
+		for {
+			if _, err := w.Write([]byte{'x'}); err != nil {
+				return
+			}
+			n++
 			w.(http.Flusher).Flush()
-			time.Sleep(every)
+			select {
+			case <-stop:
+				return
+			case <-r.Context().Done():
+				return
+			case <-time.After(every):
+			}
 		}
 	}))
 	t.Cleanup(ts.Close)
-	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: time.Second}, testLogger(t))
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: timeout}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,9 +222,24 @@ func TestArtifactSlowButSteadyDownloadOutlastsTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stream.Body.Close()
-	n, err := io.Copy(io.Discard, stream.Body) // takes at least chunks*every = 1.5s
-	if err != nil || n != chunks {
-		t.Fatalf("read %d bytes, err %v", n, err)
+	started := time.Now()
+	n, buf, stopped := 0, make([]byte, 64), false
+	for {
+		if !stopped && time.Since(started) > timeout+timeout/2 {
+			close(stop)
+			stopped = true
+		}
+		m, err := stream.Body.Read(buf)
+		n += m
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("read %d bytes over %v, then %v", n, time.Since(started).Round(time.Millisecond), err)
+		}
+	}
+	if want := <-sent; n != want {
+		t.Fatalf("read %d of the %d bytes sent", n, want)
 	}
 }
 

@@ -490,14 +490,17 @@ func TestServeEndToEnd(t *testing.T) {
 		"FACADE_REDIS_URL": testredis.URL(t), "FACADE_JWT_SECRET": secret, "FACADE_ADDR": addr,
 		"FACADE_UPSTREAM_URL": upstreamTS.URL, "FACADE_UPSTREAM_TOKEN": "svc-token",
 		"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv",
-		"FACADE_DRAIN_DELAY": "400ms",
+		// The /readyz check below must land inside the drain delay, and the
+		// in-flight request must outlast it (upstream delay 5 s): seconds,
+		// not a few hundred ms, so a loaded machine's pauses fit in both.
+		"FACADE_DRAIN_DELAY": "3s",
 	})
 	var logs testlog.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmdServe(ctx, nil, env, io.Discard, &logs) }()
 	base := "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := http.Get(base + "/healthz")
 		if err == nil && res.StatusCode == 200 {
@@ -515,7 +518,7 @@ func TestServeEndToEnd(t *testing.T) {
 	carol, _ := auth.Mint([]byte(secret), "carol", "developer", auth.Claims{}, time.Hour)
 
 	// A slow upstream keeps this request in flight while shutdown begins.
-	bt.SetDelay(700 * time.Millisecond)
+	bt.SetDelay(5 * time.Second)
 	result := make(chan int, 1)
 	go func() {
 		r, _ := http.NewRequest("GET", base+"/rest/api/latest/project?expand=projects.project.plans", nil)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -37,6 +38,7 @@ type Server struct {
 	extraArgs []string
 	mu        sync.Mutex
 	cmd       *exec.Cmd
+	exited    chan struct{} // closed once cmd has exited
 }
 
 // Start launches a private redis-server and stops it when the test ends.
@@ -51,12 +53,19 @@ func Start(tb testing.TB, opts Options) *Server {
 }
 
 func start(dir string, opts Options) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	var err error
+	for range launchAttempts {
+		var port int
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, opts: opts}
+		if err = s.launch(); err == nil {
+			return s, nil
+		}
+		s.Stop()
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, opts: opts}
-	return s, s.launch()
+	return nil, err
 }
 
 func (s *Server) launch() error {
@@ -82,36 +91,55 @@ func (s *Server) launch() error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	s.mu.Lock()
-	s.cmd = cmd
+	s.cmd, s.exited = cmd, exited
 	s.mu.Unlock()
-	return s.waitReady()
+	return s.waitReady(cmd.Process.Pid, exited)
 }
 
-func (s *Server) waitReady() error {
+// readyWithin bounds a redis-server's start: generous, because a loaded
+// machine (CI shares two cores) may take seconds to start one.
+const readyWithin = 60 * time.Second
+
+// waitReady waits until the redis-server with process id pid answers on
+// s.Addr. It fails at once when the process exits (its port was taken
+// between freePort and the bind), and does not mistake another process's
+// redis-server that won that port for this one: it checks the process id.
+func (s *Server) waitReady(pid int, exited <-chan struct{}) error {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
 	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c.Ping(context.Background()).Err() == nil {
-			return nil
+	want := "process_id:" + strconv.Itoa(pid)
+	for deadline := time.Now().Add(readyWithin); time.Now().Before(deadline); {
+		if info, err := c.Info(context.Background(), "server").Result(); err == nil {
+			for _, line := range strings.Split(info, "\n") {
+				if strings.TrimSpace(line) == want {
+					return nil
+				}
+			}
+			return fmt.Errorf("another redis-server answers on %s", s.Addr)
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server on %s exited before it was ready (see %s)", s.Addr, filepath.Join(s.dir, "redis.log"))
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	return fmt.Errorf("redis-server on %s did not become ready", s.Addr)
+	return fmt.Errorf("redis-server on %s did not become ready within %s", s.Addr, readyWithin)
 }
 
 // Stop kills the server (as a crash would) and waits for it to exit.
 func (s *Server) Stop() {
 	s.mu.Lock()
-	cmd := s.cmd
-	s.cmd = nil
+	cmd, exited := s.cmd, s.exited
+	s.cmd, s.exited = nil, nil
 	s.mu.Unlock()
 	if cmd == nil || cmd.Process == nil {
 		return
 	}
 	_ = cmd.Process.Kill()
-	_, _ = cmd.Process.Wait()
+	<-exited
 }
 
 // Dir is the server's data directory (its AOF lives under it).

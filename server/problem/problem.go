@@ -67,8 +67,11 @@ var problems = map[facade.Code]problemKind{
 	facade.ErrInternal.Code: {status: 500, detail: "The server could not complete the request.",
 		advice: "Something failed inside the service. Retry later; if it persists, give the operators the request_id of the answer."},
 
-	facade.ErrBadIdentifier.Code: {status: 400, detail: "An identifier in the path is malformed.",
-		advice: "Student, account and class ids are 1 to 64 of A-Z a-z 0-9 . _ @ -; project keys are upper-case letters and digits starting with a letter; plan keys upper-case letters and digits."},
+	facade.ErrBadIdentifier.Code: {status: 400, detail: "An identifier in the path is malformed; errors says which.",
+		advice: "Student, account and class ids are 1 to 64 of A-Z a-z 0-9 . _ @ -; project keys are upper-case letters and digits starting with a letter; plan keys upper-case letters and digits.",
+		reasons: map[facade.Reason]string{
+			facade.ReasonMalformed: "This path segment is not in its identifier's format: ids are 1 to 64 of A-Z a-z 0-9 . _ @ -, project and plan keys are upper-case letters and digits (PROJ, PROJ-PLAN, PROJ-PLAN-12), and an encoded /, ., ?, # or % is never part of one.",
+		}},
 	facade.ErrBadGrade.Code: {status: 400, detail: "The grade must be one of A+ A A- B+ B B- C+ C C- D+ D D- F.",
 		advice: "Send the body {\"grade\": \"B+\"} with one of the scale's letters, written exactly so (no spaces, upper case).",
 		reasons: map[facade.Reason]string{
