@@ -286,12 +286,28 @@ func BearerToken(h string) (string, bool) {
 	return tok, tok != "" && len(tok) <= 8192
 }
 
+// MintOption tunes Mint.
+type MintOption func(*mintOptions)
+
+type mintOptions struct{ now func() time.Time }
+
+// WithNow is the clock Mint reads iat and exp from; nil means time.Now
+// (`facade serve` and `facade demo` pass the one clock they give all parts).
+func WithNow(now func() time.Time) MintOption { return func(o *mintOptions) { o.now = now } }
+
 // Mint signs an HS256 token for `facade token`, the demo and tests: sub
 // (and the user claim, when it is another), the role claim when role is
 // not empty.
-func Mint(secret []byte, sub, role string, names Claims, ttl time.Duration) (string, error) {
+func Mint(secret []byte, sub, role string, names Claims, ttl time.Duration, opts ...MintOption) (string, error) {
+	o := mintOptions{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
 	names = names.withDefaults()
-	now := time.Now()
+	now := o.now()
 	claims := jwt.MapClaims{"sub": sub, names.User: sub, "iat": now.Unix(), "exp": now.Add(ttl).Unix()}
 	if role != "" {
 		claims[names.Role] = role

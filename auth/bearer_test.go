@@ -185,3 +185,28 @@ func TestMintedTokensCarryTheRoleAsked(t *testing.T) {
 		}
 	}
 }
+
+// TestMintReadsTheInjectedClock: a token minted on a clock an hour behind
+// the machine's is already expired for a reader on the machine's clock,
+// and valid for one on the same clock.
+func TestMintReadsTheInjectedClock(t *testing.T) {
+	clock := testclock.New() // 2023, long before the machine's time
+	tok, err := auth.Mint(bearerSecret, "bob", "professor", auth.Claims{}, time.Hour, auth.WithNow(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine, err := auth.NewTokens(context.Background(), auth.TokenConfig{Secret: bearerSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := machine.Identity(context.Background(), tok); !errors.Is(err, facade.ErrTokenExpired) {
+		t.Errorf("on the machine's clock: %v, want ErrTokenExpired", err)
+	}
+	same, err := auth.NewTokens(context.Background(), auth.TokenConfig{Secret: bearerSecret, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := same.Identity(context.Background(), tok); err != nil || id.Principal.ID != "bob" {
+		t.Errorf("on the minting clock: %+v, %v", id.Principal, err)
+	}
+}

@@ -207,9 +207,9 @@ func TestBuildListsPageAfterFiltering(t *testing.T) {
 	}
 }
 
-// A list longer than the page Bamboo is asked for (100) is collected whole:
-// a plan with 152 branches shows its last 52 on the second page, and counts
-// 152.
+// A list longer than the page Bamboo is asked for (100) is collected whole,
+// and not called truncated: a plan with 152 branches shows its last 52 on
+// the second page, and counts 152.
 func TestBranchListLongerThanBamboosPageIsWhole(t *testing.T) {
 	f := newFixture(t, options{})
 	for i := range 150 {
@@ -222,6 +222,11 @@ func TestBranchListLongerThanBamboosPageIsWhole(t *testing.T) {
 	}
 	if n := f.calls("/rest/api/latest/plan/PROJ-CORE/branch"); n != 2 {
 		t.Errorf("Bamboo asked %d times for the branches, want 2 pages of 100", n)
+	}
+	// Ops are warned of a list cut at its bound (10,000), never of a whole one.
+	f.getOK("carol", api+"/project")
+	if strings.Contains(f.logs.String(), "truncated") {
+		t.Errorf("a whole list logged as truncated:\n%s", f.logs)
 	}
 }
 

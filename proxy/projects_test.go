@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -164,6 +165,23 @@ func TestProjectListPagesTheFilteredList(t *testing.T) {
 	}
 	if got := summarise(t, mustDoc(f, "ivy", "/rest/api/latest/project")); got.planSizes["MOBILE"] != 1 {
 		t.Errorf("MOBILE plans.size for a one-plan grant: %d", got.planSizes["MOBILE"])
+	}
+}
+
+// A project list longer than the page Bamboo is asked for (500) is
+// collected whole: a project on Bamboo's second page is shown to the one
+// person granted it.
+func TestProjectListLongerThanBamboosPageIsWhole(t *testing.T) {
+	f := newFixture(t, options{policy: testPolicy + "p, zoe, project:P0599, view\n"})
+	for i := range 600 {
+		f.bamboo.AddProject(fmt.Sprintf("P%04d", i), fmt.Sprintf("Project %d", i), "")
+	}
+	doc, _ := f.getOK("zoe", "/rest/api/latest/project")
+	if got := summarise(t, doc); !slices.Equal(got.keys, []string{"P0599"}) {
+		t.Fatalf("zoe's projects %v, want [P0599]", got.keys)
+	}
+	if n := f.calls("/rest/api/latest/project"); n != 2 {
+		t.Errorf("Bamboo asked %d times for the projects, want 2 pages of 500", n)
 	}
 }
 

@@ -55,6 +55,10 @@ type Config struct {
 	People  []Person
 	Clients []Client
 	Log     *slog.Logger
+	// Now is the clock sign-ins and access tokens are timed by; nil means
+	// time.Now. (The ID token's iat and exp come from the OIDC library,
+	// which reads time.Now.)
+	Now func() time.Time
 }
 
 // Provider is the http.Handler serving the provider.
@@ -68,6 +72,9 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
@@ -75,7 +82,7 @@ func New(cfg Config) (*Provider, error) {
 	st := &storage{
 		people: map[string]Person{}, clients: map[string]*client{},
 		requests: map[string]*authRequest{}, codes: map[string]string{}, tokens: map[string]*token{},
-		key: signingKey{id: randomHex(8), key: key},
+		key: signingKey{id: randomHex(8), key: key}, now: cfg.Now,
 	}
 	for _, p := range cfg.People {
 		st.people[p.Subject] = p
@@ -124,6 +131,7 @@ type storage struct {
 	codes    map[string]string // code -> request id
 	tokens   map[string]*token
 	key      signingKey
+	now      func() time.Time
 }
 
 // maxPending bounds what strangers can make the demo keep: sign-ins
@@ -139,7 +147,7 @@ func (s *storage) CreateAuthRequest(_ context.Context, r *oidc.AuthRequest, _ st
 	if len(s.requests) >= maxPending {
 		s.requests, s.codes = map[string]*authRequest{}, map[string]string{}
 	}
-	req := &authRequest{id: randomHex(16), created: time.Now(), r: *r}
+	req := &authRequest{id: randomHex(16), created: s.now(), r: *r}
 	s.requests[req.id] = req
 	return req, nil
 }
@@ -191,7 +199,7 @@ func (s *storage) CreateAccessToken(_ context.Context, r op.TokenRequest) (strin
 	if ar, ok := r.(*authRequest); ok {
 		clientID = ar.r.ClientID
 	}
-	t := &token{id: randomHex(16), client: clientID, subject: r.GetSubject(), expires: time.Now().Add(5 * time.Minute)}
+	t := &token{id: randomHex(16), client: clientID, subject: r.GetSubject(), expires: s.now().Add(5 * time.Minute)}
 	s.tokens[t.id] = t
 	return t.id, t.expires, nil
 }
@@ -272,7 +280,7 @@ func (s *storage) SetUserinfoFromToken(_ context.Context, ui *oidc.UserInfo, tok
 	s.mu.Lock()
 	t, ok := s.tokens[tokenID]
 	s.mu.Unlock()
-	if !ok || t.subject != subject || time.Now().After(t.expires) {
+	if !ok || t.subject != subject || s.now().After(t.expires) {
 		return errors.New("token unknown or expired")
 	}
 	return s.userinfo(ui, subject, []string{oidc.ScopeOpenID, oidc.ScopeProfile, oidc.ScopeEmail})
@@ -323,7 +331,7 @@ func (s *storage) signIn(id, person string) error {
 	if _, known := s.people[person]; !ok || !known {
 		return errors.New("unknown sign-in or person")
 	}
-	req.subject, req.done, req.authTime = person, true, time.Now()
+	req.subject, req.done, req.authTime = person, true, s.now()
 	return nil
 }
 

@@ -57,13 +57,13 @@ var demoPeople = []demoidp.Person{
 // startDemoProvider serves the demo's identity provider on a loopback
 // port and points s's sign-in settings at it, with the service as its one
 // client (public: PKCE, no secret).
-func startDemoProvider(s *settings, log *slog.Logger) (func(), error) {
+func startDemoProvider(s *settings, log *slog.Logger, now func() time.Time) (func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	issuer := "http://" + ln.Addr().String()
-	idp, err := demoidp.New(demoidp.Config{Issuer: issuer, People: demoPeople, Log: log, Clients: []demoidp.Client{{
+	idp, err := demoidp.New(demoidp.Config{Issuer: issuer, People: demoPeople, Log: log, Now: now, Clients: []demoidp.Client{{
 		ID: "facade", RedirectURIs: []string{s.PublicURL + auth.CallbackPath},
 		PostLogoutURIs: []string{s.PublicURL + auth.FallbackReturn}, IDTokenLifetime: 8 * time.Hour,
 	}}})
@@ -116,7 +116,8 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	log := newLogger(stderr, s.LogLevel)
-	stopProvider, err := startDemoProvider(&s, log)
+	now := time.Now // the one clock every part of the demo reads
+	stopProvider, err := startDemoProvider(&s, log, now)
 	if err != nil {
 		return err
 	}
@@ -128,11 +129,11 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if _, err := seed(ctx, rdb, demoData, log); err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
-	app, err := newApp(ctx, s, rdb, log)
+	app, err := newApp(ctx, s, rdb, log, now)
 	if err != nil {
 		return err
 	}
-	return app.serve(ctx, func(addr string) { printDemo(stdout, addr, s) })
+	return app.serve(ctx, func(addr string) { printDemo(stdout, addr, s, now) })
 }
 
 // demoSettings starts from the environment and fills what the demo
@@ -195,7 +196,7 @@ func freeOr(addr string) string {
 	return ln.Addr().String()
 }
 
-func printDemo(w io.Writer, addr string, s settings) {
+func printDemo(w io.Writer, addr string, s settings, now func() time.Time) {
 	base := "http://" + addr
 	fmt.Fprintf(w, "Facade demo is running.\n\n  API:     %[1]s\n  page:    %[1]s/ui/\n  API description (OpenAPI 3.1): %[1]s/openapi.json\n  health:  %[1]s/readyz\n", base)
 	fmt.Fprintf(w, "\nSign in on the page: open %s/ui/, choose \"Sign in\", then pick a person at the demo's\nidentity provider (%s, one click, no password):\n", base, s.OIDCIssuer)
@@ -204,7 +205,7 @@ func printDemo(w io.Writer, addr string, s settings) {
 	}
 	fmt.Fprintf(w, "\nTokens (valid 12h) for curl, or for the page's \"use a token\", ready to paste into a shell:\n")
 	for _, t := range demoTokens {
-		tok, err := auth.Mint([]byte(s.JWTSecret), t.sub, t.role, s.claims(), 12*time.Hour)
+		tok, err := auth.Mint([]byte(s.JWTSecret), t.sub, t.role, s.claims(), 12*time.Hour, auth.WithNow(now))
 		if err != nil {
 			continue
 		}

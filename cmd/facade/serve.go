@@ -47,7 +47,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer rdb.Close()
-	app, err := newApp(ctx, s, rdb, log)
+	app, err := newApp(ctx, s, rdb, log, time.Now)
 	if err != nil {
 		return err
 	}
@@ -79,12 +79,12 @@ type app struct {
 
 // newApp builds every part from the settings. Configuration errors name the
 // setting at fault.
-func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slog.Logger) (*app, error) {
+// now is the one clock the parts that keep time read.
+func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slog.Logger, now func() time.Time) (*app, error) {
 	origins, err := server.NewOrigins(s.ReadOrigins, withPublicOrigin(s.WriteOrigins, s.PublicURL))
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now // the one clock the parts that keep time read
 	tokens, err := auth.NewTokens(ctx, s.authConfig(now))
 	if err != nil {
 		return nil, err
