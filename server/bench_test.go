@@ -42,25 +42,7 @@ func BenchmarkTransfers(b *testing.B) {
 		_, _, err := st.Transfer(context.Background(), accounts.TransferRequest{From: from, To: to, Amount: "0.01", Principal: "alice"}, 1_000_000)
 		return err
 	}
-	// The HTTP side uses one keep-alive connection per caller and
-	// pre-built requests, as wrk would: the figure is the service's cost,
-	// not net/http client machinery running on the same two cores.
-	conns := make([]*rawConn, callers)
-	for c := range conns {
-		conns[c] = dialRaw(b, e.url)
-	}
-	reqs := [2][]byte{}
-	for i, path := range []string{"/rs/transfer/from/1001/to/2002/amount/0.01", "/rs/transfer/from/2002/to/1001/amount/0.01"} {
-		reqs[i] = []byte("POST " + path + " HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " + alice +
-			"\r\nX-XSRF-TOKEN: bench\r\nContent-Length: 0\r\n\r\n")
-	}
-	viaHTTP := func(c, i int) error {
-		status, err := conns[c].do(reqs[i%2])
-		if err == nil && status != http.StatusCreated {
-			err = fmt.Errorf("status %d", status)
-		}
-		return err
-	}
+	viaHTTP := transfersOverHTTP(b, e.url, alice, callers)
 	b.ResetTimer()
 	d := runLoad(b.N, callers, direct)
 	h := runLoad(b.N, callers, viaHTTP)
@@ -168,22 +150,7 @@ func BenchmarkTransferCost(b *testing.B) {
 		}
 	}
 	alice := token(b, "alice", "customer")
-	conns := make([]*rawConn, callers)
-	for c := range conns {
-		conns[c] = dialRaw(b, e.url)
-	}
-	reqs := [2][]byte{}
-	for i, path := range []string{"/rs/transfer/from/1001/to/2002/amount/0.01", "/rs/transfer/from/2002/to/1001/amount/0.01"} {
-		reqs[i] = []byte("POST " + path + " HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " + alice +
-			"\r\nX-XSRF-TOKEN: bench\r\nContent-Length: 0\r\n\r\n")
-	}
-	viaHTTP := func(c, i int) error {
-		status, err := conns[c].do(reqs[i%2])
-		if err == nil && status != http.StatusCreated {
-			err = fmt.Errorf("status %d", status)
-		}
-		return err
-	}
+	viaHTTP := transfersOverHTTP(b, e.url, alice, callers)
 	runLoad(200, callers, viaHTTP) // warm: connections, script cache, limiter buckets
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -202,4 +169,28 @@ func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// transfersOverHTTP returns a load function that has caller c send its i-th
+// transfer of 0.01 between 1001 and 2002, back and forth, as a raw
+// pre-built request on its own keep-alive connection (as wrk would: the
+// figure is the service's cost, not net/http client machinery running on
+// the same two cores), and fails unless it is answered 201.
+func transfersOverHTTP(b *testing.B, url, token string, callers int) func(c, i int) error {
+	conns := make([]*rawConn, callers)
+	for c := range conns {
+		conns[c] = dialRaw(b, url)
+	}
+	reqs := [2][]byte{}
+	for i, path := range []string{"/rs/transfer/from/1001/to/2002/amount/0.01", "/rs/transfer/from/2002/to/1001/amount/0.01"} {
+		reqs[i] = []byte("POST " + path + " HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer " + token +
+			"\r\nX-XSRF-TOKEN: bench\r\nContent-Length: 0\r\n\r\n")
+	}
+	return func(c, i int) error {
+		status, err := conns[c].do(reqs[i%2])
+		if err == nil && status != http.StatusCreated {
+			err = fmt.Errorf("status %d", status)
+		}
+		return err
+	}
 }
