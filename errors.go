@@ -143,6 +143,9 @@ var (
 	ErrFilterContinuable      = &Error{Code: "bad_filter_continuable"}
 	ErrFilterCloverEnabled    = &Error{Code: "bad_filter_clover_enabled"}
 	ErrFilterFavourite        = &Error{Code: "bad_filter_favourite"}
+	// ErrFavouritesFull: the caller already keeps the most favourite plans
+	// one person may (favourites.MaxPerPerson).
+	ErrFavouritesFull = &Error{Code: "favourites_full"}
 )
 
 // Codes lists every code above, for the HTTP table's completeness test.
@@ -157,7 +160,7 @@ func Codes() []Code {
 		ErrBalanceLimit, ErrStoreUnavailable, ErrUpstreamBad, ErrUpstreamTimeout,
 		ErrUpstreamOpen, ErrBuildsNotConfigured, ErrRangeNotSatisfiable,
 		ErrFilterLabel, ErrFilterIssueKey, ErrFilterBuildState, ErrFilterIncludeAllStates,
-		ErrFilterContinuable, ErrFilterCloverEnabled, ErrFilterFavourite,
+		ErrFilterContinuable, ErrFilterCloverEnabled, ErrFilterFavourite, ErrFavouritesFull,
 	}
 	codes := make([]Code, len(all))
 	for i, e := range all {

@@ -131,7 +131,10 @@ type writerOnly struct{ w io.Writer }
 
 func (w writerOnly) Write(p []byte) (int, error) { return w.w.Write(p) }
 
-// activeTypes are media types a browser would render or run. An artifact
+// activeTypes are media types a browser would render or run; so is any
+// XML type (every "+xml" suffix, application/rss+xml,
+// application/vnd.*+xml: a browser renders XML with its stylesheets and
+// scripts), which safeContentType checks by suffix. An artifact
 // is data to download, never a page of this origin, so these become
 // application/octet-stream (Content-Disposition says attachment too, and
 // nosniff is on every response).
@@ -171,7 +174,8 @@ func isDirectoryListing(path, contentType string) bool {
 func safeContentType(upstreamType string) string {
 	const fallback = "application/octet-stream"
 	mt, params, err := mime.ParseMediaType(upstreamType)
-	if err != nil || activeTypes[mt] || strings.HasPrefix(mt, "multipart/") || !strings.Contains(mt, "/") {
+	if err != nil || activeTypes[mt] || strings.HasSuffix(mt, "+xml") || strings.HasSuffix(mt, "/xml") ||
+		strings.HasPrefix(mt, "multipart/") || !strings.Contains(mt, "/") {
 		return fallback
 	}
 	kept := map[string]string{}

@@ -303,8 +303,8 @@ func visibleToCarol(keys []string) []string {
 func TestUnsupportedFiltersAreRefusedByName(t *testing.T) {
 	f := newFixture(t, options{})
 	cases := map[string]string{
-		"/result/PROJ-CORE?favourite=true":         "favourite",
-		"/result?favourite":                        "favourite",
+		"/result/PROJ-CORE?favourite=maybe":        "favourite",
+		"/result?favourite=1":                      "favourite",
 		"/result/PROJ-CORE?cloverEnabled=true":     "cloverEnabled",
 		"/result/PROJ-CORE?label=a%20b":            "label",
 		"/result/PROJ-CORE?label=":                 "label",
@@ -315,7 +315,8 @@ func TestUnsupportedFiltersAreRefusedByName(t *testing.T) {
 		"/result/PROJ-CORE-6?label=release":        "label",
 		"/plan/PROJ-CORE?buildstate=Failed":        "buildstate",
 		"/project?issueKey=WEB-7":                  "issueKey",
-		"/plan?cloverEnabled=true":                 "cloverEnabled",
+		"/plan?cloverEnabled=yes":                  "cloverEnabled",
+		"/plan/PROJ-CORE?favourite":                "favourite",
 	}
 	for target, name := range cases {
 		before := len(f.bamboo.Calls())

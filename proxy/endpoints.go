@@ -28,6 +28,8 @@ type Endpoint struct {
 	// File: the answer is an artifact or log streamed as an attachment,
 	// whatever the request's Accept, not a JSON document.
 	File bool
+	// Write: the path takes POST and DELETE (a favourite), not GET.
+	Write bool
 }
 
 // ErrorWriter answers a request with err: a *facade.Error (or one wrapping
@@ -50,13 +52,13 @@ func Endpoints() []Endpoint {
 			return
 		}
 		at[pattern] = len(out)
-		out = append(out, Endpoint{Pattern: pattern, Routes: []*Route{rt}, File: rt.View == ViewFile})
+		out = append(out, Endpoint{Pattern: pattern, Routes: []*Route{rt}, File: rt.View == ViewFile, Write: rt.View == ViewFavourite})
 	}
 	for i := range Routes {
 		rt := &Routes[i]
 		for _, p := range rt.Paths {
 			add(p, rt)
-			if rt.View != ViewFile && !strings.HasSuffix(p, "}") {
+			if rt.View != ViewFile && rt.View != ViewFavourite && !strings.HasSuffix(p, "}") {
 				add(p+".json", rt)
 			}
 		}

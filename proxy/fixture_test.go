@@ -16,6 +16,7 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/favourites"
 	"github.com/facade-dev/facade/internal/testclock"
 	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
@@ -138,7 +139,8 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	clock := testclock.New()
 	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, Now: clock.Now}, log)
-	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, CacheTTL: o.cacheTTL, Now: clock.Now}, up, c, az, log)
+	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, CacheTTL: o.cacheTTL, Now: clock.Now,
+		Favourites: favourites.New(rdb)}, up, c, az, log)
 	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs, clock: clock}
 	f.e = newTestServer(h)
 	if bamboo != nil {
@@ -184,7 +186,7 @@ func (t *testRouter) handle(pattern string, h http.Handler) {
 }
 
 func (t *testRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPost && r.Method != http.MethodDelete {
 		http.Error(w, "method", http.StatusMethodNotAllowed)
 		return
 	}
@@ -221,7 +223,13 @@ func writeProblem(w http.ResponseWriter, _ *http.Request, err error) {
 // recorded response.
 func (f *fixture) get(sub, target string) *httptest.ResponseRecorder {
 	f.t.Helper()
-	req := httptest.NewRequest(http.MethodGet, target, nil)
+	return f.do(http.MethodGet, sub, target)
+}
+
+// do performs a request of method as principal sub.
+func (f *fixture) do(method, sub, target string) *httptest.ResponseRecorder {
+	f.t.Helper()
+	req := httptest.NewRequest(method, target, nil)
 	req.Header.Set("Authorization", callerToken)
 	req.Header.Set("X-Test-Sub", sub)
 	req.Header.Set("X-Test-Role", "developer")

@@ -12,6 +12,9 @@ const (
 	// principals (the per-principal filtering happens in process). The
 	// version suffix changes if the document's layout ever does.
 	projectsDocKey = "projects:all:v1"
+	// cloverProjectsDocKey is the same list as Bamboo answers it with
+	// cloverEnabled=true (?cloverEnabled on the project and plan lists).
+	cloverProjectsDocKey = "projects:clover:v1"
 )
 
 // Every other document is named by docKey (serve.go): "doc:", the route,

@@ -164,6 +164,17 @@ func (r *rewriter) rewriteTree(v any) any {
 		for k, val := range renamed {
 			t[k] = val
 		}
+		if _, ok := t["isFavourite"]; ok {
+			// Upstream's favourites are the service account's, not the
+			// caller's: every document holds false, and the caller's own
+			// are set per request (favourites.go).
+			t["isFavourite"] = false
+		}
+		for _, k := range urlMembers {
+			if u, ok := t[k].(string); ok && !safeScheme(u) {
+				delete(t, k)
+			}
+		}
 		if link, ok := t["link"].(map[string]any); ok {
 			if href, ok := link["href"].(string); ok {
 				link["href"] = artifactRedirectToRoute(href)
@@ -188,9 +199,52 @@ var (
 	htmlHref       = regexp.MustCompile(`(?is)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
 )
 
+// urlMembers are the members that hold a URL in Bamboo's documents
+// (link.href, a Jira issue's url.href); one whose scheme is not http(s)
+// is removed.
+var urlMembers = []string{"href", "url"}
+
+// safeScheme reports whether a URL is http(s) or has no scheme (relative).
+// Browsers ignore tabs and newlines inside a scheme and spaces and
+// controls before it ("java\tscript:", " javascript:"), so those are
+// dropped before the scheme is read.
+func safeScheme(u string) bool {
+	u = strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, u)
+	colon := strings.IndexByte(u, ':')
+	if colon < 0 {
+		return true
+	}
+	if i := strings.IndexAny(u, "/?#"); i >= 0 && i < colon {
+		return true // a relative path with a colon further on
+	}
+	scheme := strings.ToLower(u[:colon])
+	return scheme == "http" || scheme == "https"
+}
+
+// htmlURLAttr is an attribute of an HTML tag that holds a URL a browser
+// would follow or load.
+var htmlURLAttr = regexp.MustCompile(`(?is)\s(?:href|src|action|formaction|xlink:href|data|poster|background)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+
 // unlinkUnserved replaces each anchor of s that leads to a path the
-// facade does not serve with the anchor's text.
+// facade does not serve, or to a scheme other than http(s), with the
+// anchor's text, and removes every other URL attribute of another scheme
+// (an <img src="javascript:...">).
 func unlinkUnserved(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	s = htmlURLAttr.ReplaceAllStringFunc(s, func(a string) string {
+		m := htmlURLAttr.FindStringSubmatch(a)
+		if safeScheme(html.UnescapeString(m[1] + m[2] + m[3])) {
+			return a
+		}
+		return ""
+	})
 	if !strings.Contains(s, "<a") && !strings.Contains(s, "<A") {
 		return s
 	}
@@ -218,6 +272,9 @@ func linksServed(attrs string) bool {
 		return true
 	}
 	href := html.UnescapeString(m[1] + m[2] + m[3])
+	if !safeScheme(href) {
+		return false
+	}
 	path, ours := strings.CutPrefix(href, basePlaceholder)
 	if !ours {
 		if !strings.HasPrefix(href, "/") || strings.HasPrefix(href, "//") {

@@ -27,7 +27,17 @@ const (
 
 // projectIndex returns the shared project list, parsed.
 func (h *Handler) projectIndex(ctx context.Context) (*projectsIndex, cache.Entry, error) {
-	entry, err := h.document(ctx, projectsDocKey, h.fetchProjects)
+	return h.projectIndexFor(ctx, false)
+}
+
+// projectIndexFor returns the shared project list, or with clover the
+// list Bamboo answers with cloverEnabled=true, parsed.
+func (h *Handler) projectIndexFor(ctx context.Context, clover bool) (*projectsIndex, cache.Entry, error) {
+	key, fetch := projectsDocKey, h.fetchProjects
+	if clover {
+		key, fetch = cloverProjectsDocKey, h.fetchCloverProjects
+	}
+	entry, err := h.document(ctx, key, fetch)
 	if err != nil {
 		return nil, entry, err
 	}
@@ -48,32 +58,42 @@ func findVisible(idx *projectsIndex, visible []visibleProject, key string) (visi
 // project serves GET /project/{K}: the project as the project list has it,
 // with only the plans the principal may see (listed with expand=plans).
 // The caller was authorized (authorizeProject); a project granted whole
-// that Bamboo does not have is a 404.
-func (h *Handler) project(w http.ResponseWriter, r *http.Request, q routeQuery, key string) error {
+// that Bamboo does not have is a 404, as is one with no plan left after
+// ?favourite or cloverEnabled.
+func (h *Handler) project(r *http.Request, q routeQuery, key string, favs map[string]bool) (view, cache.Status, error) {
 	ctx := r.Context()
-	idx, entry, err := h.projectIndex(ctx)
+	idx, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
-		return err
+		return view{}, "", err
 	}
-	v, ok := findVisible(idx, h.visibility(idx, h.az.Version(), facade.PrincipalFrom(ctx)), key)
+	visible := h.visibility(idx, h.az.Version(), facade.PrincipalFrom(ctx))
+	if q.favourite {
+		visible = keepFavourites(idx, visible, favs)
+	}
+	v, ok := findVisible(idx, visible, key)
 	if !ok {
-		return facade.ErrNotFound
+		return view{}, "", facade.ErrNotFound
 	}
 	var b bytes.Buffer
 	idx.renderProject(&b, v, q.has("plans"))
-	return writeJSON(w, entry.Status, newView(finish(b.Bytes(), h.publicBase(r))))
+	return newView(finish(b.Bytes(), h.publicBase(r))), entry.Status, nil
 }
 
-// plans serves GET /plan: every plan the principal may see, in project
-// order, paged after filtering; size is the number visible.
-func (h *Handler) plans(w http.ResponseWriter, r *http.Request, q routeQuery) error {
+// plans serves GET /plan: every plan the principal may see (with
+// ?favourite, of the caller's favourites), in project order, paged after
+// filtering; size is the number visible.
+func (h *Handler) plans(r *http.Request, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
 	ctx := r.Context()
-	idx, entry, err := h.projectIndex(ctx)
+	idx, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
-		return err
+		return view{}, "", err
+	}
+	visible := h.visibility(idx, h.az.Version(), facade.PrincipalFrom(ctx))
+	if q.favourite {
+		visible = keepFavourites(idx, visible, favs)
 	}
 	var all [][]byte
-	for _, v := range h.visibility(idx, h.az.Version(), facade.PrincipalFrom(ctx)) {
+	for _, v := range visible {
 		proj := &idx.projects[v.project]
 		if v.plans == nil {
 			for _, plan := range proj.plans {
@@ -95,7 +115,7 @@ func (h *Handler) plans(w http.ResponseWriter, r *http.Request, q routeQuery) er
 	b.WriteString(`]}}`)
 	// The placeholder was written raw: encode it as the documents hold it.
 	body := bytes.Replace(b.Bytes(), []byte(basePlaceholder), basePlaceholderJSON, 1)
-	return writeJSON(w, entry.Status, newView(finish(body, h.publicBase(r))))
+	return newView(finish(body, h.publicBase(r))), entry.Status, nil
 }
 
 // collect fetches every page of an upstream list into one document of
@@ -290,33 +310,69 @@ func (h *Handler) listView(entry cache.Entry, base string, p facade.Principal, r
 	key := viewKey{kind: kindList, doc: entry.Version, policy: h.az.Version(), principal: p.Key(), base: base,
 		start: q.startIndex, max: q.maxResults}
 	return h.view(key, func() ([]byte, error) {
-		idx, err := h.listIndexOf(entry, rt)
-		if err != nil {
-			return nil, err
-		}
-		var visible [][]byte
-		for _, it := range idx.items {
-			if h.az.ListPlan(p, it.plan.project, it.plan.plan) {
-				visible = append(visible, it.raw)
-			}
-		}
-		from := min(q.startIndex, len(visible))
-		page := visible[from:min(from+q.maxResults, len(visible))]
-		size := len(visible)
-		if rt.Item == "result" {
-			size = len(page)
-		}
-		var b bytes.Buffer
-		b.WriteByte('{')
-		if len(idx.top) > 0 {
-			b.Write(idx.top)
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"%s":{"size":%d,"expand":"%s","start-index":%d,"max-result":%d,"%s":[`, rt.List, size, rt.Item, from, len(page), rt.Item)
-		b.Write(bytes.Join(page, []byte{','}))
-		b.WriteString(`]}}`)
-		return b.Bytes(), nil
+		return h.listPage(entry, p, rt, q, nil)
 	})
+}
+
+// favouriteListView is listView keeping the caller's favourite plans
+// only; per caller, so not kept in the view cache.
+func (h *Handler) favouriteListView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery, favs map[string]bool) (view, error) {
+	body, err := h.listPage(entry, p, rt, q, func(ref planRef) bool { return favs[ref.String()] })
+	if err != nil {
+		return view{}, err
+	}
+	return newView(finish(body, base)), nil
+}
+
+// listPage renders a page of a collected list: the items of plans p may
+// see (and keep, when not nil, keeps).
+func (h *Handler) listPage(entry cache.Entry, p facade.Principal, rt *Route, q routeQuery, keep func(planRef) bool) ([]byte, error) {
+	idx, err := h.listIndexOf(entry, rt)
+	if err != nil {
+		return nil, err
+	}
+	var visible [][]byte
+	for _, it := range idx.items {
+		if h.az.ListPlan(p, it.plan.project, it.plan.plan) && (keep == nil || keep(it.plan)) {
+			visible = append(visible, it.raw)
+		}
+	}
+	from := min(q.startIndex, len(visible))
+	page := visible[from:min(from+q.maxResults, len(visible))]
+	size := len(visible)
+	if rt.Item == "result" {
+		size = len(page)
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if len(idx.top) > 0 {
+		b.Write(idx.top)
+		b.WriteByte(',')
+	}
+	fmt.Fprintf(&b, `"%s":{"size":%d,"expand":"%s","start-index":%d,"max-result":%d,"%s":[`, rt.List, size, rt.Item, from, len(page), rt.Item)
+	b.Write(bytes.Join(page, []byte{','}))
+	b.WriteString(`]}}`)
+	return b.Bytes(), nil
+}
+
+// emptyListView is a list document with its list emptied: a page of one
+// plan's results asked with ?favourite when the plan is not one.
+func (h *Handler) emptyListView(entry cache.Entry, base string, rt *Route) (view, error) {
+	top, err := decodeRewritten(entry.Body)
+	if err != nil {
+		return view{}, upstreamBad(err)
+	}
+	list, _ := top[rt.List].(map[string]any)
+	start := list["start-index"]
+	if start == nil {
+		start = 0
+	}
+	top[rt.List] = map[string]any{"size": 0, "expand": rt.Item, "start-index": start, "max-result": 0, rt.Item: []any{}}
+	var buf bytes.Buffer
+	if err := encodeJSON(&buf, top); err != nil {
+		return view{}, upstreamBad(err)
+	}
+	return newView(finish(buf.Bytes(), base)), nil
 }
 
 // listedItems are the list members whose items belong to a plan: plans,

@@ -26,13 +26,22 @@ const (
 
 // projects serves the project list (route ProjectList): the projects the
 // principal may see, with only their visible plans, sizes recounted, paged
-// after filtering.
-func (h *Handler) projects(w http.ResponseWriter, r *http.Request, params listParams) error {
+// after filtering. With ?favourite, only the caller's favourite plans and
+// the projects holding one; with cloverEnabled, the list Bamboo answers
+// with it (projectIndexFor).
+func (h *Handler) projects(r *http.Request, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
 	ctx := r.Context()
 	p := facade.PrincipalFrom(ctx)
-	entry, err := h.document(ctx, projectsDocKey, h.fetchProjects)
+	idx, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
-		return err
+		return view{}, "", err
+	}
+	params := q.listParams
+	if q.favourite {
+		// Per caller and cheap (a concatenation): not kept in the view cache.
+		visible := keepFavourites(idx, h.visibility(idx, h.az.Version(), p), favs)
+		body := idx.render(visible, params.expand&expandPlans != 0, params.startIndex, params.maxResults)
+		return newView(finish(body, h.publicBase(r))), entry.Status, nil
 	}
 	key := viewKey{
 		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p.Key(),
@@ -40,10 +49,7 @@ func (h *Handler) projects(w http.ResponseWriter, r *http.Request, params listPa
 		start: params.startIndex, max: params.maxResults,
 	}
 	v, err := h.projectsView(key, p, entry)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, entry.Status, v)
+	return v, entry.Status, err
 }
 
 // projectsView returns the encoded view for key, building it once.
@@ -163,15 +169,26 @@ var errNoProgress = errors.New("upstream project list: a page before the end was
 // expanded, page by page, into one Bamboo-shaped document. It runs inside
 // the cache's fill, so concurrent misses share one collection.
 func (h *Handler) fetchAllProjects(ctx context.Context) ([]byte, error) {
+	return h.collectProjects(ctx, false)
+}
+
+// fetchCloverProjects is fetchAllProjects with cloverEnabled: the projects
+// and plans Bamboo lists with Clover enabled.
+func (h *Handler) fetchCloverProjects(ctx context.Context) ([]byte, error) {
+	return h.collectProjects(ctx, true)
+}
+
+func (h *Handler) collectProjects(ctx context.Context, clover bool) ([]byte, error) {
 	var (
 		top      map[string]json.RawMessage
 		projects []json.RawMessage
 	)
 	for start := 0; start < maxProjects; {
 		body, err := h.up.Projects(ctx, upstream.ProjectQuery{
-			Expand:     []string{upstream.ExpandProjectPlans},
-			MaxResults: min(upstreamProjectPage, maxProjects-start),
-			StartIndex: start,
+			Expand:        []string{upstream.ExpandProjectPlans},
+			CloverEnabled: clover,
+			MaxResults:    min(upstreamProjectPage, maxProjects-start),
+			StartIndex:    start,
 		})
 		if err != nil {
 			return nil, err

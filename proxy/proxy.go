@@ -78,6 +78,9 @@ type Config struct {
 	// are at most that much older than the cache would serve. Negative
 	// disables the in-process copy (every request reads Redis).
 	CacheTTL time.Duration
+	// Favourites keeps each person's favourite plans (package
+	// favourites). Nil: nobody has favourites, and marking one fails.
+	Favourites Favourites
 	// Now is the clock the in-process copies expire by; pass the shared
 	// cache's (cache.Config.Now), so both judge freshness alike. Nil means
 	// time.Now.
@@ -126,6 +129,9 @@ func New(cfg Config, up *upstream.Client, c *cache.Cache, az *authz.Authorizer, 
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Favourites == nil {
+		cfg.Favourites = noFavourites{}
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	h := &Handler{

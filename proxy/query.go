@@ -17,6 +17,12 @@ type routeQuery struct {
 	listParams          // paging, and whether the project list's plans are expanded
 	expand     []string // the route's supported expand values asked for, sorted
 	filters    []filterValue
+	// favourite: keep only the caller's favourite plans (?favourite).
+	// Favourites are the person's, kept by the facade: never forwarded.
+	favourite bool
+	// clover: cloverEnabled=true, which the project and plan lists take
+	// from a shared list fetched with it (projects.go).
+	clover bool
 }
 
 type filterValue struct{ name, value string }
@@ -33,7 +39,7 @@ var filterRules = map[string]struct {
 	FilterIncludeAllStates: {facade.ErrFilterIncludeAllStates, boolFlag},
 	FilterContinuable:      {facade.ErrFilterContinuable, boolFlag},
 	FilterCloverEnabled:    {facade.ErrFilterCloverEnabled, boolFlag},
-	FilterFavourite:        {facade.ErrFilterFavourite, nil},
+	FilterFavourite:        {facade.ErrFilterFavourite, boolFlag},
 }
 
 // parseRouteQuery reads paging (max-results or max-result, start-index),
@@ -75,7 +81,12 @@ func parseRouteQuery(rawQuery string, rt *Route) (routeQuery, error) {
 		if !ok {
 			return q, refused
 		}
-		if value != "" {
+		switch {
+		case name == FilterFavourite:
+			q.favourite = value != ""
+		case name == FilterCloverEnabled && rt.Cache == CacheProjectList:
+			q.clover = value != ""
+		case value != "":
 			q.filters = append(q.filters, filterValue{name, value})
 		}
 	}
@@ -154,14 +165,15 @@ func (q routeQuery) upstreamValues(withPaging bool) url.Values {
 	return v
 }
 
-// Filter value rules. Bamboo reads a boolean as Java's Boolean.valueOf
-// (case-insensitive "true", anything else false); only "true" changes
-// anything, so "false" and a bare flag forward nothing.
+// Filter value rules. A boolean filter is "true" or "false" (any case),
+// or given bare ("?favourite&cloverEnabled"), which Bamboo documents and
+// its clients send (atlassian-python-api) as true. Only true changes
+// anything, so "false" forwards nothing.
 func boolFlag(v string) (string, bool) {
 	switch strings.ToLower(v) {
-	case "true":
+	case "true", "":
 		return "true", true
-	case "false", "":
+	case "false":
 		return "", true
 	}
 	return "", false

@@ -67,7 +67,11 @@ func renderRouteTable() string {
 		for j, p := range rt.Paths {
 			paths[j] = "`" + shownPath(p, rt.Key) + "`"
 		}
-		paths[0] = "`GET " + paths[0][1:]
+		method := "GET "
+		if rt.View == ViewFavourite {
+			method = "POST`, `DELETE "
+		}
+		paths[0] = "`" + method + paths[0][1:]
 		first := shownPath(rt.Paths[0], rt.Key)
 		b.WriteString("| " + strings.Join(paths, ", ") + " | " + needText[rt.Need] + " | " + rt.Answer + " | " +
 			list(rt.Expand, first) + " | " + list(rt.Filters, first) + " |\n")

@@ -107,13 +107,14 @@ const (
 type View uint8
 
 const (
-	ViewProjects View = iota // the project list (projects.go)
-	ViewProject              // one project of the project list, its plans filtered
-	ViewPlans                // every visible plan of the project list, paged
-	ViewDocument             // the upstream document, links rewritten
-	ViewPruned               // the upstream document, links rewritten, items of plans the caller may not see removed
-	ViewList                 // a collected list, items of hidden plans removed, paged
-	ViewFile                 // an artifact or log, streamed from upstream as an attachment (artifact.go)
+	ViewProjects  View = iota // the project list (projects.go)
+	ViewProject               // one project of the project list, its plans filtered
+	ViewPlans                 // every visible plan of the project list, paged
+	ViewDocument              // the upstream document, links rewritten
+	ViewPruned                // the upstream document, links rewritten, items of plans the caller may not see removed
+	ViewList                  // a collected list, items of hidden plans removed, paged
+	ViewFile                  // an artifact or log, streamed from upstream as an attachment (artifact.go)
+	ViewFavourite             // POST or DELETE: the caller marks or unmarks the plan (favourites.go)
 )
 
 // Bamboo's result-list filters (the ones its REST documentation lists).
@@ -129,11 +130,19 @@ const (
 
 // Expand values of results, single and in lists.
 var (
-	resultExpandValues = []string{"artifacts", "changes", "comments", "jiraIssues", "labels", "stages", "stages.stage.results"}
-	jobExpandValues    = []string{"artifacts", "changes", "comments", "jiraIssues", "labels", "logEntries", "testResults"}
+	// testExpands are Bamboo's test expands, on plan and job results:
+	// counts (testResults), the failing tests (failedTests.testResult) and
+	// each one's messages and stack (errors). The deepest is forwarded as
+	// asked, so a client gets why a build failed in one call.
+	testExpands        = []string{"testResults", "testResults.failedTests", "testResults.failedTests.testResult", "testResults.failedTests.testResult.errors"}
+	resultExpandValues = append([]string{"artifacts", "changes", "changes.change.files", "comments", "jiraIssues", "labels", "stages", "stages.stage.results", "vcsRevisions"}, testExpands...)
+	jobExpandValues    = append([]string{"artifacts", "changes", "changes.change.files", "comments", "jiraIssues", "labels", "logEntries", "vcsRevisions"}, testExpands...)
 	resultListExpands  = prefixed("results.result", resultExpandValues)
-	resultFilters      = []string{FilterLabel, FilterIssueKey, FilterBuildState, FilterIncludeAllStates, FilterContinuable}
+	resultFilters      = []string{FilterLabel, FilterIssueKey, FilterBuildState, FilterIncludeAllStates, FilterContinuable, FilterFavourite}
 	latestFilters      = append([]string{FilterCloverEnabled}, resultFilters...)
+	// planListFilters: favourites (the caller's, kept by the facade) and
+	// Clover, on the project and plan lists, as Bamboo takes them.
+	planListFilters = []string{FilterFavourite, FilterCloverEnabled}
 )
 
 func prefixed(prefix string, values []string) []string {
@@ -155,15 +164,15 @@ func prefixed(prefix string, values []string) []string {
 // answer to the upstream path.
 var Routes = []Route{
 	{Name: "projects", Paths: []string{rest + "/project"}, Key: KeyNone, Need: NeedNothing,
-		Cache: CacheProjectList, View: ViewProjects, Expand: []string{"projects.project.plans"},
+		Cache: CacheProjectList, View: ViewProjects, Expand: []string{"projects.project.plans"}, Filters: planListFilters,
 		Answer:   "projects with a visible plan, their plans filtered, paged after filtering",
 		Examples: []string{rest + "/project?expand=projects.project.plans&max-results=10"}},
 	{Name: "project", Paths: []string{rest + "/project/{key}"}, Key: KeyProject, Need: NeedProject,
-		Cache: CacheProjectList, View: ViewProject, Expand: []string{"plans"},
+		Cache: CacheProjectList, View: ViewProject, Expand: []string{"plans"}, Filters: planListFilters,
 		Answer:   "the project, its visible plans",
 		Examples: []string{rest + "/project/PROJ?expand=plans"}},
 	{Name: "plans", Paths: []string{rest + "/plan"}, Key: KeyNone, Need: NeedNothing,
-		Cache: CacheProjectList, View: ViewPlans, List: "plans", Item: "plan",
+		Cache: CacheProjectList, View: ViewPlans, List: "plans", Item: "plan", Filters: planListFilters,
 		Answer:   "every visible plan, paged after filtering",
 		Examples: []string{rest + "/plan?max-result=10&start-index=0"}},
 	{Name: "plan", Paths: []string{rest + "/plan/{key}"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}"},
@@ -172,7 +181,7 @@ var Routes = []Route{
 		Answer:   "the plan; its branches, listed or collapsed, hold and count only visible ones (so Bamboo is always asked for them)",
 		Examples: []string{rest + "/plan/PROJ-CORE?expand=branches"}},
 	{Name: "branches", Paths: []string{rest + "/plan/{key}/branch"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}", "branch"},
-		Cache: CacheCollected, View: ViewList, List: "branches", Item: "branch",
+		Filters: []string{FilterFavourite}, Cache: CacheCollected, View: ViewList, List: "branches", Item: "branch",
 		Answer:   "the visible branches, paged after filtering",
 		Examples: []string{rest + "/plan/PROJ-CORE/branch"}},
 	{Name: "latest_results", Paths: []string{rest + "/result"}, Key: KeyNone, Need: NeedNothing, Upstream: []string{"result"},
@@ -203,6 +212,11 @@ var Routes = []Route{
 		Cache: CachePage, View: ViewDocument, List: "comments", Item: "comment",
 		Answer:   "the result's comments",
 		Examples: []string{rest + "/result/PROJ-CORE-6/comment"}},
+	// Bamboo's own favourite routes, the one write: kept per person by
+	// the facade, never sent upstream (favourites.go).
+	{Name: "favourite", Paths: []string{rest + "/plan/{key}/favourite"}, Key: KeyPlan, Need: NeedPlan,
+		View:   ViewFavourite,
+		Answer: "`POST` marks the plan as one of the caller's favourites, `DELETE` unmarks it (204; anti-forgery as for any write)"},
 	// Bamboo's own artifact and log links, under the facade's host: the
 	// links rewritten in every document lead here.
 	{Name: "artifact", Paths: []string{"/browse/{resultKey}/artifact/{path...}", "/download/{path...}"}, Key: KeyArtifact, Need: NeedPlan,

@@ -97,32 +97,60 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rt *Route, key b
 			return err
 		}
 	}
-	switch rt.View {
-	case ViewProjects:
-		return h.projects(w, r, q.listParams)
-	case ViewProject:
-		return h.project(w, r, q, key.project)
-	case ViewPlans:
-		return h.plans(w, r, q)
+	if rt.View == ViewFavourite {
+		return h.favourite(w, r, key)
 	}
-	entry, err := h.document(ctx, docKey(rt, key, q), h.fetcher(rt, key, q))
+	favs, err := h.favouritesFor(ctx, rt, q)
 	if err != nil {
 		return err
+	}
+	var (
+		v      view
+		status cache.Status
+	)
+	switch rt.View {
+	case ViewProjects:
+		v, status, err = h.projects(r, q, favs)
+	case ViewProject:
+		v, status, err = h.project(r, q, key.project, favs)
+	case ViewPlans:
+		v, status, err = h.plans(r, q, favs)
+	default:
+		v, status, err = h.document1(r, rt, key, q, favs)
+	}
+	if err != nil {
+		return err
+	}
+	if v, err = markFavourites(v, favs); err != nil {
+		return err
+	}
+	return writeJSON(w, status, v)
+}
+
+// document1 answers the routes served from one upstream document.
+func (h *Handler) document1(r *http.Request, rt *Route, key buildKey, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
+	ctx := r.Context()
+	p := facade.PrincipalFrom(ctx)
+	entry, err := h.document(ctx, docKey(rt, key, q), h.fetcher(rt, key, q))
+	if err != nil {
+		return view{}, "", err
 	}
 	base := h.publicBase(r)
 	var v view
-	switch rt.View {
-	case ViewDocument:
-		v, err = h.rewrittenView(entry, base)
-	case ViewPruned:
-		v, err = h.prunedView(entry, base, p, rt, q)
-	case ViewList:
+	switch {
+	case rt.View == ViewList && q.favourite:
+		v, err = h.favouriteListView(entry, base, p, rt, q, favs)
+	case rt.View == ViewList:
 		v, err = h.listView(entry, base, p, rt, q)
+	case rt.View == ViewPruned:
+		v, err = h.prunedView(entry, base, p, rt, q)
+	case q.favourite && rt.List != "" && !favs[key.planRef().String()]:
+		// A page of one plan's results, and the plan is not a favourite.
+		v, err = h.emptyListView(entry, base, rt)
+	default:
+		v, err = h.rewrittenView(entry, base)
 	}
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, entry.Status, v)
+	return v, entry.Status, err
 }
 
 // authorizeProject decides NeedProject: view on the project, or on one of

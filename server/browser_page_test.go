@@ -101,7 +101,7 @@ func TestBrowserDeveloperFollowsABuild(t *testing.T) {
 	b.CheckView("plan results")
 
 	b.Do(click(`tr[data-result="PROJ-CORE-6"] a`), visible(`#jobs`))
-	if jobs := b.Texts(`#jobs tbody tr`); len(jobs) != 2 || !strings.Contains(jobs[0], "JOB1") {
+	if jobs := b.Texts(`#jobs tbody tr`); len(jobs) != 2 || !strings.Contains(jobs[0], "Default Job") {
 		t.Errorf("jobs of PROJ-CORE-6: %q", jobs)
 	}
 	b.CheckView("result")

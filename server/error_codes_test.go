@@ -182,7 +182,7 @@ func TestGradeAndPagingMistakesNameTheirParameter(t *testing.T) {
 func TestBambooErrorsCarryErrorMessages(t *testing.T) {
 	e := newEnv(t, withBuilds())
 	carol := token(t, "carol", "developer")
-	r := e.do(req{method: "GET", path: "/rest/api/latest/result/PROJ-CORE?favourite=true", token: carol})
+	r := e.do(req{method: "GET", path: "/rest/api/latest/result/PROJ-CORE?favourite=maybe", token: carol})
 	p := decodeProblem(t, r)
 	if r.status != 400 || p.Code != "bad-filter-favourite" || !slices.Equal(p.ErrorMessages, []string{p.Detail}) {
 		t.Errorf("favourite: %d %s", r.status, r.body)
@@ -285,7 +285,7 @@ func TestEveryBambooFilterRefusalNamesItsFilter(t *testing.T) {
 		"/result/PROJ-CORE?includeAllStates=yes": "bad-filter-include-all-states",
 		"/result/PROJ-CORE?continuable=yes":      "bad-filter-continuable",
 		"/result?cloverEnabled=yes":              "bad-filter-clover-enabled",
-		"/result/PROJ-CORE?favourite=true":       "bad-filter-favourite",
+		"/result/PROJ-CORE?favourite=maybe":      "bad-filter-favourite",
 	} {
 		r := e.do(req{method: "GET", path: "/rest/api/latest" + query, token: carol})
 		if p := decodeProblem(t, r); r.status != 400 || p.Code != code {

@@ -83,6 +83,10 @@ func (s *Server) routes() {
 			e.GET(echoPath(ep.Pattern), chain(h, files...))
 			continue
 		}
+		if ep.Write {
+			e.Match([]string{http.MethodPost, http.MethodDelete}, echoPath(ep.Pattern), chain(h, api...))
+			continue
+		}
 		read(echoPath(ep.Pattern), h)
 	}
 	const rest = "/rest/api/latest"

@@ -20,6 +20,9 @@ type ProjectQuery struct {
 	Expand     []string // only ExpandProjectPlans is forwarded
 	MaxResults int      // 0: omitted (Bamboo's default, 25)
 	StartIndex int      // 0: omitted
+	// CloverEnabled keeps the plans with Clover enabled (and their
+	// projects), as Bamboo's cloverEnabled=true does.
+	CloverEnabled bool
 }
 
 var projectExpands = []string{ExpandProjectPlans}
@@ -29,6 +32,9 @@ func (q ProjectQuery) values() url.Values {
 	setExpand(v, q.Expand, projectExpands)
 	setPositive(v, "max-results", q.MaxResults)
 	setPositive(v, "start-index", q.StartIndex)
+	if q.CloverEnabled {
+		v.Set("cloverEnabled", "true")
+	}
 	return v
 }
 

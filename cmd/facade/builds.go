@@ -9,6 +9,7 @@ import (
 
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/favourites"
 	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/server"
@@ -34,6 +35,6 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	// One fill (the project list may take several upstream pages) is held
 	// to the same budget as one upstream request.
 	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale, FetchTimeout: s.UpstreamTimeout, Metrics: m, Now: now}, log)
-	h := proxy.New(proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL, Now: now}, up, c, az, log)
+	h := proxy.New(proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL, Now: now, Favourites: favourites.New(rdb)}, up, c, az, log)
 	return h, func() string { return up.BreakerState().String() }, nil
 }

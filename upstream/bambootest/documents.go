@@ -132,6 +132,20 @@ func (r *result) completed() time.Time { return r.started().Add(r.duration()) }
 // ("stages.stage.results").
 type expansion map[string]bool
 
+// under is the expansion below name ("testResults" of
+// "testResults.failedTests": "failedTests").
+func (e expansion) under(name string) expansion {
+	out := expansion{}
+	for k := range e {
+		if rest, ok := strings.CutPrefix(k, name+"."); ok {
+			out[rest] = true
+		} else if k == name {
+			out[""] = false
+		}
+	}
+	return out
+}
+
 // has reports whether name, or a path below it, was asked for.
 func (e expansion) has(name string) bool {
 	for k := range e {
@@ -169,7 +183,8 @@ func resultDoc(base string, r *result, ex expansion) doc {
 		"buildDuration":            r.duration().Milliseconds(),
 		"buildDurationDescription": fmt.Sprintf("%d seconds", int(r.duration().Seconds())),
 		"vcsRevisionKey":           fmt.Sprintf("%040x", r.id*2654435761),
-		"vcsRevisions":             collapsed(1),
+		"vcsRevisions":             vcsRevisionsDoc(r, ex.has("vcsRevisions")),
+		"testResults":              testResultsDoc(r, r.jobs(), ex.under("testResults")),
 		"buildTestSummary":         summary,
 		"successfulTestCount":      passed,
 		"failedTestCount":          failed,
@@ -177,7 +192,7 @@ func resultDoc(base string, r *result, ex expansion) doc {
 		"buildReason":              reason,
 		"reasonSummary":            reason,
 		"artifacts":                artifactsDoc(base, r, r.artifacts, ex.has("artifacts")),
-		"changes":                  changesDoc(r, ex.has("changes")),
+		"changes":                  changesDoc(r, ex.has("changes"), ex.has("changes.change.files")),
 		"comments":                 namedList("comment", r.comments, "content", ex.has("comments")),
 		"labels":                   namedList("label", r.labels, "name", ex.has("labels")),
 		"jiraIssues":               issuesDoc(r, ex.has("jiraIssues")),
@@ -220,14 +235,34 @@ func issuesDoc(r *result, expand bool) doc {
 	return list("issue", items)
 }
 
-func changesDoc(r *result, expand bool) doc {
+func changesDoc(r *result, expand, files bool) doc {
 	if !expand {
 		return collapsed(1)
 	}
-	return list("change", []any{doc{
-		"author": "Developer", "userName": "developer",
+	change := doc{
+		"author": "Developer", "userName": "developer", "fullName": "Dee Developer",
 		"changesetId": fmt.Sprintf("%040x", r.id*2654435761),
 		"comment":     fmt.Sprintf("Change behind build %d", r.number),
+		"date":        r.started().Add(-time.Hour).Format("2006-01-02T15:04:05.000-07:00"),
+		"files":       collapsed(2),
+	}
+	if files {
+		change["files"] = list("file", []any{
+			doc{"name": "src/main/java/com/example/Service.java", "revision": fmt.Sprintf("%040x", r.id*2654435761)},
+			doc{"name": "src/test/java/com/example/ServiceTest.java", "revision": fmt.Sprintf("%040x", r.id*2654435761)},
+		})
+	}
+	return list("change", []any{change})
+}
+
+// vcsRevisionsDoc is the revision of each repository a result built.
+func vcsRevisionsDoc(r *result, expand bool) doc {
+	if !expand {
+		return collapsed(1)
+	}
+	return list("vcsRevision", []any{doc{
+		"repositoryId": 1, "repositoryName": r.plan.project.name + " repository",
+		"vcsRevisionKey": fmt.Sprintf("%040x", r.id*2654435761),
 	}})
 }
 
@@ -265,7 +300,7 @@ func jobResultDoc(base string, r *result, job string, ex expansion) doc {
 		"link":           link(base + "/rest/api/latest/result/" + key),
 		"key":            key,
 		"buildResultKey": key,
-		"jobName":        job,
+		"jobName":        jobName(job),
 		"planResultKey":  doc{"key": key, "entityKey": doc{"key": r.plan.key() + "-" + job}, "resultNumber": r.number},
 		"state":          r.state,
 		"buildState":     r.state,
@@ -277,7 +312,7 @@ func jobResultDoc(base string, r *result, job string, ex expansion) doc {
 		"labels":         collapsed(0),
 		"jiraIssues":     collapsed(0),
 		"logEntries":     logEntriesDoc(r, job, ex.has("logEntries")),
-		"testResults":    testResultsDoc(r, ex.has("testResults")),
+		"testResults":    testResultsDoc(r, []string{job}, ex.under("testResults")),
 	}
 	return d
 }
@@ -294,17 +329,89 @@ func logEntriesDoc(r *result, job string, expand bool) doc {
 	return list("logEntry", items)
 }
 
-func testResultsDoc(r *result, expand bool) doc {
-	passed := 20 + r.number%10
-	d := doc{"all": passed, "successful": passed, "failed": 0, "expand": "allTests,successfulTests,failedTests"}
-	if r.state == "Failed" {
-		d["failed"] = 1 + r.number%3
-		d["all"] = passed + 1 + r.number%3
+// testResultsDoc is Bamboo's testResults of a result (every job's tests)
+// or of one job: counts, and with testResults.failedTests(.testResult)
+// expanded the failing tests, each with its errors (message and stack)
+// under testResults.failedTests.testResult.errors. Only the first job of
+// a failed build fails tests, as in a real build where one suite breaks.
+func testResultsDoc(r *result, jobs []string, ex expansion) doc {
+	var failing []failedTest
+	passed := 0
+	for _, job := range jobs {
+		passed += jobTestsPassed(r, job)
+		failing = append(failing, failedTests(r, job)...)
 	}
-	if expand {
-		d["allTests"] = collapsed(d["all"].(int))
+	d := doc{
+		"expand": "allTests,successfulTests,failedTests,newFailedTests,existingFailedTests,fixedTests,quarantinedTests,skippedTests",
+		"all":    passed + len(failing), "successful": passed, "failed": len(failing),
+		"newFailed": len(failing), "existingFailed": 0, "fixed": 0, "quarantined": 0, "skipped": 0,
+		"allTests": collapsed(passed + len(failing)), "successfulTests": collapsed(passed),
+		"failedTests": collapsed(len(failing)),
 	}
+	if !ex.has("failedTests") {
+		return d
+	}
+	withErrors := ex.has("failedTests.testResult.errors")
+	items := make([]any, 0, len(failing))
+	for _, t := range failing {
+		item := doc{
+			"expand": "errors", "testCaseId": t.id, "className": t.className, "methodName": t.methodName,
+			"status": "failed", "duration": 120 + t.id%900, "durationInSeconds": 0,
+			"errors": collapsed(1),
+		}
+		if withErrors {
+			item["errors"] = list("error", []any{doc{"message": t.message}})
+		}
+		items = append(items, item)
+	}
+	d["failedTests"] = list("testResult", items)
 	return d
+}
+
+// failedTest is one failing test of a job's result.
+type failedTest struct {
+	id                             int64
+	className, methodName, message string
+}
+
+// jobTestsPassed is how many tests of job passed in r.
+func jobTestsPassed(r *result, job string) int {
+	if job != defaultJob {
+		return 0 // the build's tests run in its first job
+	}
+	return 20 + r.number%10
+}
+
+// failedTests are the tests job failed in r: 1 to 3 in the first job of
+// a failed build, none otherwise.
+func failedTests(r *result, job string) []failedTest {
+	if r.state != "Failed" || job != defaultJob {
+		return nil
+	}
+	pkg := "com.example." + strings.ToLower(r.plan.shortKey)
+	cases := []struct{ class, method, message string }{
+		{pkg + ".ApiTest", "servesBuild", "java.lang.AssertionError: expected:<200> but was:<500>"},
+		{pkg + ".StoreTest", "keepsOrderUnderLoad", "org.opentest4j.AssertionFailedError: expected: <[1, 2, 3]> but was: <[1, 3, 2]>"},
+		{pkg + ".ClientTest", "retriesOnTimeout", "java.net.SocketTimeoutException: Read timed out"},
+	}
+	out := make([]failedTest, 0, 3)
+	for i, c := range cases[:1+r.number%3] {
+		frames := fmt.Sprintf("\n\tat %s.%s(%s.java:%d)\n\tat java.base/jdk.internal.reflect.DirectMethodHandleAccessor.invoke(DirectMethodHandleAccessor.java:103)\n\tat org.junit.platform.engine.support.hierarchical.NodeTestTask.execute(NodeTestTask.java:151)",
+			c.class, c.method, c.class[strings.LastIndexByte(c.class, '.')+1:], 40+i*17)
+		out = append(out, failedTest{id: r.id*10 + int64(i), className: c.class, methodName: c.method, message: c.message + frames})
+	}
+	return out
+}
+
+// jobNames are the demo's job names (Bamboo shows a job by its name; the
+// key is in its result key).
+var jobNames = map[string]string{defaultJob: "Default Job", "PKG": "Package", "IMG": "Base image"}
+
+func jobName(job string) string {
+	if n, ok := jobNames[job]; ok {
+		return n
+	}
+	return job
 }
 
 func artifactsDoc(base string, r *result, artifacts []Artifact, expand bool) doc {

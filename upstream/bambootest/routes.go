@@ -86,13 +86,31 @@ func expandUnder(r *http.Request, prefix string) expansion {
 func (s *Server) handleProjects(w http.ResponseWriter, r *http.Request) {
 	base, page := s.base(r), pagingOf(r)
 	withPlans := expanded(r, "projects.project.plans")
+	f := filterOf(r)
 	s.mu.RLock()
-	from, to := page.window(len(s.projects))
+	// cloverEnabled (and the service account's favourite) keep the
+	// projects with a matching plan, and those plans.
+	projects := s.projects
+	if f.clover || f.favourite {
+		projects = nil
+		for _, p := range s.projects {
+			kept := &project{key: p.key, name: p.name, description: p.description}
+			for _, pl := range p.plans {
+				if f.planMatches(pl) {
+					kept.plans = append(kept.plans, pl)
+				}
+			}
+			if len(kept.plans) > 0 {
+				projects = append(projects, kept)
+			}
+		}
+	}
+	from, to := page.window(len(projects))
 	items := make([]any, 0, to-from)
-	for _, p := range s.projects[from:to] {
+	for _, p := range projects[from:to] {
 		items = append(items, projectDoc(base, p, withPlans))
 	}
-	total := len(s.projects)
+	total := len(projects)
 	s.mu.RUnlock()
 
 	writeDoc(w, r, "projects", doc{
@@ -218,7 +236,11 @@ func filterOf(r *http.Request) resultFilter {
 		}
 		return out
 	}
-	flag := func(name string) bool { return strings.EqualFold(q.Get(name), "true") }
+	// Bamboo documents its boolean filters bare (?favourite&cloverEnabled)
+	// and reads "true" as true.
+	flag := func(name string) bool {
+		return q.Has(name) && (q.Get(name) == "" || strings.EqualFold(q.Get(name), "true"))
+	}
 	return resultFilter{
 		labels: list("label"), issues: list("issueKey"), state: q.Get("buildstate"),
 		allStates: flag("includeAllStates"), continues: flag("continuable"),

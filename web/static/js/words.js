@@ -24,6 +24,7 @@ const words = {
   'upstream-timeout': 'The build server did not answer in time. Try again in a minute.',
   'upstream-open': 'The build server is failing; the service is giving it a rest. Try again in a minute.',
   'builds-not-configured': 'This service has no build server configured. Ask its operators.',
+  'favourites-full': 'You keep as many favourite plans as one person may. Remove a star you no longer need, then add this one.',
   'insufficient-funds': 'The account does not hold enough money for this transfer. Choose a smaller amount.',
   'same-account': 'The two accounts are the same. Choose another account to pay into.',
   'currency-mismatch': 'The two accounts hold different currencies, and a transfer moves money within one currency. Choose an account in the same currency.',

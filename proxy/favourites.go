@@ -1,0 +1,158 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/facade-dev/facade"
+)
+
+// Favourites belong to the person, not to the service account the facade
+// uses upstream: Bamboo's own isFavourite and favourite filter would be
+// that account's. Every upstream document is read with isFavourite false
+// (rewriteTree), and the caller's own favourites, kept by the facade
+// (package favourites), are applied per request: isFavourite on plan
+// objects, and ?favourite on list routes keeps the caller's favourite
+// plans. Nothing about favourites is sent upstream.
+
+// Favourites are the plans each person marked. Package favourites keeps
+// them in Redis.
+type Favourites interface {
+	// Plans are the plan keys ("K-P") p marked, as a set.
+	Plans(ctx context.Context, p facade.Principal) (map[string]bool, error)
+	// Mark and Unmark add and remove one plan; both are idempotent.
+	Mark(ctx context.Context, p facade.Principal, planKey string) error
+	Unmark(ctx context.Context, p facade.Principal, planKey string) error
+}
+
+// noFavourites is the store of a Handler configured without one: nobody
+// has favourites, and marking one is refused as the store's absence.
+type noFavourites struct{}
+
+func (noFavourites) Plans(context.Context, facade.Principal) (map[string]bool, error) {
+	return nil, nil
+}
+func (noFavourites) Mark(context.Context, facade.Principal, string) error {
+	return facade.ErrInternal
+}
+func (noFavourites) Unmark(context.Context, facade.Principal, string) error {
+	return facade.ErrInternal
+}
+
+// carriesPlans are the views whose answer holds plan objects (and so the
+// caller's isFavourite).
+func carriesPlans(rt *Route) bool {
+	switch rt.View {
+	case ViewProjects, ViewProject, ViewPlans, ViewPruned:
+		return true
+	}
+	return rt.Item == "branch"
+}
+
+// favouritesFor reads the caller's favourites when the route needs them.
+func (h *Handler) favouritesFor(ctx context.Context, rt *Route, q routeQuery) (map[string]bool, error) {
+	if !q.favourite && !carriesPlans(rt) {
+		return nil, nil
+	}
+	favs, err := h.cfg.Favourites.Plans(ctx, facade.PrincipalFrom(ctx))
+	if err != nil {
+		return nil, asFacadeError(err)
+	}
+	return favs, nil
+}
+
+// keepFavourites is a principal's visibility narrowed to favs: the
+// favourite plans, and the projects holding one.
+func keepFavourites(idx *projectsIndex, visible []visibleProject, favs map[string]bool) []visibleProject {
+	var out []visibleProject
+	for _, v := range visible {
+		proj := &idx.projects[v.project]
+		var plans []int32
+		for j, plan := range proj.plans {
+			if (v.plans == nil || containsIndex(v.plans, int32(j))) && favs[proj.key+"-"+plan.key] {
+				plans = append(plans, int32(j))
+			}
+		}
+		if plans != nil {
+			out = append(out, visibleProject{project: v.project, plans: plans})
+		}
+	}
+	return out
+}
+
+func containsIndex(s []int32, j int32) bool {
+	for _, x := range s {
+		if x == j {
+			return true
+		}
+	}
+	return false
+}
+
+// markFavourites sets isFavourite on the plan objects of a finished view
+// whose key the caller marked. Documents hold false everywhere, so a
+// caller without favourites is served the shared view as it is.
+func markFavourites(v view, favs map[string]bool) (view, error) {
+	if len(favs) == 0 || !bytes.Contains(v.body, []byte(`"isFavourite":false`)) {
+		return v, nil
+	}
+	doc, err := decodeJSON(v.body)
+	if err != nil {
+		return v, upstreamBad(err)
+	}
+	changed := false
+	walkObjects(doc, func(m map[string]any) {
+		if _, ok := m["isFavourite"]; !ok {
+			return
+		}
+		if key, _ := m["key"].(string); favs[key] {
+			m["isFavourite"] = true
+			changed = true
+		}
+	})
+	if !changed {
+		return v, nil
+	}
+	var buf bytes.Buffer
+	if err := encodeJSON(&buf, doc); err != nil {
+		return v, upstreamBad(err)
+	}
+	return newView(buf.Bytes()), nil
+}
+
+// walkObjects calls fn for every object in v.
+func walkObjects(v any, fn func(map[string]any)) {
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			walkObjects(e, fn)
+		}
+	case map[string]any:
+		fn(t)
+		for _, e := range t {
+			walkObjects(e, fn)
+		}
+	}
+}
+
+// favourite serves POST and DELETE /rest/api/latest/plan/{key}/favourite
+// (Bamboo's own routes): the caller marks or unmarks a plan it may view.
+// The answer is 204; the plan's existence upstream is not asked (the
+// permission decides, from the key alone, as for every route).
+func (h *Handler) favourite(w http.ResponseWriter, r *http.Request, key buildKey) error {
+	// serve authorized view on the plan already.
+	ctx := r.Context()
+	p := facade.PrincipalFrom(ctx)
+	var err error
+	if r.Method == http.MethodDelete {
+		err = h.cfg.Favourites.Unmark(ctx, p, key.String())
+	} else {
+		err = h.cfg.Favourites.Mark(ctx, p, key.String())
+	}
+	if err != nil {
+		return asFacadeError(err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
