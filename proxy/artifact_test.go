@@ -207,13 +207,13 @@ func TestAttachmentHeaderIsSanitised(t *testing.T) {
 		"nonsense":                              "application/octet-stream",
 		"multipart/x-mixed-replace; boundary=a": "application/octet-stream",
 		// Every XML type renders as a page with its stylesheets and scripts.
-		"application/rss+xml":                  "application/octet-stream",
-		"application/vnd.ms-excel.sheet+xml":   "application/octet-stream",
-		"application/atom+xml; charset=utf-8":  "application/octet-stream",
-		"text/xml":                             "application/octet-stream",
-		"application/x-whatever/xml":           "application/octet-stream",
-		"application/javascript":               "application/octet-stream",
-		"application/json":                     "application/json",
+		"application/rss+xml":                 "application/octet-stream",
+		"application/vnd.ms-excel.sheet+xml":  "application/octet-stream",
+		"application/atom+xml; charset=utf-8": "application/octet-stream",
+		"text/xml":                            "application/octet-stream",
+		"application/x-whatever/xml":          "application/octet-stream",
+		"application/javascript":              "application/octet-stream",
+		"application/json":                    "application/json",
 	}
 	for in, want := range types {
 		if got := safeContentType(in); got != want {
