@@ -75,10 +75,10 @@ func TestBrowserDeveloperFollowsABuild(t *testing.T) {
 	b := testbrowser.New(t)
 	b.OpenPage(e.url, carol)
 	b.Do(visible(`tr[data-plan="PROJ-CORE"]`))
-	if got := b.Texts(`tr[data-plan="PROJ-CORE"] td`); len(got) != 4 || got[1] != "✓ Passed" || got[2] != "#6" {
+	if got := b.Texts(`tr[data-plan="PROJ-CORE"] td`); len(got) != 5 || got[1] != "Core Service PROJ-CORE" || got[2] != "✓ Passed" || got[3] != "#6" {
 		t.Errorf("PROJ-CORE at a glance: %q", got)
 	}
-	if got := b.Texts(`tr[data-plan="WEB-NIGHTLY"] td`); len(got) != 4 || got[1] != "✗ Failed" {
+	if got := b.Texts(`tr[data-plan="WEB-NIGHTLY"] td`); len(got) != 5 || got[2] != "✗ Failed" {
 		t.Errorf("WEB-NIGHTLY at a glance: %q", got)
 	}
 	if n := len(b.Texts(`tr[data-plan^="MOBILE-"]`)); n != 0 {
@@ -86,9 +86,12 @@ func TestBrowserDeveloperFollowsABuild(t *testing.T) {
 	}
 	b.CheckView("builds overview")
 
-	b.Do(click(`tr[data-plan="PROJ-CORE"] a`), visible(`#results`))
+	b.Do(click(`tr[data-plan="PROJ-CORE"] td:nth-child(2) a`), visible(`#results`))
 	if loc := testbrowser.Eval[string](b, `location.hash`); loc != "#/builds/PROJ-CORE" {
 		t.Errorf("results address %q", loc)
+	}
+	if h := b.Texts("#results-h")[0]; !strings.HasPrefix(h, "Core Service PROJ-CORE") {
+		t.Errorf("the plan page is titled %q, want its name first, key beside", h)
 	}
 	row := b.Texts(`tr[data-result="PROJ-CORE-3"] td`)
 	if len(row) != 4 || row[1] != "✗ Failed" || !strings.Contains(row[2], "took 2 min") || !strings.Contains(row[3], "failed") {
@@ -101,11 +104,22 @@ func TestBrowserDeveloperFollowsABuild(t *testing.T) {
 	b.CheckView("plan results")
 
 	b.Do(click(`tr[data-result="PROJ-CORE-6"] a`), visible(`#jobs`))
-	if jobs := b.Texts(`#jobs tbody tr`); len(jobs) != 2 || !strings.Contains(jobs[0], "Default Job") {
-		t.Errorf("jobs of PROJ-CORE-6: %q", jobs)
+	if jobs := b.Texts(`#jobs tbody tr`); len(jobs) != 2 || !strings.Contains(jobs[0], "Default Job") || !strings.Contains(jobs[1], "Package") {
+		t.Errorf("jobs of PROJ-CORE-6, by name: %q", jobs)
+	}
+	// Artifacts are links to the service's own download route, with size
+	// and job.
+	href := testbrowser.Eval[string](b, `document.querySelector('a[data-artifact="core-service.jar"]').getAttribute('href')`)
+	if href != "/browse/PROJ-CORE-6/artifact/shared/core-service.jar/" {
+		t.Errorf("the artifact links to %q", href)
+	}
+	if li := b.Texts(`#artifacts li`); len(li) == 0 || !strings.Contains(strings.Join(li, " "), "from Package") {
+		t.Errorf("artifacts without their job: %q", li)
 	}
 	b.CheckView("result")
-	file := b.Download(t.TempDir(), click(`button[data-artifact="core-service.jar"]`))
+	// With a pasted token (no session cookie to ride on a link) the page
+	// fetches the file for the person.
+	file := b.Download(t.TempDir(), click(`a[data-artifact="core-service.jar"]`))
 	got, err := os.ReadFile(file)
 	want := e.do(req{method: "GET", path: "/browse/PROJ-CORE-6/artifact/shared/core-service.jar/", token: carol})
 	if err != nil || string(got) != want.body || !strings.HasPrefix(string(got), "PK") {
@@ -117,7 +131,7 @@ func TestBrowserDeveloperFollowsABuild(t *testing.T) {
 	}
 
 	b.Do(click(`tr[data-job="JOB1"] a`))
-	b.WaitText("#status", "Log of JOB1: 6 lines.")
+	b.WaitText("#status", "Log of Default Job: 6 lines.")
 	if log := b.Texts("#log")[0]; !strings.Contains(log, "PROJ-CORE-6 job JOB1: Compiling") {
 		t.Errorf("the log in the page: %q", log)
 	}
@@ -127,11 +141,16 @@ func TestBrowserDeveloperFollowsABuild(t *testing.T) {
 	b.Do(chromedp.NavigateBack(), visible(`#jobs`))
 	b.Do(chromedp.NavigateBack(), visible(`#results`))
 	b.Do(chromedp.NavigateForward(), visible(`#jobs`))
-	// An address shared with someone else opens the same view.
+	// An address shared with someone else opens the same view; PKG kept
+	// no log file, its log is read from the job result's logEntries.
 	b2 := testbrowser.New(t)
 	b2.Do(chromedp.Navigate(e.url + "/ui/#/builds/PROJ-CORE/6/log/PKG"))
 	b2.UseToken(carol)
-	b2.WaitText("#log-h", "Log of PKG in PROJ-CORE #6")
+	b2.WaitText("#log-h", "Log of Package in Core Service #6")
+	b2.WaitText("#status", "Log of Package: 6 lines.")
+	if log := b2.Texts("#log")[0]; !strings.Contains(log, "PROJ-CORE-6 job PKG: Compiling") {
+		t.Errorf("PKG's log (only in logEntries): %q", log)
+	}
 }
 
 // TestBrowserResultPagesOlderAndNewer: ten results a page; older and
@@ -466,7 +485,7 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 		b := testbrowser.New(t)
 		b.OpenPage(e.url, token(t, "carol", "developer"))
 		b.Do(visible(`tr[data-plan="PROJ-CORE"]`))
-		b.TabTo(`tr[data-plan="PROJ-CORE"] a`)
+		b.TabTo(`tr[data-plan="PROJ-CORE"] td:nth-child(2) a`)
 		b.Press("\r")
 		b.Do(visible(`#results`))
 		b.TabTo(`tr[data-result="PROJ-CORE-6"] a`)
@@ -474,7 +493,28 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 		b.Do(visible(`#jobs`))
 		b.TabTo(`tr[data-job="JOB1"] a`)
 		b.Press("\r")
-		b.WaitText("#status", "Log of JOB1")
+		b.WaitText("#status", "Log of Default Job")
+	})
+	t.Run("developer opens the failing test of the latest failed build", func(t *testing.T) {
+		b := testbrowser.New(t)
+		b.OpenPage(e.url, token(t, "carol", "developer"))
+		b.Do(visible(`tr[data-plan="WEB-NIGHTLY"]`))
+		// "/" jumps to the plan search; typing narrows the plans.
+		b.Press("/")
+		b.WaitFor(`document.activeElement.id === 'plan-search'`)
+		b.Press("n", "i", "g", "h", "t")
+		b.WaitText("#status", "1 plan matches")
+		b.TabTo(`tr[data-plan="WEB-NIGHTLY"] td:nth-child(4) a`) // its latest build, failed
+		b.Press("\r")
+		b.Do(visible(`#failing-tests`))
+		b.TabTo(`#failing-tests summary`)
+		b.Press("\r")
+		if !testbrowser.Eval[bool](b, `document.activeElement.parentElement.open`) {
+			t.Fatal("Enter on the stack's summary did not open it")
+		}
+		if stack := testbrowser.Eval[string](b, `document.activeElement.parentElement.querySelector('pre').innerText`); !strings.Contains(stack, "at com.example.nightly.ApiTest.servesBuild") {
+			t.Errorf("the failing test's stack: %q", stack)
+		}
 	})
 	t.Run("professor sets a grade", func(t *testing.T) {
 		b := testbrowser.New(t)

@@ -24,6 +24,7 @@ import (
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/favourites"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/jsonlog"
 	"github.com/facade-dev/facade/internal/testlog"
@@ -241,7 +242,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Fatal(err)
 		}
 		c := cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute, Metrics: m}, log)
-		deps.Builds = proxy.New(proxy.Config{}, up, c, az, log)
+		deps.Builds = proxy.New(proxy.Config{Favourites: favourites.New(rdb)}, up, c, az, log)
 		deps.UpstreamState = func() string { return up.BreakerState().String() }
 	}
 	ts := httptest.NewUnstartedServer(nil) // its address is the page's origin

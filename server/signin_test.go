@@ -33,6 +33,7 @@ var signInPeople = []demoidp.Person{
 	{Subject: "bob", Username: "bob", Name: "Bob", Role: "professor", Groups: []string{"english-staff"}},
 	{Subject: "erin", Username: "erin", Name: "Erin", Role: "professor"},
 	{Subject: "alice", Username: "alice", Name: "Alice", Role: "student"},
+	{Subject: "carol", Username: "carol", Name: "Carol", Role: "developer"},
 }
 
 func (si *signInEnv) start(t testing.TB, publicURL string, log *slog.Logger) (*auth.SignIn, *auth.Sessions) {

@@ -35,6 +35,12 @@ export function useToken(t) {
   pageXSRF = randomHex(16);
 }
 
+/** usingToken reports whether calls carry a pasted token (a link, which
+ * only the session cookie can authorize, would not). */
+export function usingToken() {
+  return token !== null;
+}
+
 /** useSession makes later calls rely on the session cookie. */
 export function useSession() {
   forget();
