@@ -38,10 +38,19 @@ func TestDemoPageInTheBrowser(t *testing.T) {
 	shot("builds", testbrowser.WideWidth)
 	b.Do(chromedp.Navigate(base+"/ui/#/builds/WEB-NIGHTLY"), visible(`#results`))
 	shot("results", testbrowser.WideWidth)
+	// A plan with branches, each with its own latest state.
+	b.Do(chromedp.Navigate(base+"/ui/#/builds/PROJ-CORE"), visible(`#branches`))
+	shot("branches", testbrowser.WideWidth)
+	shot("branches-phone", testbrowser.NarrowWidth)
+	// A failed build: why first.
+	b.Do(chromedp.Navigate(base+"/ui/#/builds/WEB-NIGHTLY/5"), visible(`#failing-tests`))
+	testbrowser.Eval[bool](b, `document.querySelector('#failing-tests details').open = true`)
+	shot("failed-result", testbrowser.WideWidth)
+	shot("failed-result-phone", testbrowser.NarrowWidth)
 	b.Do(chromedp.Navigate(base+"/ui/#/builds/PROJ-CORE/6"), visible(`#jobs`))
 	shot("result-phone", testbrowser.NarrowWidth)
 	b.Do(chromedp.Navigate(base + "/ui/#/builds/PROJ-CORE/6/log/JOB1"))
-	b.WaitText("#status", "Log of JOB1")
+	b.WaitText("#status", "Log of Default Job")
 	shot("log", testbrowser.WideWidth)
 
 	b.Do(chromedp.Click(chromedp.ID("signout")), visible(`#signin`))
