@@ -15,7 +15,7 @@ import (
 // write (anti-forgery), kept per person; plan objects then carry the
 // caller's isFavourite.
 func TestFavouritesArePerPersonWrites(t *testing.T) {
-	e := newEnv(t, withBuilds())
+	e := newEnv(t, withBuilds(), withPolicyLines("g, frank, team:platform")) // frank sees what carol sees
 	carol, frank := token(t, "carol", "developer"), token(t, "frank", "developer")
 	const fav = "/rest/api/latest/plan/PROJ-CORE/favourite"
 	if r := e.do(req{method: "POST", path: fav, token: carol, header: map[string]string{"X-XSRF-TOKEN": ""}}); r.status != http.StatusForbidden || !strings.Contains(r.body, "xsrf") {
@@ -26,6 +26,9 @@ func TestFavouritesArePerPersonWrites(t *testing.T) {
 	}
 	isFavourite := func(tok string) bool {
 		r := e.do(req{method: "GET", path: "/rest/api/latest/plan/PROJ-CORE", token: tok})
+		if r.status != http.StatusOK {
+			t.Fatalf("reading the plan: %d %s", r.status, r.body)
+		}
 		return strings.Contains(r.body, `"isFavourite":true`)
 	}
 	if !isFavourite(carol) || isFavourite(frank) {

@@ -2,6 +2,8 @@ package bambootest
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -182,7 +184,7 @@ func resultDoc(base string, r *result, ex expansion) doc {
 		"buildDurationInSeconds":   int(r.duration().Seconds()),
 		"buildDuration":            r.duration().Milliseconds(),
 		"buildDurationDescription": fmt.Sprintf("%d seconds", int(r.duration().Seconds())),
-		"vcsRevisionKey":           fmt.Sprintf("%040x", r.id*2654435761),
+		"vcsRevisionKey":           revision(r),
 		"vcsRevisions":             vcsRevisionsDoc(r, ex.has("vcsRevisions")),
 		"testResults":              testResultsDoc(r, r.jobs(), ex.under("testResults")),
 		"buildTestSummary":         summary,
@@ -241,18 +243,24 @@ func changesDoc(r *result, expand, files bool) doc {
 	}
 	change := doc{
 		"author": "Developer", "userName": "developer", "fullName": "Dee Developer",
-		"changesetId": fmt.Sprintf("%040x", r.id*2654435761),
+		"changesetId": revision(r),
 		"comment":     fmt.Sprintf("Change behind build %d", r.number),
 		"date":        r.started().Add(-time.Hour).Format("2006-01-02T15:04:05.000-07:00"),
 		"files":       collapsed(2),
 	}
 	if files {
 		change["files"] = list("file", []any{
-			doc{"name": "src/main/java/com/example/Service.java", "revision": fmt.Sprintf("%040x", r.id*2654435761)},
-			doc{"name": "src/test/java/com/example/ServiceTest.java", "revision": fmt.Sprintf("%040x", r.id*2654435761)},
+			doc{"name": "src/main/java/com/example/Service.java", "revision": revision(r)},
+			doc{"name": "src/test/java/com/example/ServiceTest.java", "revision": revision(r)},
 		})
 	}
 	return list("change", []any{change})
+}
+
+// revision is the result's commit id, 40 hex digits as Git writes it.
+func revision(r *result) string {
+	sum := sha1.Sum([]byte(r.key()))
+	return hex.EncodeToString(sum[:])
 }
 
 // vcsRevisionsDoc is the revision of each repository a result built.
@@ -262,7 +270,7 @@ func vcsRevisionsDoc(r *result, expand bool) doc {
 	}
 	return list("vcsRevision", []any{doc{
 		"repositoryId": 1, "repositoryName": r.plan.project.name + " repository",
-		"vcsRevisionKey": fmt.Sprintf("%040x", r.id*2654435761),
+		"vcsRevisionKey": revision(r),
 	}})
 }
 

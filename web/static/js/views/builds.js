@@ -96,8 +96,8 @@ function star(ctx, plan, name, on, changed) {
     }
     b.setAttribute('aria-pressed', String(now));
     b.firstChild.textContent = now ? '★' : '☆';
+    if (changed) await changed(now);
     ctx.status(now ? `${name} is one of your favourites.` : `${name} is no longer one of your favourites.`);
-    if (changed) changed(now);
   });
   return b;
 }
@@ -412,12 +412,12 @@ async function buildLog(ctx, plan, n, job, line) {
   const count = h('span', {id: 'log-search-count', class: 'hint', 'aria-live': 'polite'});
   const errors = lines.reduce((k, l) => k + (errorLine.test(l) ? 1 : 0), 0);
   fill(ctx.el, crumbs, heading,
-    h('p', {class: 'hint'}, `${lines.length} lines`, errors ? `, ${errors} marked as errors` : '', '.',
+    h('p', {class: 'hint log-lines'}, `${lines.length.toLocaleString('en')} lines`, errors ? `, ${errors.toLocaleString('en')} marked as errors` : '', '.',
       file ? [' ', downloadLink(ctx, file, 'Download the log', {'data-log': job})] : ' Read from the job result: the build server kept no log file for this job.'),
-    h('form', {class: 'inline log-search', role: 'search', onsubmit: e => { e.preventDefault(); jump(e.submitter && e.submitter.id === 'log-prev' ? -1 : 1); }},
+    h('form', {class: 'inline log-search', role: 'search', onsubmit: e => e.preventDefault()},
       h('label', {for: 'log-search'}, 'Search the log'), search,
-      h('button', {type: 'submit', id: 'log-next', class: 'secondary'}, 'Next'),
-      h('button', {type: 'submit', id: 'log-prev', class: 'secondary'}, 'Previous'), count),
+      h('button', {type: 'button', id: 'log-next', class: 'secondary', onclick: () => jump(1)}, 'Next'),
+      h('button', {type: 'button', id: 'log-prev', class: 'secondary', onclick: () => jump(-1)}, 'Previous'), count),
     box);
 
   // Lines are drawn in slices: each slice one DocumentFragment.
@@ -454,7 +454,7 @@ async function buildLog(ctx, plan, n, job, line) {
     box.dataset.drawnMs = String(Math.round(performance.now() - started));
     box.dataset.ready = 'true';
     if (line) select(line, true);
-    ctx.status(`Log of ${jobName}: ${lines.length} lines.`);
+    ctx.status(`Log of ${jobName}: ${lines.length.toLocaleString('en')} lines.`);
   };
   slice();
 

@@ -1,0 +1,187 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/facade-dev/facade/internal/testbrowser"
+	"github.com/facade-dev/facade/upstream/bambootest"
+)
+
+// The builds page with real sizes: a 10,000-line log read in the page, a
+// 64 MiB artifact downloaded by the browser itself, and favourites.
+
+// screenshotDir is where a test keeps its screenshots: docs/screenshots
+// with UPDATE_SCREENSHOTS=1 (the README shows them), else the test's own.
+func screenshotDir(t *testing.T) string {
+	if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
+		return filepath.Join("..", "docs", "screenshots")
+	}
+	return t.TempDir()
+}
+
+// longLog is a build log of n lines, every 500th an error (and its stack).
+func longLog(n int) []byte {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		switch {
+		case i%500 == 0:
+			fmt.Fprintf(&b, "error\t01-Mar-2025 10:%02d:%02d\t[ERROR] Tests run: 40, Failures: 1 in com.example.core.Suite%d\n", i/600%60, i%60, i)
+		default:
+			fmt.Fprintf(&b, "build\t01-Mar-2025 10:%02d:%02d\tCompiling module %d of %d: src/main/java/com/example/core/Module%d.java\n", i/600%60, i%60, i, n, i)
+		}
+	}
+	return []byte(b.String())
+}
+
+// TestBrowserLongLogStaysFast: 10,000 lines render without freezing the
+// tab (no task anywhere near a second), every line numbered with its own
+// address, error lines marked, and a search that jumps between hits.
+func TestBrowserLongLogStaysFast(t *testing.T) {
+	e := pageEnv(t)
+	const lines = 10000
+	e.bamboo.AddResult("PROJ-CORE", 7, "Failed", bambootest.BuildLog("JOB1", longLog(lines)))
+	b := testbrowser.New(t)
+	b.OpenPage(e.url, token(t, "carol", "developer"))
+	b.Do(chromedp.WaitVisible(chromedp.CSS(`tr[data-plan="PROJ-CORE"]`)))
+	// Long tasks (>50 ms) of the main thread, from here on.
+	testbrowser.Eval[bool](b, `window.longest = 0; new PerformanceObserver(l => l.getEntries().forEach(e => { window.longest = Math.max(window.longest, e.duration); })).observe({type: 'longtask', buffered: false}); true`)
+	// A line's own address opens the log at that line.
+	testbrowser.Eval[bool](b, `location.hash = '#/builds/PROJ-CORE/7/log/JOB1/5000'; true`)
+	b.WaitFor(`document.querySelector('#log[data-ready="true"]') !== null`)
+	drawn := testbrowser.Eval[float64](b, `Number(document.getElementById('log').dataset.drawnMs)`)
+	longest := testbrowser.Eval[float64](b, `window.longest`)
+	t.Logf("10,000-line log: drawn in %.0f ms, longest main-thread task %.0f ms", drawn, longest)
+	if n := testbrowser.Eval[int](b, `document.querySelectorAll('#log .line').length`); n != lines {
+		t.Fatalf("%d lines drawn, want %d", n, lines)
+	}
+	if longest > 1000 {
+		t.Errorf("a task of %.0f ms froze the tab while the log was drawn", longest)
+	}
+	if got := testbrowser.Eval[string](b, `document.querySelector('#log .selected .ln').textContent`); got != "5000" {
+		t.Errorf("the line of the address is %q, want 5000 selected", got)
+	}
+	if top := testbrowser.Eval[float64](b, `(() => { const r = document.getElementById('L5000').getBoundingClientRect(), l = document.getElementById('log').getBoundingClientRect(); return r.top >= l.top && r.bottom <= l.bottom ? 1 : 0; })()`); top != 1 {
+		t.Error("line 5000 is not scrolled into view")
+	}
+	if n := testbrowser.Eval[int](b, `document.querySelectorAll('#log .line.err').length`); n != lines/500 {
+		t.Errorf("%d lines marked as errors, want %d", n, lines/500)
+	}
+	// A line's link is its own address, followed without redrawing.
+	testbrowser.Eval[bool](b, `document.querySelector('#L1234 .ln').click(); true`)
+	if loc := testbrowser.Eval[string](b, `location.hash`); loc != "#/builds/PROJ-CORE/7/log/JOB1/1234" {
+		t.Errorf("line 1234's address: %q", loc)
+	}
+	if !testbrowser.Eval[bool](b, `document.getElementById('L1234').classList.contains('selected')`) {
+		t.Error("clicking line 1234 does not select it")
+	}
+	// Search: Enter jumps to the next hit, Shift+Enter back.
+	b.Do(chromedp.Click(chromedp.ID("log-search")))
+	b.Press("E", "R", "R", "O", "R", "]")
+	b.WaitText("#log-search-count", "20 lines match")
+	if h := b.Texts(".log-lines")[0]; !strings.HasPrefix(h, "10,000 lines, 20 marked as errors.") {
+		t.Errorf("the log says %q", h)
+	}
+	b.Press("\r")
+	b.WaitText("#log-search-count", "Line 500: match 1 of 20")
+	b.Press("\r")
+	b.WaitText("#log-search-count", "Line 1000: match 2 of 20")
+	b.Do(chromedp.Click(chromedp.ID("log-prev")))
+	b.WaitText("#log-search-count", "Line 500: match 1 of 20")
+	b.CheckView("long log")
+	dir := screenshotDir(t)
+	for name, width := range map[string]int{"long-log.png": testbrowser.WideWidth, "long-log-phone.png": testbrowser.NarrowWidth} {
+		b.SetWidth(width)
+		testbrowser.Eval[bool](b, `document.querySelector('#log .current').scrollIntoView({block: 'center'}), true`)
+		b.Screenshot(filepath.Join(dir, name))
+	}
+}
+
+// TestBrowserDownloadsAreTheBrowsers: signed in with a session, an
+// artifact is a plain link the browser downloads itself (the session
+// cookie authorizes the GET): 64 MiB arrive whole, named as the server
+// names them, and the page's JavaScript heap does not grow by them.
+func TestBrowserDownloadsAreTheBrowsers(t *testing.T) {
+	e := newEnv(t, withBuilds(), withSignIn(&signInEnv{}), withPageOrigin())
+	const size = 64 << 20
+	e.bamboo.AddResult("PROJ-CORE", 8, "Successful", bambootest.BuildLog("JOB1", nil),
+		bambootest.Artifact{Name: "disk image.img", ProducerJobKey: "PKG", Shared: true, Size: size})
+	b := testbrowser.New(t)
+	b.Do(
+		chromedp.Navigate(e.url+"/ui/#/builds/PROJ-CORE/8"),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"] #signin-link`)),
+		chromedp.Click(chromedp.ID("signin-link")),
+		chromedp.WaitVisible(chromedp.ID("person-carol")),
+		chromedp.Click(chromedp.ID("person-carol")),
+		chromedp.WaitVisible(chromedp.CSS(`a[data-artifact="disk image.img"]`)),
+	)
+	if li := b.Texts(`#artifacts li`)[0]; !strings.Contains(li, "64 MB") || !strings.Contains(li, "from Package") {
+		t.Errorf("the artifact without its size or job: %q", li)
+	}
+	heap := func() float64 {
+		var used float64
+		b.Do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			u, err := chromedp.Call(ctx, runtime.GetHeapUsage, cdp.Empty{})
+			used = u.UsedSize
+			return err
+		}))
+		return used
+	}
+	testbrowser.Eval[bool](b, `typeof gc === 'function' && gc(), true`)
+	before := heap()
+	file := b.Download(t.TempDir(), chromedp.Click(chromedp.CSS(`a[data-artifact="disk image.img"]`)))
+	after := heap()
+	st, err := os.Stat(file)
+	if err != nil || st.Size() != size {
+		t.Fatalf("downloaded %v bytes (%v), want %d", st, err, size)
+	}
+	t.Logf("64 MiB download: JS heap %.1f MiB before, %.1f MiB after (%+.1f MiB)", before/(1<<20), after/(1<<20), (after-before)/(1<<20))
+	if after-before > 8<<20 {
+		t.Errorf("the page's heap grew by %.1f MiB during a 64 MiB download: the file went through the tab", (after-before)/(1<<20))
+	}
+	// The page never asked for the file itself: no fetch of it in the
+	// page's resource timings (a download the browser makes is none).
+	if n := testbrowser.Eval[int](b, `performance.getEntriesByType('resource').filter(e => e.name.includes('/artifact/')).length`); n != 0 {
+		t.Errorf("the page fetched the artifact itself (%d times)", n)
+	}
+}
+
+// TestBrowserFavouritesComeFirst: a star marks a plan as the person's
+// favourite; favourites are listed first, for that person only.
+func TestBrowserFavouritesComeFirst(t *testing.T) {
+	e := newEnv(t, withBuilds(), withPageOrigin(), withPolicyLines("g, frank, team:platform"))
+	b := testbrowser.New(t)
+	b.OpenPage(e.url, token(t, "carol", "developer"))
+	b.Do(chromedp.WaitVisible(chromedp.CSS(`tr[data-plan="PROJ-LIB"]`)))
+	if n := len(b.Texts(`#favourites`)); n != 0 {
+		t.Fatal("favourites shown before any was marked")
+	}
+	b.Do(chromedp.Click(chromedp.CSS(`button[data-star="PROJ-LIB"]`)))
+	b.WaitText("#status", "Common Libraries is one of your favourites.")
+	b.Do(chromedp.WaitVisible(chromedp.CSS(`#favourites tr[data-plan="PROJ-LIB"]`)))
+	if first := testbrowser.Eval[string](b, `document.querySelector('tr[data-plan]').dataset.plan`); first != "PROJ-LIB" {
+		t.Errorf("the first plan is %q, want the favourite", first)
+	}
+	if pressed := testbrowser.Eval[string](b, `document.querySelector('button[data-star="PROJ-LIB"]').getAttribute('aria-pressed')`); pressed != "true" {
+		t.Errorf("the star says aria-pressed=%q", pressed)
+	}
+	b.CheckView("builds with a favourite")
+	// Another person sees no favourite of carol's.
+	b2 := testbrowser.New(t)
+	b2.OpenPage(e.url, token(t, "frank", "developer"))
+	b2.Do(chromedp.WaitVisible(chromedp.CSS(`tr[data-plan="PROJ-LIB"]`)))
+	if n := len(b2.Texts(`#favourites`)); n != 0 {
+		t.Error("frank sees carol's favourites")
+	}
+	// Unmarking puts it back in its project.
+	b.Do(chromedp.Click(chromedp.CSS(`#favourites button[data-star="PROJ-LIB"]`)))
+	b.WaitFor(`document.getElementById('favourites') === null && document.querySelector('tr[data-plan="PROJ-LIB"]') !== null`)
+}
