@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"html"
 	"strings"
 	"testing"
 
@@ -131,4 +132,33 @@ func slicesContains(list []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// FuzzOnlyHTTPLinksSurvive: whatever an upstream writes in a link or in
+// HTML text, what reaches a client holds no URL of another scheme: no
+// href or url member, and no URL attribute in text.
+func FuzzOnlyHTTPLinksSurvive(f *testing.F) {
+	for _, s := range []string{`<a href="javascript:alert(1)">x</a>`, `<img s src="javascript:1"rc="javascript:2">`,
+		`<a href=" java&#x09;script:x">t</a>`, "\tjavascript:x", `<a hr href="data:x"ef="vbscript:y">`, "https://jira/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		doc := map[string]any{"link": map[string]any{"href": s}, "url": s, "buildReason": s,
+			"issue": map[string]any{"url": map[string]any{"href": s}}}
+		out := newRewriter(doc).rewriteTree(doc).(map[string]any)
+		for _, u := range []any{path(out, "link", "href"), out["url"], path(out, "issue", "url", "href")} {
+			if u, ok := u.(string); ok && !safeScheme(u) {
+				t.Fatalf("%q: link %q reached the client", s, u)
+			}
+		}
+		text, _ := out["buildReason"].(string)
+		if !strings.Contains(text, "<") {
+			return // no tag, so no attribute a browser would read
+		}
+		for _, m := range htmlURLAttr.FindAllStringSubmatch(text, -1) {
+			if u := html.UnescapeString(m[1] + m[2] + m[3]); !safeScheme(u) {
+				t.Fatalf("%q: attribute %q reached the client in %q", s, u, text)
+			}
+		}
+	})
 }

@@ -238,13 +238,21 @@ func unlinkUnserved(s string) string {
 	if !strings.Contains(s, "<") {
 		return s
 	}
-	s = htmlURLAttr.ReplaceAllStringFunc(s, func(a string) string {
-		m := htmlURLAttr.FindStringSubmatch(a)
-		if safeScheme(html.UnescapeString(m[1] + m[2] + m[3])) {
-			return a
+	// Until nothing changes: removing one attribute may join its
+	// neighbours into a new one ("<img s src=x:1 rc=javascript:2>").
+	for {
+		out := htmlURLAttr.ReplaceAllStringFunc(s, func(a string) string {
+			m := htmlURLAttr.FindStringSubmatch(a)
+			if safeScheme(html.UnescapeString(m[1] + m[2] + m[3])) {
+				return a
+			}
+			return ""
+		})
+		if out == s {
+			break
 		}
-		return ""
-	})
+		s = out
+	}
 	if !strings.Contains(s, "<a") && !strings.Contains(s, "<A") {
 		return s
 	}

@@ -185,3 +185,35 @@ func TestBrowserFavouritesComeFirst(t *testing.T) {
 	b.Do(chromedp.Click(chromedp.CSS(`#favourites button[data-star="PROJ-LIB"]`)))
 	b.WaitFor(`document.getElementById('favourites') === null && document.querySelector('tr[data-plan="PROJ-LIB"]') !== null`)
 }
+
+// TestBrowserHostileUpstreamTextStaysText: names, comments and build
+// reasons from the build server carrying markup and javascript: links are
+// shown as text; nothing of them runs or becomes an element.
+func TestBrowserHostileUpstreamTextStaysText(t *testing.T) {
+	e := pageEnv(t)
+	const evil = `<img src=x onerror="window.pwned=1"><a href="javascript:window.pwned=2">x</a><script>window.pwned=3</script>`
+	e.bamboo.AddProject("PROJ", "Core "+evil, evil)
+	e.bamboo.AddPlan("PROJ", "CORE", "Core Service "+evil)
+	e.bamboo.AddResult("PROJ-CORE", 7, "Failed", bambootest.BuildLog("JOB1", []byte("error: "+evil+"\n")))
+	e.bamboo.CommentResult("PROJ-CORE-7", evil)
+	b := testbrowser.New(t)
+	b.OpenPage(e.url, token(t, "carol", "developer"))
+	for _, view := range []struct{ hash, ready string }{
+		{"#/builds", `tr[data-plan="PROJ-CORE"]`},
+		{"#/builds/PROJ-CORE", `#results`},
+		{"#/builds/PROJ-CORE/7", `#jobs`},
+		{"#/builds/PROJ-CORE/7/log/JOB1", `#log[data-ready="true"]`},
+	} {
+		testbrowser.Eval[bool](b, `location.hash = '`+view.hash+`'; true`)
+		b.Do(chromedp.WaitVisible(chromedp.CSS(view.ready)))
+		if !strings.Contains(b.BodyText(), "<img src=x") {
+			t.Errorf("%s: the markup is not shown as text", view.hash)
+		}
+		if n := testbrowser.Eval[int](b, `document.querySelectorAll('#view img, #view script, #view a[href^="javascript"]').length`); n != 0 {
+			t.Errorf("%s: %d elements made from upstream markup", view.hash, n)
+		}
+		if testbrowser.Eval[bool](b, `window.pwned !== undefined`) {
+			t.Fatalf("%s: upstream markup ran", view.hash)
+		}
+	}
+}
