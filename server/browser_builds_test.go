@@ -217,3 +217,43 @@ func TestBrowserHostileUpstreamTextStaysText(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserFailedResultSaysWhyFirst: a failed result leads with its
+// failing jobs, then its failing tests (class, name, message; the stack on
+// demand), then the commits, before the jobs table; a plan page lists its
+// branches with their own latest state. Both pass axe at 375 and 1280 px.
+func TestBrowserFailedResultSaysWhyFirst(t *testing.T) {
+	e := pageEnv(t)
+	b := testbrowser.New(t)
+	b.OpenPage(e.url, token(t, "carol", "developer"))
+	testbrowser.Eval[bool](b, `location.hash = '#/builds/WEB-NIGHTLY/5'; true`)
+	b.Do(chromedp.WaitVisible(chromedp.CSS(`#failing-tests`)))
+	order := testbrowser.Eval[[]string](b, `[...document.querySelectorAll('#why, #failing-jobs, #failing-tests, #commits, #jobs')].map(e => e.id)`)
+	if strings.Join(order, " ") != "why failing-jobs failing-tests commits jobs" {
+		t.Errorf("the failed result's parts in order: %v", order)
+	}
+	tests := b.Texts(`#failing-tests > li`)
+	if len(tests) != 3 || !strings.Contains(tests[0], "com.example.nightly.ApiTest servesBuild") || !strings.Contains(tests[0], "expected:<200> but was:<500>") {
+		t.Errorf("failing tests: %q", tests)
+	}
+	if testbrowser.Eval[bool](b, `document.querySelector('#failing-tests details').open`) {
+		t.Error("a stack is open before it was asked for")
+	}
+	if c := b.Texts(`#commits li`); len(c) != 1 || !strings.Contains(c[0], "Change behind build 5") {
+		t.Errorf("commits: %q", c)
+	}
+	b.CheckView("failed result")
+	testbrowser.Eval[bool](b, `location.hash = '#/builds/PROJ-CORE'; true`)
+	b.Do(chromedp.WaitVisible(chromedp.CSS(`#branches`)))
+	rows := b.Texts(`#branches tbody tr`)
+	if len(rows) != 2 || !strings.Contains(rows[0], "feature-login PROJ-CORE1") || !strings.Contains(rows[0], "✓ Passed") || !strings.Contains(rows[0], "#2") {
+		t.Errorf("branches with their latest state: %q", rows)
+	}
+	b.CheckView("plan with branches")
+	// A passed result leads with its duration and artifacts.
+	testbrowser.Eval[bool](b, `location.hash = '#/builds/PROJ-CORE/6'; true`)
+	b.Do(chromedp.WaitVisible(chromedp.CSS(`#jobs`)))
+	if order := testbrowser.Eval[[]string](b, `[...document.querySelectorAll('#why, #artifacts, #jobs')].map(e => e.id)`); strings.Join(order, " ") != "artifacts jobs" {
+		t.Errorf("the passed result's parts in order: %v", order)
+	}
+}
