@@ -11,46 +11,120 @@
 // <id> is the principal's ID (the token's sub) as written, inside braces
 // so that a person's key hashes to one cluster slot. A person keeps at
 // most MaxPerPerson favourites.
+//
+// Every plan list answers its caller's isFavourite, so reading them is on
+// the hottest path (a warm project list is a microsecond without Redis):
+// a person's set read from Redis is kept in process for Fresh, and this
+// instance's own Mark and Unmark replace it at once. A change made through
+// another instance is seen within Fresh.
 package favourites
 
 import (
 	"context"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
 )
 
+// DefaultFresh is how long a person's favourites read from Redis are
+// reused in process.
+const DefaultFresh = time.Second
+
+// maxKept bounds the in-process copies (one small set per person): past
+// it they are all dropped and read again.
+const maxKept = 10000
+
 // MaxPerPerson bounds one person's favourites: far more plans than anyone
 // stars, few enough that reading them costs one small reply.
 const MaxPerPerson = 500
 
-// Store keeps favourites in Redis. Create it with New.
+// Store keeps favourites in Redis. Create it with New; it is safe for
+// concurrent use.
 type Store struct {
-	rdb redis.UniversalClient
+	rdb   redis.UniversalClient
+	fresh time.Duration
+	now   func() time.Time
+
+	mu   sync.Mutex
+	kept map[string]keptSet // by Redis key
 }
 
+type keptSet struct {
+	plans map[string]bool // never modified once kept
+	until time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithFresh sets how long a set read from Redis is reused (0: not at all).
+func WithFresh(d time.Duration) Option { return func(s *Store) { s.fresh = d } }
+
+// WithNow sets the clock the in-process copies expire by.
+func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
 // New returns a store on rdb.
-func New(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+func New(rdb redis.UniversalClient, opts ...Option) *Store {
+	s := &Store{rdb: rdb, fresh: DefaultFresh, now: time.Now, kept: map[string]keptSet{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+var escapeBraces = strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D")
 
 func key(p facade.Principal) string {
 	// Braces inside the ID would move the hash tag: they are escaped.
-	id := strings.NewReplacer("%", "%25", "{", "%7B", "}", "%7D").Replace(p.ID)
-	return "facade:favourites:{" + id + "}"
+	return "facade:favourites:{" + escapeBraces.Replace(p.ID) + "}"
 }
 
-// Plans are the plan keys p marked.
+// Plans are the plan keys p marked. The set is shared: callers must not
+// modify it.
 func (s *Store) Plans(ctx context.Context, p facade.Principal) (map[string]bool, error) {
-	keys, err := s.rdb.SMembers(ctx, key(p)).Result()
+	k := key(p)
+	now := s.now()
+	s.mu.Lock()
+	c, ok := s.kept[k]
+	s.mu.Unlock()
+	if ok && now.Before(c.until) {
+		return c.plans, nil
+	}
+	keys, err := s.rdb.SMembers(ctx, k).Result()
 	if err != nil {
 		return nil, facade.Wrap(facade.ErrStoreUnavailable, err)
 	}
 	out := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		out[k] = true
+	for _, pk := range keys {
+		out[pk] = true
 	}
+	s.keep(k, out, now)
 	return out, nil
+}
+
+// keep remembers a person's set until now+fresh.
+func (s *Store) keep(k string, plans map[string]bool, now time.Time) {
+	if s.fresh <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.kept) >= maxKept {
+		clear(s.kept)
+	}
+	s.kept[k] = keptSet{plans: plans, until: now.Add(s.fresh)}
+}
+
+// changed drops this instance's copy of a person's set after a change,
+// so the next read goes to Redis.
+func (s *Store) changed(k string) {
+	s.mu.Lock()
+	delete(s.kept, k)
+	s.mu.Unlock()
 }
 
 // mark adds a plan unless the set is full; marking one already marked is
@@ -64,7 +138,9 @@ return 1`)
 // Mark adds planKey to p's favourites (idempotent). A person who keeps
 // MaxPerPerson already is refused with ErrFavouritesFull.
 func (s *Store) Mark(ctx context.Context, p facade.Principal, planKey string) error {
-	ok, err := mark.Run(ctx, s.rdb, []string{key(p)}, planKey, MaxPerPerson).Int()
+	k := key(p)
+	defer s.changed(k)
+	ok, err := mark.Run(ctx, s.rdb, []string{k}, planKey, MaxPerPerson).Int()
 	if err != nil {
 		return facade.Wrap(facade.ErrStoreUnavailable, err)
 	}
@@ -76,7 +152,9 @@ func (s *Store) Mark(ctx context.Context, p facade.Principal, planKey string) er
 
 // Unmark removes planKey from p's favourites (idempotent).
 func (s *Store) Unmark(ctx context.Context, p facade.Principal, planKey string) error {
-	if err := s.rdb.SRem(ctx, key(p), planKey).Err(); err != nil {
+	k := key(p)
+	defer s.changed(k)
+	if err := s.rdb.SRem(ctx, k, planKey).Err(); err != nil {
 		return facade.Wrap(facade.ErrStoreUnavailable, err)
 	}
 	return nil

@@ -35,6 +35,6 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	// One fill (the project list may take several upstream pages) is held
 	// to the same budget as one upstream request.
 	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale, FetchTimeout: s.UpstreamTimeout, Metrics: m, Now: now}, log)
-	h := proxy.New(proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL, Now: now, Favourites: favourites.New(rdb)}, up, c, az, log)
+	h := proxy.New(proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL, Now: now, Favourites: favourites.New(rdb, favourites.WithNow(now))}, up, c, az, log)
 	return h, func() string { return up.BreakerState().String() }, nil
 }

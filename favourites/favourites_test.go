@@ -1,0 +1,80 @@
+package favourites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testredis"
+)
+
+func TestMain(m *testing.M) { testredis.Main(m) }
+
+// TestAChangeIsSeenAtOnceHereAndWithinFreshElsewhere: two instances on one
+// Redis. The one that marks sees it at once; the other within Fresh.
+func TestAChangeIsSeenAtOnceHereAndWithinFreshElsewhere(t *testing.T) {
+	rdb := testredis.Client(t)
+	clock := testclock.New()
+	a, b := New(rdb, WithNow(clock.Now)), New(rdb, WithNow(clock.Now))
+	ctx := context.Background()
+	carol := facade.Principal{ID: "carol"}
+	for _, s := range []*Store{a, b} { // both hold a copy of the empty set
+		if plans, err := s.Plans(ctx, carol); err != nil || len(plans) != 0 {
+			t.Fatalf("before: %v %v", plans, err)
+		}
+	}
+	if err := a.Mark(ctx, carol, "PROJ-CORE"); err != nil {
+		t.Fatal(err)
+	}
+	if plans, _ := a.Plans(ctx, carol); !plans["PROJ-CORE"] {
+		t.Error("the instance that marked does not see it")
+	}
+	clock.Advance(DefaultFresh + 1)
+	if plans, _ := b.Plans(ctx, carol); !plans["PROJ-CORE"] {
+		t.Error("another instance does not see it after Fresh")
+	}
+	if err := b.Unmark(ctx, carol, "PROJ-CORE"); err != nil {
+		t.Fatal(err)
+	}
+	if plans, _ := b.Plans(ctx, carol); plans["PROJ-CORE"] {
+		t.Error("the instance that unmarked still sees it")
+	}
+}
+
+// TestPeopleAreKeptApart: one person's favourites are nobody else's,
+// whatever characters their IDs hold.
+func TestPeopleAreKeptApart(t *testing.T) {
+	s := New(testredis.Client(t), WithFresh(0))
+	ctx := context.Background()
+	for _, id := range []string{"carol", "carol}", "{carol}", "%7Bcarol%7D"} {
+		if err := s.Mark(ctx, facade.Principal{ID: id}, "PROJ-"+fmt.Sprint(len(id))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"carol", "carol}", "{carol}", "%7Bcarol%7D"} {
+		plans, _ := s.Plans(ctx, facade.Principal{ID: id})
+		if len(plans) != 1 || !plans["PROJ-"+fmt.Sprint(len(id))] {
+			t.Errorf("%q keeps %v", id, plans)
+		}
+	}
+}
+
+func TestAPersonKeepsAtMostMaxPerPerson(t *testing.T) {
+	s := New(testredis.Client(t))
+	ctx := context.Background()
+	p := facade.Principal{ID: "carol"}
+	for i := range MaxPerPerson {
+		if err := s.Mark(ctx, p, fmt.Sprintf("PROJ-P%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Mark(ctx, p, "PROJ-ONEMORE"); !errors.Is(err, facade.ErrFavouritesFull) {
+		t.Errorf("one more: %v, want favourites_full", err)
+	}
+	if err := s.Mark(ctx, p, "PROJ-P1"); err != nil {
+		t.Errorf("one already kept: %v", err)
+	}
+}
