@@ -135,6 +135,10 @@ func TestBrowserDownloadsAreTheBrowsers(t *testing.T) {
 		}))
 		return used
 	}
+	// The name is the server's: the link sets none of its own.
+	if name := testbrowser.Eval[string](b, `document.querySelector('a[data-artifact="disk image.img"]').getAttribute('download')`); name != "" {
+		t.Errorf("the page names the download %q; the server's Content-Disposition should", name)
+	}
 	testbrowser.Eval[bool](b, `typeof gc === 'function' && gc(), true`)
 	before := heap()
 	file := b.Download(t.TempDir(), chromedp.Click(chromedp.CSS(`a[data-artifact="disk image.img"]`)))
