@@ -70,6 +70,55 @@ func TestCreditCeilingOnEveryStore(t *testing.T) {
 	}
 }
 
+// TestOverdraftRefusedOnTheStringPath: a transfer whose balances are too
+// long for the script's in-memory numbers (16 digits or more, minor units)
+// is checked by covers on decimal strings. There, a negative source of 17
+// characters covers nothing (its length alone would say it covers a
+// 3-digit amount), and a small source beside a huge destination covers no
+// more than it holds. Refused as insufficient funds, nothing moves. The
+// in-memory path has its own check (src.num < amt): this test is the one
+// that sees the string path's.
+func TestOverdraftRefusedOnTheStringPath(t *testing.T) {
+	const huge = int64(1_000_000_000_000_000) // 16 digits: not an exact Lua number in the script
+	for name, store := range transferStores {
+		t.Run(name, func(t *testing.T) {
+			rdb := store(t)
+			s := NewStore(rdb, slog.New(slog.DiscardHandler))
+			ctx := context.Background()
+			open(t, s, "neg", "EUR", "0")
+			open(t, s, "small", "EUR", "5.00")
+			open(t, s, "big", "EUR", "0")
+			for id, bal := range map[string]int64{"neg": -huge, "big": huge} {
+				if err := rdb.HSet(ctx, accountKey(id), "balance", bal).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range []struct{ from, to, amount string }{
+				{"neg", "big", "1.00"},   // -10^15 minor units: 17 characters against 3
+				{"neg", "small", "0.01"}, // the destination small too: only the source is long
+				{"small", "big", "5.01"}, // 500 against 501, the destination long
+				{"small", "big", "10.00"},
+			} {
+				_, _, err := s.Transfer(ctx, TransferRequest{From: c.from, To: c.to, Amount: c.amount}, testMax)
+				wantError(t, err, facade.ErrInsufficientFunds)
+			}
+			if got := balances(t, s, "neg", "small", "big"); !slices.Equal(got, []int64{-huge, 500, huge}) {
+				t.Fatalf("balances = %v; nothing may move", got)
+			}
+			if n := ledgerLen(t, rdb); n != 0 {
+				t.Fatalf("ledger has %d entries; want 0", n)
+			}
+			// The string path still pays what the balance covers.
+			if _, _, err := s.Transfer(ctx, TransferRequest{From: "small", To: "big", Amount: "5.00"}, testMax); err != nil {
+				t.Fatalf("a transfer of the whole balance on the string path: %v", err)
+			}
+			if got := balances(t, s, "small", "big"); !slices.Equal(got, []int64{0, huge + 500}) {
+				t.Fatalf("balances = %v after paying 5.00", got)
+			}
+		})
+	}
+}
+
 // TestOverdrawnAccountCoversNothing: a source whose stored balance is
 // negative (written by hand, or by an older release) can pay nothing, even
 // an amount with fewer digits than its balance has characters.
