@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"io"
 	"mime"
@@ -15,19 +16,26 @@ import (
 	"github.com/facade-dev/facade/upstream"
 )
 
-// artifact serves GET /browse/{result}/artifact/... and GET /download/...
-// (the route "artifact"): the path is the upstream's own (so rewritten
-// links work), validated segment by segment, authorized on its plan BEFORE
-// any upstream call, and then streamed from upstream through a fixed-size
-// buffer: memory does not grow with the file.
-func (h *Handler) artifact(w http.ResponseWriter, r *http.Request) error {
-	target, err := parseArtifactPath(r.URL.EscapedPath())
-	if err != nil {
-		return err
+// Download serves GET /browse/{resultKey}/artifact/{path...} and GET
+// /download/{path...} (the route "artifact"): the path is the upstream's
+// own (so rewritten links work), validated segment by segment, authorized
+// on its plan BEFORE any upstream call, and then opened upstream. The
+// caller sets the Download's headers (SetHeaders), sends its status and
+// streams it (Send) through a fixed-size buffer: memory does not grow
+// with the file. A Download is returned with an error too when it has
+// headers for the error's answer (the validators, a 416's Content-Range);
+// it must be closed whenever it is not nil.
+func (h *Handler) Download(ctx context.Context, ep *Endpoint, req *Request) (*Download, error) {
+	escaped := "/download/" + req.Path
+	if strings.HasPrefix(ep.Pattern, "/browse/") {
+		escaped = "/browse/" + req.ResultKey + "/artifact/" + req.Path
 	}
-	ctx := r.Context()
-	if err := h.authorizePlan(ctx, "download_artifact", facade.PrincipalFrom(ctx), target.plan); err != nil {
-		return err
+	target, err := parseArtifactPath(escaped)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.authorizePlan(ctx, "download_artifact", req.Principal, target.plan); err != nil {
+		return nil, err
 	}
 	// Every redirect hop must lead to an artifact path this route itself
 	// would accept, of the plan just authorized (never another plan's
@@ -38,61 +46,100 @@ func (h *Handler) artifact(w http.ResponseWriter, r *http.Request) error {
 	})
 	// Range and If-Range go upstream only now, after authorization, and
 	// only as one well-formed byte range (upstream.ParseRange says why).
-	part := upstream.ParseRange(r.Header.Get("Range"), r.Header.Get("If-Range"))
+	part := upstream.ParseRange(req.Range, req.IfRange)
 	stream, err := h.up.ArtifactRange(ctx, target.path, part)
 	if err != nil {
-		return asFacadeError(err)
+		return nil, asFacadeError(err)
 	}
-	defer stream.Body.Close()
 	if isDirectoryListing(stream.Path, stream.ContentType) || stream.Redirected && isHTML(stream.ContentType) {
 		// Bamboo answers a directory link (with its slash, or redirected
 		// to it) with an HTML page full of links to its own host and its
 		// version: that page must not reach a client.
-		return facade.Wrap(facade.ErrUpstreamBad, errHTMLAnswer)
+		stream.Body.Close()
+		return nil, facade.Wrap(facade.ErrUpstreamBad, errHTMLAnswer)
 	}
-
-	header := w.Header()
-	setValidators(header, stream)
+	d := &Download{ctx: ctx, stream: stream, name: target.name}
 	if stream.Status == http.StatusRequestedRangeNotSatisfiable {
 		// As Bamboo answers: the file's size, no part of it.
-		header.Set("Content-Range", stream.ContentRange)
-		return facade.ErrRangeNotSatisfiable
+		return d, facade.ErrRangeNotSatisfiable
 	}
-
-	buf := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(buf)
+	d.buf = copyBuffers.Get().(*[]byte)
 	// Read the first chunk before committing to 200: an upstream that
 	// fails right away still gets a proper problem response.
-	n, err := readSome(stream.Body, *buf)
+	n, err := readSome(stream.Body, *d.buf)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return asFacadeError(err)
+		return d, asFacadeError(err)
 	}
+	d.first, d.done, d.ready = (*d.buf)[:n], err != nil, true
+	return d, nil
+}
 
-	header.Set("Content-Type", safeContentType(stream.ContentType))
+// Download is an artifact or log opened upstream (Handler.Download).
+type Download struct {
+	ctx    context.Context
+	stream *upstream.ArtifactStream
+	name   string
+	buf    *[]byte
+	first  []byte // the chunk read before the status was decided
+	done   bool   // first is the whole file
+	ready  bool   // the answer is the file (not an error)
+}
+
+// Status is the answer's status: 200, or 206 for a part.
+func (d *Download) Status() int { return d.stream.Status }
+
+// SetHeaders sets the answer's headers in h: what a client needs to
+// resume a download (the upstream's ETag and Last-Modified, checked by
+// package upstream, and its Accept-Ranges), and, when the answer is the
+// file, its safe media type, length, name (always as an attachment) and
+// range.
+func (d *Download) SetHeaders(h http.Header) {
+	stream := d.stream
+	setValidators(h, stream)
+	if stream.Status == http.StatusRequestedRangeNotSatisfiable {
+		h.Set("Content-Range", stream.ContentRange)
+	}
+	if !d.ready {
+		return
+	}
+	h.Set("Content-Type", safeContentType(stream.ContentType))
 	if stream.ContentLength >= 0 {
-		header.Set("Content-Length", strconv.FormatInt(stream.ContentLength, 10))
+		h.Set("Content-Length", strconv.FormatInt(stream.ContentLength, 10))
 	}
 	name := stream.Filename
 	if name == "" {
-		name = target.name
+		name = d.name
 	}
-	header.Set("Content-Disposition", attachment(name))
+	h.Set("Content-Disposition", attachment(name))
 	if stream.Status == http.StatusPartialContent {
-		header.Set("Content-Range", stream.ContentRange)
+		h.Set("Content-Range", stream.ContentRange)
 	}
-	w.WriteHeader(stream.Status)
-	if _, werr := w.Write((*buf)[:n]); werr != nil || err != nil {
+}
+
+// Send streams the file into w, after the status went out. An error is
+// the upstream's failing mid-file: all that is left is to cut the body
+// short, which the client sees as a truncated download. The client
+// leaving is no error.
+func (d *Download) Send(w io.Writer) error {
+	if _, werr := w.Write(d.first); werr != nil || d.done {
 		return nil // the client left, or the file is complete
 	}
 	// Only Write is exposed, so io.CopyBuffer cannot bypass the fixed
 	// buffer through a ReaderFrom.
-	_, err = io.CopyBuffer(writerOnly{w}, stream.Body, *buf)
-	if err != nil && ctx.Err() == nil {
-		// The status is sent; all that is left is to cut the body short,
-		// which the client sees as a truncated download.
+	_, err := io.CopyBuffer(writerOnly{w}, d.stream.Body, *d.buf)
+	if err != nil && d.ctx.Err() == nil {
 		return asFacadeError(err)
 	}
 	return nil
+}
+
+// Close releases the upstream stream and the buffer.
+func (d *Download) Close() {
+	d.stream.Body.Close()
+	if d.buf != nil {
+		copyBuffers.Put(d.buf)
+		d.buf, d.first = nil, nil
+	}
 }
 
 // setValidators passes on what a client needs to resume a download: the

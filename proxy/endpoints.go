@@ -1,22 +1,19 @@
 package proxy
 
 import (
-	"net/http"
-	"slices"
+	"context"
 	"strings"
+
+	"github.com/facade-dev/facade"
 )
 
-// The build routes as plain net/http handlers. This package knows no HTTP
-// framework: a router mounts each Endpoint's Pattern (net/http's ServeMux
-// takes it as it is; server/routes.go turns it into Echo's syntax) with
-// the handler Handler returns. A handler reads its path parameters itself,
-// from the request's escaped path at the segments its Pattern names, so
-// every router hands it the same bytes (an encoded character stays
-// encoded, and so outside every key's allowed set).
-//
-// Errors leave through the ErrorWriter given with each handler: this
-// package writes no error body of its own (the server's one error path,
-// server/problem, does).
+// The build routes as the server's router sees them: each Endpoint is one
+// path of the table, which server/routes.go mounts with its own handler.
+// The router matches the path and passes its parameters in (Request); this
+// package validates them, decides the permission and returns the answer
+// (Answer, or a Download to stream), or an error: a *facade.Error, which
+// the server's one error path (server/problem) writes. This package writes
+// no response and reads no path itself.
 
 // Endpoint is one path the build routes answer.
 type Endpoint struct {
@@ -26,18 +23,35 @@ type Endpoint struct {
 	// of the key.
 	Routes []*Route
 	// File: the answer is an artifact or log streamed as an attachment,
-	// whatever the request's Accept, not a JSON document.
+	// whatever the request's Accept, not a JSON document (Download).
 	File bool
-	// Write: the path takes POST and DELETE (a favourite), not GET.
+	// Write: the path takes POST and DELETE (a favourite: Favourite), not
+	// GET.
 	Write bool
+	// keyParam is the name of the key segment in refusals (keyParamName).
+	keyParam string
 }
 
-// ErrorWriter answers a request with err: a *facade.Error (or one wrapping
-// a cause, for the log). It is called at most once per request, and
-// before anything of the answer was written, except when the answer fails
-// after it started (the client went away, a download broke off): the
-// response is then cut short and the writer can only log.
-type ErrorWriter func(w http.ResponseWriter, r *http.Request, err error)
+// Request is one request to a build route: who asks, and what the path's
+// parameters and the query say, as the caller sent them. Path parameters
+// are still percent-encoded (an encoded character is then outside every
+// key's allowed set).
+type Request struct {
+	Principal facade.Principal
+	// Key and Number are the {key} and {number} parameters; "" where the
+	// path has none.
+	Key, Number string
+	// ResultKey and Path are an artifact path's {resultKey} (/browse only)
+	// and its {path...}.
+	ResultKey, Path string
+	RawQuery        string
+	// Host and TLS are where the request was sent: rewritten links lead
+	// there, unless Config.PublicURL is set.
+	Host string
+	TLS  bool
+	// Range and IfRange are the request's headers (downloads only).
+	Range, IfRange string
+}
 
 // Endpoints lists every path of Routes in table order, each once, with the
 // routes served on it, and after each path that ends in a fixed word its
@@ -63,44 +77,54 @@ func Endpoints() []Endpoint {
 			}
 		}
 	}
+	for i := range out {
+		out[i].keyParam = keyParamName(out[i].Routes, strings.Contains(out[i].Pattern, "{number}"))
+	}
 	return out
 }
 
-// Handler returns the net/http handler of ep; errors go to fail. The order
-// of work is the same for every route: key and query validated (400),
-// permission decided (403), and only then the cache or the upstream.
-func (h *Handler) Handler(ep Endpoint, fail ErrorWriter) http.Handler {
-	key, number := segmentOf(ep.Pattern, "{key}"), segmentOf(ep.Pattern, "{number}")
-	routes := slices.Clone(ep.Routes)
-	keyParam := keyParamName(routes, number >= 0)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var err error
-		if ep.File {
-			err = h.artifact(w, r)
-		} else {
-			err = h.serveKey(w, r, routes, keyParam, pathSegment(r.URL.EscapedPath(), key), pathSegment(r.URL.EscapedPath(), number))
-		}
-		if err != nil {
-			fail(w, r, err)
-		}
-	})
+// Read answers a GET or HEAD of a JSON route of ep. The order of work is
+// the same for every route: key and query validated (400), permission
+// decided (403), and only then the cache or the upstream.
+func (h *Handler) Read(ctx context.Context, ep *Endpoint, req *Request) (Answer, error) {
+	return h.serveKey(ctx, ep, req, readOnly)
 }
+
+// Favourite marks (mark) or unmarks the plan of a favourite route of ep
+// for the caller, in the same order of work as Read. Success is 204.
+func (h *Handler) Favourite(ctx context.Context, ep *Endpoint, req *Request, mark bool) error {
+	op := unmarkFavourite
+	if mark {
+		op = markFavourite
+	}
+	_, err := h.serveKey(ctx, ep, req, op)
+	return err
+}
+
+// favouriteOp is what a request does to the caller's favourites.
+type favouriteOp uint8
+
+const (
+	readOnly favouriteOp = iota
+	markFavourite
+	unmarkFavourite
+)
 
 // serveKey serves the route whose key kind the path's key fits; when none
 // does, the refusal names the build number if that alone is wrong, else
 // the key (as keyParam).
-func (h *Handler) serveKey(w http.ResponseWriter, r *http.Request, routes []*Route, keyParam, key, number string) error {
-	for _, rt := range routes {
-		if k, ok := parseKey(rt.Key, key, number); ok {
-			return h.serve(w, r, rt, k)
+func (h *Handler) serveKey(ctx context.Context, ep *Endpoint, req *Request, op favouriteOp) (Answer, error) {
+	for _, rt := range ep.Routes {
+		if k, ok := parseKey(rt.Key, req.Key, req.Number); ok {
+			return h.serve(ctx, rt, k, req, op)
 		}
 	}
-	if number != "" {
-		if _, ok := parseKey(KeyPlan, key, ""); ok {
-			return badIdentifier("buildNumber")
+	if req.Number != "" {
+		if _, ok := parseKey(KeyPlan, req.Key, ""); ok {
+			return Answer{}, badIdentifier("buildNumber")
 		}
 	}
-	return badIdentifier(keyParam)
+	return Answer{}, badIdentifier(ep.keyParam)
 }
 
 // keyParamName is the name api/openapi.json gives the key segment of an
@@ -126,36 +150,6 @@ func keyParamName(routes []*Route, numbered bool) string {
 		return "resultKey"
 	}
 	return "key"
-}
-
-// segmentOf is the index of the path segment that is param in pattern, or
-// -1.
-func segmentOf(pattern, param string) int {
-	for i, seg := range strings.Split(pattern, "/") {
-		if seg == param {
-			return i
-		}
-	}
-	return -1
-}
-
-// pathSegment returns segment i of an escaped path ("" when i is -1 or
-// beyond the path), without allocating.
-func pathSegment(path string, i int) string {
-	if i < 0 {
-		return ""
-	}
-	for ; i > 0; i-- {
-		slash := strings.IndexByte(path, '/')
-		if slash < 0 {
-			return ""
-		}
-		path = path[slash+1:]
-	}
-	if slash := strings.IndexByte(path, '/'); slash >= 0 {
-		return path[:slash]
-	}
-	return path
 }
 
 // servedPatterns are the paths of the route table split into segments

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"net/http"
 
 	"github.com/facade-dev/facade"
 )
@@ -51,11 +50,11 @@ func carriesPlans(rt *Route) bool {
 }
 
 // favouritesFor reads the caller's favourites when the route needs them.
-func (h *Handler) favouritesFor(ctx context.Context, rt *Route, q routeQuery) (map[string]bool, error) {
+func (h *Handler) favouritesFor(ctx context.Context, p facade.Principal, rt *Route, q routeQuery) (map[string]bool, error) {
 	if !q.favourite && !carriesPlans(rt) {
 		return nil, nil
 	}
-	favs, err := h.cfg.Favourites.Plans(ctx, facade.PrincipalFrom(ctx))
+	favs, err := h.cfg.Favourites.Plans(ctx, p)
 	if err != nil {
 		return nil, asFacadeError(err)
 	}
@@ -140,19 +139,19 @@ func walkObjects(v any, fn func(map[string]any)) {
 // (Bamboo's own routes): the caller marks or unmarks a plan it may view.
 // The answer is 204; the plan's existence upstream is not asked (the
 // permission decides, from the key alone, as for every route).
-func (h *Handler) favourite(w http.ResponseWriter, r *http.Request, key buildKey) error {
+func (h *Handler) favourite(ctx context.Context, p facade.Principal, key buildKey, op favouriteOp) error {
 	// serve authorized view on the plan already.
-	ctx := r.Context()
-	p := facade.PrincipalFrom(ctx)
 	var err error
-	if r.Method == http.MethodDelete {
+	switch op {
+	case unmarkFavourite:
 		err = h.cfg.Favourites.Unmark(ctx, p, key.String())
-	} else {
+	case markFavourite:
 		err = h.cfg.Favourites.Mark(ctx, p, key.String())
+	default:
+		return facade.ErrInternal // a favourite route is only ever a write
 	}
 	if err != nil {
 		return asFacadeError(err)
 	}
-	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

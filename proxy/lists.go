@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
 
@@ -60,13 +59,12 @@ func findVisible(idx *projectsIndex, visible []visibleProject, key string) (visi
 // The caller was authorized (authorizeProject); a project granted whole
 // that Bamboo does not have is a 404, as is one with no plan left after
 // ?favourite or cloverEnabled.
-func (h *Handler) project(r *http.Request, q routeQuery, key string, favs map[string]bool) (view, cache.Status, error) {
-	ctx := r.Context()
+func (h *Handler) project(ctx context.Context, req *Request, q routeQuery, key string, favs map[string]bool) (view, cache.Status, error) {
 	idx, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
 		return view{}, "", err
 	}
-	visible := h.visibility(idx, h.az.Version(), facade.PrincipalFrom(ctx))
+	visible := h.visibility(idx, h.az.Version(), req.Principal)
 	if q.favourite {
 		visible = keepFavourites(idx, visible, favs)
 	}
@@ -76,19 +74,18 @@ func (h *Handler) project(r *http.Request, q routeQuery, key string, favs map[st
 	}
 	var b bytes.Buffer
 	idx.renderProject(&b, v, q.has("plans"))
-	return newView(finish(b.Bytes(), h.publicBase(r))), entry.Status, nil
+	return newView(finish(b.Bytes(), h.publicBase(req))), entry.Status, nil
 }
 
 // plans serves GET /plan: every plan the principal may see (with
 // ?favourite, of the caller's favourites), in project order, paged after
 // filtering; size is the number visible.
-func (h *Handler) plans(r *http.Request, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
-	ctx := r.Context()
+func (h *Handler) plans(ctx context.Context, req *Request, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
 	idx, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
 		return view{}, "", err
 	}
-	visible := h.visibility(idx, h.az.Version(), facade.PrincipalFrom(ctx))
+	visible := h.visibility(idx, h.az.Version(), req.Principal)
 	if q.favourite {
 		visible = keepFavourites(idx, visible, favs)
 	}
@@ -115,7 +112,7 @@ func (h *Handler) plans(r *http.Request, q routeQuery, favs map[string]bool) (vi
 	b.WriteString(`]}}`)
 	// The placeholder was written raw: encode it as the documents hold it.
 	body := bytes.Replace(b.Bytes(), []byte(basePlaceholder), basePlaceholderJSON, 1)
-	return newView(finish(body, h.publicBase(r))), entry.Status, nil
+	return newView(finish(body, h.publicBase(req))), entry.Status, nil
 }
 
 // collect fetches every page of an upstream list into one document of

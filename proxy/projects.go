@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strconv"
 
 	"github.com/facade-dev/facade"
@@ -29,9 +28,8 @@ const (
 // after filtering. With ?favourite, only the caller's favourite plans and
 // the projects holding one; with cloverEnabled, the list Bamboo answers
 // with it (projectIndexFor).
-func (h *Handler) projects(r *http.Request, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
-	ctx := r.Context()
-	p := facade.PrincipalFrom(ctx)
+func (h *Handler) projects(ctx context.Context, req *Request, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
+	p := req.Principal
 	idx, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
 		return view{}, "", err
@@ -41,11 +39,11 @@ func (h *Handler) projects(r *http.Request, q routeQuery, favs map[string]bool) 
 		// Per caller and cheap (a concatenation): not kept in the view cache.
 		visible := keepFavourites(idx, h.visibility(idx, h.az.Version(), p), favs)
 		body := idx.render(visible, params.expand&expandPlans != 0, params.startIndex, params.maxResults)
-		return newView(finish(body, h.publicBase(r))), entry.Status, nil
+		return newView(finish(body, h.publicBase(req))), entry.Status, nil
 	}
 	key := viewKey{
 		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p.Key(),
-		base: h.publicBase(r), expand: params.expand & expandPlans,
+		base: h.publicBase(req), expand: params.expand & expandPlans,
 		start: params.startIndex, max: params.maxResults,
 	}
 	v, err := h.projectsView(key, p, entry)

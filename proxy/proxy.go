@@ -31,7 +31,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -223,7 +222,7 @@ func upstreamBad(cause error) error {
 }
 
 // publicBase is the URL prefix rewritten links start with.
-func (h *Handler) publicBase(r *http.Request) string {
+func (h *Handler) publicBase(r *Request) string {
 	if h.cfg.PublicURL != "" {
 		return h.cfg.PublicURL
 	}
@@ -232,7 +231,7 @@ func (h *Handler) publicBase(r *http.Request) string {
 		// gets host-relative links rather than reflected text.
 		return ""
 	}
-	tls := r.TLS != nil
+	tls := r.TLS
 	if last := h.lastBase.Load(); last != nil && last.host == r.Host && last.tls == tls {
 		return last.base
 	}
@@ -277,14 +276,31 @@ type view struct {
 	body []byte
 	tag  string
 	// fields are the ETag and Content-Length header values, made once
-	// with the view: writeJSON puts them in the header map as they are,
-	// where a Set per header cost an allocation each, on every request.
+	// with the view (Answer).
 	fields *[2]string
 }
 
 func newView(body []byte) view {
 	tag := etag.Strong(body)
 	return view{body: body, tag: tag, fields: &[2]string{tag, strconv.Itoa(len(body))}}
+}
+
+// Answer is a JSON build route's answer: 200 with Body, tagged and sized,
+// so that the server's conditional reads can decide on If-None-Match from
+// the headers and pass the body through (server/conditional.go).
+type Answer struct {
+	Body []byte
+	// ETag and Length are the ETag and Content-Length header values,
+	// shared and read-only (each of capacity one, so an append copies):
+	// the server puts them in its header map as they are, where a Set per
+	// header cost an allocation each, on every request.
+	ETag, Length []string
+	// Cache is where the document came from (the X-Cache header).
+	Cache cache.Status
+}
+
+func (v view) answer(status cache.Status) Answer {
+	return Answer{Body: v.body, ETag: v.fields[0:1:1], Length: v.fields[1:2:2], Cache: status}
 }
 
 // shared returns v with its body replaced by an equal one already held,
@@ -300,39 +316,4 @@ func (h *Handler) shared(v view) view {
 	}
 	h.bodies.add(v.tag, v.body, int64(len(v.body)))
 	return v
-}
-
-// writeJSON sends a finished view with its tag and length, so that the
-// server's conditional reads can decide on If-None-Match from the headers
-// and pass the body through (server/conditional.go). An error is the
-// client's connection failing, after the status went out.
-func writeJSON(w http.ResponseWriter, status cache.Status, v view) error {
-	h := w.Header()
-	// The values are shared, read-only slices of capacity one (keys
-	// spelled canonically, as Set would): nothing edits a header value in
-	// place, and an Add copies. Identical to four Sets, without their
-	// allocations.
-	h["X-Cache"] = cacheStatusValue(status)
-	h["Etag"] = v.fields[0:1:1]
-	// A known length spares the client chunked decoding of large lists.
-	h["Content-Length"] = v.fields[1:2:2]
-	h["Content-Type"] = jsonType[:]
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(v.body)
-	return err
-}
-
-var (
-	jsonType      = [1]string{"application/json"}
-	cacheStatuses = [3]string{string(cache.Hit), string(cache.Miss), string(cache.Stale)}
-)
-
-// cacheStatusValue is the X-Cache header value of status, shared.
-func cacheStatusValue(status cache.Status) []string {
-	for i := range cacheStatuses {
-		if cacheStatuses[i] == string(status) {
-			return cacheStatuses[i : i+1 : i+1]
-		}
-	}
-	return []string{string(status)}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/facade-dev/facade"
@@ -80,29 +79,28 @@ func parseKey(kind KeyKind, raw, number string) (buildKey, bool) {
 
 func validResultNumber(s string) bool { return s == "latest" || validBuildNumber(s) }
 
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rt *Route, key buildKey) error {
-	q, err := parseRouteQuery(r.URL.RawQuery, rt)
+func (h *Handler) serve(ctx context.Context, rt *Route, key buildKey, req *Request, op favouriteOp) (Answer, error) {
+	q, err := parseRouteQuery(req.RawQuery, rt)
 	if err != nil {
-		return err
+		return Answer{}, err
 	}
-	ctx := r.Context()
-	p := facade.PrincipalFrom(ctx)
+	p := req.Principal
 	switch rt.Need {
 	case NeedPlan:
 		if err := h.authorizePlan(ctx, "view_"+rt.Name, p, key.planRef()); err != nil {
-			return err
+			return Answer{}, err
 		}
 	case NeedProject:
 		if err := h.authorizeProject(ctx, "view_"+rt.Name, p, key.project); err != nil {
-			return err
+			return Answer{}, err
 		}
 	}
-	if rt.View == ViewFavourite {
-		return h.favourite(w, r, key)
+	if rt.View == ViewFavourite || op != readOnly {
+		return Answer{}, h.favourite(ctx, p, key, op)
 	}
-	favs, err := h.favouritesFor(ctx, rt, q)
+	favs, err := h.favouritesFor(ctx, p, rt, q)
 	if err != nil {
-		return err
+		return Answer{}, err
 	}
 	var (
 		v      view
@@ -110,32 +108,31 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, rt *Route, key b
 	)
 	switch rt.View {
 	case ViewProjects:
-		v, status, err = h.projects(r, q, favs)
+		v, status, err = h.projects(ctx, req, q, favs)
 	case ViewProject:
-		v, status, err = h.project(r, q, key.project, favs)
+		v, status, err = h.project(ctx, req, q, key.project, favs)
 	case ViewPlans:
-		v, status, err = h.plans(r, q, favs)
+		v, status, err = h.plans(ctx, req, q, favs)
 	default:
-		v, status, err = h.document1(r, rt, key, q, favs)
+		v, status, err = h.document1(ctx, req, rt, key, q, favs)
 	}
 	if err != nil {
-		return err
+		return Answer{}, err
 	}
 	if v, err = markFavourites(v, favs); err != nil {
-		return err
+		return Answer{}, err
 	}
-	return writeJSON(w, status, v)
+	return v.answer(status), nil
 }
 
 // document1 answers the routes served from one upstream document.
-func (h *Handler) document1(r *http.Request, rt *Route, key buildKey, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
-	ctx := r.Context()
-	p := facade.PrincipalFrom(ctx)
+func (h *Handler) document1(ctx context.Context, req *Request, rt *Route, key buildKey, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
+	p := req.Principal
 	entry, err := h.document(ctx, docKey(rt, key, q), h.fetcher(rt, key, q))
 	if err != nil {
 		return view{}, "", err
 	}
-	base := h.publicBase(r)
+	base := h.publicBase(req)
 	var v view
 	switch {
 	case rt.View == ViewList && q.favourite:

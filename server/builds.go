@@ -8,53 +8,172 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/proxy"
 )
 
-// BuildHandlers serves the build routes (package proxy, plain net/http):
-// the handler of one endpoint of proxy.Endpoints, whose errors go to fail.
+// BuildHandlers answer the build routes (package proxy): the routes of one
+// endpoint of proxy.Endpoints, from the request's matched parameters. Errors
+// are *facade.Error, written by the one error path like every route's.
 type BuildHandlers interface {
-	Handler(ep proxy.Endpoint, fail proxy.ErrorWriter) http.Handler
+	Read(ctx context.Context, ep *proxy.Endpoint, req *proxy.Request) (proxy.Answer, error)
+	Favourite(ctx context.Context, ep *proxy.Endpoint, req *proxy.Request, mark bool) error
+	Download(ctx context.Context, ep *proxy.Endpoint, req *proxy.Request) (*proxy.Download, error)
 }
 
 // noUpstream serves the build routes on an instance without
 // FACADE_UPSTREAM_URL: every one answers 503.
 type noUpstream struct{}
 
-func (noUpstream) Handler(_ proxy.Endpoint, fail proxy.ErrorWriter) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fail(w, r, errNoUpstream) })
+func (noUpstream) Read(context.Context, *proxy.Endpoint, *proxy.Request) (proxy.Answer, error) {
+	return proxy.Answer{}, errNoUpstream
+}
+
+func (noUpstream) Favourite(context.Context, *proxy.Endpoint, *proxy.Request, bool) error {
+	return errNoUpstream
+}
+
+func (noUpstream) Download(context.Context, *proxy.Endpoint, *proxy.Request) (*proxy.Download, error) {
+	return nil, errNoUpstream
 }
 
 var errNoUpstream = facade.ErrBuildsNotConfigured
 
-// buildRoute mounts one build endpoint on Echo. The handler is net/http's;
-// an error it reports is handed back to Echo as the route's error, so the
-// one error path (problem.Handler, Echo's HTTPErrorHandler) answers it as
-// it answers every other route's, and the middleware around sees it.
-func buildRoute(builds BuildHandlers, ep proxy.Endpoint) echo.HandlerFunc {
-	h := builds.Handler(ep, handBackToEcho)
-	return func(c echo.Context) error {
-		r := c.Request()
-		if rc := requestContextOf(r.Context()); rc != nil {
-			// The slot is the request context's (one request, one route).
-			rc.failed = nil
-			h.ServeHTTP(c.Response(), r)
-			return rc.failed
-		}
-		var failed error
-		h.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), buildErrorKey{}, &failed)))
-		return failed
+// buildRequest is what a build route needs of the request: the caller and
+// the path parameters Echo matched, still percent-encoded.
+func buildRequest(c echo.Context) *proxy.Request {
+	r := c.Request()
+	return &proxy.Request{
+		Principal: principal(c),
+		Key:       escapedParam(c, "key"),
+		Number:    escapedParam(c, "number"),
+		ResultKey: escapedParam(c, "resultKey"),
+		Path:      escapedParam(c, "*"),
+		RawQuery:  r.URL.RawQuery,
+		Host:      r.Host,
+		TLS:       r.TLS != nil,
 	}
 }
 
-type buildErrorKey struct{}
-
-// handBackToEcho is the proxy.ErrorWriter of every build route: it keeps
-// the error for buildRoute to return. It writes nothing itself.
-func handBackToEcho(_ http.ResponseWriter, r *http.Request, err error) {
-	if slot, ok := r.Context().Value(buildErrorKey{}).(*error); ok {
-		*slot = err
+// escapedParam is the path parameter name as the caller sent it. Echo
+// matches the raw path when the request's path has one (an encoding of its
+// own, %2F), else the decoded path, which is then exactly the raw path
+// decoded (net/url keeps no raw path when encoding the decoded one gives
+// the raw bytes back): encoding the value the same way restores them.
+func escapedParam(c echo.Context, name string) string {
+	v := c.Param(name)
+	if c.Request().URL.RawPath != "" || !needsEscape(v) {
+		return v
 	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(v)+8)
+	for i := 0; i < len(v); i++ {
+		if ch := v[i]; escapedInPath(ch) {
+			b = append(b, '%', hex[ch>>4], hex[ch&15])
+		} else {
+			b = append(b, ch)
+		}
+	}
+	return string(b)
+}
+
+func needsEscape(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if escapedInPath(v[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapedInPath is net/url's rule for a path (URL.EscapedPath): all but
+// letters, digits, "-_.~" and "$&+,/:;=@" is percent-encoded.
+func escapedInPath(c byte) bool {
+	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+		return false
+	}
+	switch c {
+	case '-', '_', '.', '~', '$', '&', '+', ',', '/', ':', ';', '=', '@':
+		return false
+	}
+	return true
+}
+
+// buildRead serves a JSON build route (GET and HEAD) of ep.
+func (s *Server) buildRead(ep *proxy.Endpoint) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		a, err := s.builds.Read(c.Request().Context(), ep, buildRequest(c))
+		if err != nil {
+			return err
+		}
+		return writeAnswer(c, a)
+	}
+}
+
+// buildFavourite serves POST (mark) and DELETE (unmark) of a favourite
+// route of ep: 204.
+func (s *Server) buildFavourite(ep *proxy.Endpoint) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		mark := c.Request().Method != http.MethodDelete
+		if err := s.builds.Favourite(c.Request().Context(), ep, buildRequest(c), mark); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+}
+
+// buildDownload streams an artifact or log of ep as an attachment.
+func (s *Server) buildDownload(ep *proxy.Endpoint) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		req := buildRequest(c)
+		req.Range, req.IfRange = r.Header.Get("Range"), r.Header.Get("If-Range")
+		d, err := s.builds.Download(r.Context(), ep, req)
+		if d != nil {
+			defer d.Close()
+			d.SetHeaders(c.Response().Header())
+		}
+		if err != nil {
+			return err
+		}
+		c.Response().WriteHeader(d.Status())
+		return d.Send(c.Response())
+	}
+}
+
+// writeAnswer sends a build route's answer with its tag and length, so
+// that conditional decides on If-None-Match from the headers and passes
+// the body through. An error is the client's connection failing, after
+// the status went out.
+func writeAnswer(c echo.Context, a proxy.Answer) error {
+	h := c.Response().Header()
+	// The values are shared, read-only slices of capacity one (keys
+	// spelled canonically, as Set would): nothing edits a header value in
+	// place, and an Add copies. Identical to four Sets, without their
+	// allocations.
+	h["X-Cache"] = cacheStatusValue(a.Cache)
+	h["Etag"] = a.ETag
+	// A known length spares the client chunked decoding of large lists.
+	h["Content-Length"] = a.Length
+	h["Content-Type"] = jsonType[:]
+	c.Response().WriteHeader(http.StatusOK)
+	_, err := c.Response().Write(a.Body)
+	return err
+}
+
+var (
+	jsonType      = [1]string{"application/json"}
+	cacheStatuses = [3]string{string(cache.Hit), string(cache.Miss), string(cache.Stale)}
+)
+
+// cacheStatusValue is the X-Cache header value of status, shared.
+func cacheStatusValue(status cache.Status) []string {
+	for i := range cacheStatuses {
+		if cacheStatuses[i] == string(status) {
+			return cacheStatuses[i : i+1 : i+1]
+		}
+	}
+	return []string{string(status)}
 }
 
 // echoPath spells a ServeMux pattern of the route table in Echo's syntax:

@@ -9,7 +9,7 @@ import (
 
 // requestContext is a request's context from baseHeaders on: every value
 // the service keeps per request (its id, its audit record, the caller's
-// identity and principal once authenticated, a build route's error) in one
+// identity and principal once authenticated) in one
 // allocation, filled in place as the request advances. Stacking a
 // context.WithValue per value cost a context, a boxed value and a copy of
 // the http.Request each: 14 of a cached list's 32 allocations
@@ -23,7 +23,6 @@ type requestContext struct {
 	identity auth.Identity
 	authed   bool
 	audit    requestAudit
-	failed   error // a build route's error (buildRoute)
 }
 
 type requestContextKey struct{}
@@ -39,8 +38,6 @@ func (c *requestContext) Value(key any) any {
 	switch key.(type) {
 	case requestAuditKey:
 		return &c.audit
-	case buildErrorKey:
-		return &c.failed
 	case requestContextKey:
 		return c
 	}

@@ -77,17 +77,17 @@ func (s *Server) routes() {
 	// table, proxy.Routes, with the ".json" twins Bamboo's clients send
 	// (proxy.Endpoints). Downloads take any Accept: a file may be of any
 	// media type.
-	for _, ep := range proxy.Endpoints() {
-		h := buildRoute(s.builds, ep)
-		if ep.File {
-			e.GET(echoPath(ep.Pattern), chain(h, files...))
-			continue
+	eps := proxy.Endpoints()
+	for i := range eps {
+		ep := &eps[i]
+		switch {
+		case ep.File:
+			e.GET(echoPath(ep.Pattern), chain(s.buildDownload(ep), files...))
+		case ep.Write:
+			e.Match([]string{http.MethodPost, http.MethodDelete}, echoPath(ep.Pattern), chain(s.buildFavourite(ep), api...))
+		default:
+			read(echoPath(ep.Pattern), s.buildRead(ep))
 		}
-		if ep.Write {
-			e.Match([]string{http.MethodPost, http.MethodDelete}, echoPath(ep.Pattern), chain(h, api...))
-			continue
-		}
-		read(echoPath(ep.Pattern), h)
 	}
 	const rest = "/rest/api/latest"
 	// Bamboo's writes (queueing, continuing or stopping a build; adding or
