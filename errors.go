@@ -29,6 +29,12 @@ const (
 	ReasonUnquoted    Reason = "unquoted"     // an If-Match tag written without its quotes
 	ReasonNotOnScale  Reason = "not_on_scale" // a grade that is not one of the scale's letters
 	ReasonOutOfRange  Reason = "out_of_range" // a number outside what the parameter allows
+
+	ReasonUnknownParameter Reason = "unknown_parameter" // a query parameter the route does not take
+	ReasonRepeated         Reason = "repeated"          // a parameter given more than once
+	ReasonNotFlag          Reason = "not_flag"          // a yes/no parameter that is not 1, true, 0 or false
+	ReasonMissingColumn    Reason = "missing_column"    // a gradebook header without a needed column
+	ReasonRepeatedColumn   Reason = "repeated_column"   // a gradebook header naming a column twice
 )
 
 // Invalid is one thing wrong in a request's input: the parameter (a path
@@ -100,6 +106,9 @@ var (
 	ErrBadIfMatch        = &Error{Code: "bad_if_match"}
 	ErrMalformedBody     = &Error{Code: "malformed_body"}
 	ErrUnknownCurrency   = &Error{Code: "unknown_currency"}
+	// ErrBadGradebook refuses a whole gradebook file that could be misread
+	// (docs/contract.md §4): nothing of it is written.
+	ErrBadGradebook = &Error{Code: "bad_gradebook"}
 
 	// Authentication (401): why the bearer token was not accepted, one
 	// code per cause so that a client knows whether to sign in again,
@@ -152,7 +161,7 @@ var (
 func Codes() []Code {
 	all := []*Error{
 		ErrInternal, ErrBadIdentifier, ErrBadGrade, ErrBadAmount, ErrBadParameter,
-		ErrBadIdempotencyKey, ErrBadIfMatch, ErrMalformedBody, ErrUnknownCurrency,
+		ErrBadIdempotencyKey, ErrBadIfMatch, ErrMalformedBody, ErrUnknownCurrency, ErrBadGradebook,
 		ErrTokenMissing, ErrTokenMalformed, ErrTokenExpired, ErrTokenNotYetValid,
 		ErrTokenLifetimeTooLong, ErrTokenWrongIssuer, ErrTokenWrongAudience, ErrTokenBadSignature,
 		ErrForbidden, ErrNotFound, ErrGradeExists, ErrVersionMismatch,

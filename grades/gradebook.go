@@ -75,7 +75,7 @@ func unsafeCell(s string) string {
 
 // GradebookRow is one data row of an uploaded gradebook. Problem is the
 // reason the row cannot be applied whatever is stored (a malformed cell or
-// a student already named on an earlier line); nil when it is well formed.
+// a student named on another line too); nil when it is well formed.
 type GradebookRow struct {
 	Line      int    // line number in the file, the header being line 1
 	StudentID string // as written (a malformed one included, for the answer)
@@ -84,38 +84,38 @@ type GradebookRow struct {
 	Problem   *facade.Error
 }
 
-// ErrDuplicateRow refuses a second row for the same student: which of the
-// two was meant cannot be known.
-var ErrDuplicateRow = &facade.Error{Code: "duplicate_row"}
+// ErrDuplicateStudent refuses every row of a student named on more than
+// one line: which of them was meant cannot be known, so none is applied
+// (never first-wins; docs/contract.md §4).
+var ErrDuplicateStudent = &facade.Error{Code: "duplicate_student"}
 
-// ReadGradebook parses an uploaded gradebook. A file that is not CSV, or
-// whose header lacks student_id, grade or version, is ErrMalformedBody;
-// malformed rows come back with their Problem set.
+// gradebookColumns are the columns an upload needs.
+var gradebookColumns = []string{"student_id", "grade", "version"}
+
+// gradebookSeparators are the separators a header may use: ',' and ';',
+// which Excel writes in locales whose decimal mark is a comma.
+var gradebookSeparators = []rune{',', ';'}
+
+// ReadGradebook parses an uploaded gradebook. The separator is the one
+// that makes the header line name every needed column. A file that could
+// be misread is refused whole with facade.ErrBadGradebook: not CSV, a
+// header lacking student_id, grade or version, or naming a column twice.
+// Malformed rows, and every row of a student named twice, come back with
+// their Problem set.
 func ReadGradebook(body []byte) ([]GradebookRow, error) {
-	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(body, []byte("\uFEFF"))))
-	r.FieldsPerRecord = -1
-	header, err := r.Read()
+	body = bytes.TrimPrefix(body, []byte("\uFEFF"))
+	r, col, err := readGradebookHeader(body)
 	if err != nil {
-		return nil, facade.Wrap(facade.ErrMalformedBody, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		col[strings.TrimSpace(h)] = i
-	}
-	for _, need := range []string{"student_id", "grade", "version"} {
-		if _, ok := col[need]; !ok {
-			return nil, facade.Wrap(facade.ErrMalformedBody, errors.New("gradebook header lacks "+need))
-		}
+		return nil, err
 	}
 	var rows []GradebookRow
-	seen := map[string]bool{}
 	for {
 		rec, err := r.Read()
 		if err == io.EOF {
-			return rows, nil
+			break
 		}
 		if err != nil {
-			return nil, facade.Wrap(facade.ErrMalformedBody, err)
+			return nil, facade.Wrap(facade.Refuse(facade.ErrBadGradebook, "body", facade.ReasonMalformed), err)
 		}
 		line, _ := r.FieldPos(0)
 		cell := func(name string) string {
@@ -124,12 +124,63 @@ func ReadGradebook(body []byte) ([]GradebookRow, error) {
 			}
 			return ""
 		}
-		row := readRow(line, cell("student_id"), cell("grade"), cell("version"))
-		if row.Problem == nil && seen[row.StudentID] {
-			row.Problem = ErrDuplicateRow
+		rows = append(rows, readRow(line, cell("student_id"), cell("grade"), cell("version")))
+	}
+	refuseDuplicates(rows)
+	return rows, nil
+}
+
+// readGradebookHeader reads the header line with each separator in turn
+// and returns a reader positioned after it, with the needed columns'
+// indexes. A header that names a column twice is refused whatever the
+// column: which of the two was meant cannot be known.
+func readGradebookHeader(body []byte) (*csv.Reader, map[string]int, error) {
+	var refusal *facade.Error
+	best := -1
+	for _, sep := range gradebookSeparators {
+		r := csv.NewReader(bytes.NewReader(body))
+		r.Comma, r.FieldsPerRecord = sep, -1
+		header, err := r.Read()
+		if err != nil && err != io.EOF {
+			return nil, nil, facade.Wrap(facade.Refuse(facade.ErrBadGradebook, "body", facade.ReasonMalformed), err)
 		}
-		seen[row.StudentID] = true
-		rows = append(rows, row)
+		col := map[string]int{}
+		for i, h := range header {
+			name := strings.TrimSpace(h)
+			if _, twice := col[name]; twice && name != "" {
+				return nil, nil, facade.Refuse(facade.ErrBadGradebook, name, facade.ReasonRepeatedColumn)
+			}
+			col[name] = i
+		}
+		missing, found := "", 0
+		for _, need := range gradebookColumns {
+			if _, ok := col[need]; ok {
+				found++
+			} else if missing == "" {
+				missing = need
+			}
+		}
+		if missing == "" {
+			return r, col, nil
+		}
+		if found > best { // name the column missing under the likelier separator
+			best, refusal = found, facade.Refuse(facade.ErrBadGradebook, missing, facade.ReasonMissingColumn)
+		}
+	}
+	return nil, nil, refusal
+}
+
+// refuseDuplicates refuses every well-formed row whose student is named
+// on another line too (a row refused for its own reason keeps it).
+func refuseDuplicates(rows []GradebookRow) {
+	count := map[string]int{}
+	for _, r := range rows {
+		count[r.StudentID]++
+	}
+	for i := range rows {
+		if rows[i].Problem == nil && count[rows[i].StudentID] > 1 {
+			rows[i].Problem = ErrDuplicateStudent
+		}
 	}
 }
 

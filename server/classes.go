@@ -202,7 +202,7 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	dryRun, err := flagParam(c.QueryParam("dry_run"))
+	dryRun, err := dryRunParam(c.Request().URL.RawQuery)
 	if err != nil {
 		return err
 	}
@@ -353,13 +353,33 @@ func readCSVBody(c echo.Context) ([]byte, error) {
 	return body, nil
 }
 
-// flagParam reads a yes/no query parameter: "" or "0" no, "1" yes.
-func flagParam(q string) (bool, error) {
-	switch q {
-	case "", "0":
-		return false, nil
-	case "1":
-		return true, nil
+// dryRunParam reads an upload's query: nothing, or one dry_run of 1,
+// true, 0 or false. Anything else is refused, never read as "apply"
+// (docs/contract.md §4): a misspelt ?dry-run=1 or ?dryRun=1, a repeated
+// ?dry_run=0&dry_run=1, a query Go cannot split (a ';') or a bare
+// ?dry_run.
+func dryRunParam(rawQuery string) (bool, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return false, facade.Wrap(facade.Refuse(facade.ErrBadParameter, "query", facade.ReasonUnknownParameter), err)
 	}
-	return false, facade.ErrBadParameter
+	for name := range q {
+		if name != dryRunName {
+			return false, facade.Refuse(facade.ErrBadParameter, name, facade.ReasonUnknownParameter)
+		}
+	}
+	switch v := q[dryRunName]; {
+	case len(v) == 0:
+		return false, nil
+	case len(v) > 1:
+		return false, facade.Refuse(facade.ErrBadParameter, dryRunName, facade.ReasonRepeated)
+	case v[0] == "1" || v[0] == "true":
+		return true, nil
+	case v[0] == "0" || v[0] == "false":
+		return false, nil
+	}
+	return false, facade.Refuse(facade.ErrBadParameter, dryRunName, facade.ReasonNotFlag)
 }
+
+// dryRunName is the one query parameter a gradebook upload takes.
+const dryRunName = "dry_run"

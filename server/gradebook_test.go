@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -59,16 +60,15 @@ func TestGradebookUploadDryRunThenApply(t *testing.T) {
 	csv := "student_id,grade,version\n" +
 		"alice,A-,1\n" + // changed
 		"ghost,C+,\n" + // changed: created
-		"alice,B,1\n" + // duplicate
 		"dave,A,1\n" + // another class
 		"b@d/id,A,1\n" + // malformed id
 		"zed,Q,\n" + // not on the scale
 		"nobody,A,x\n" // malformed version
 	before := grade(t, e, "alice")
 	r, a := upload(t, e, bob, "?dry_run=1", csv)
-	want := "2 alice changed|3 ghost changed|4 alice refused duplicate-row|5 dave refused not-in-class|" +
-		"6 b@d/id refused bad-identifier|7 zed refused bad-grade|8 nobody refused bad-parameter"
-	if r.status != 200 || !a.DryRun || outcomes(a) != want || a.Changed != 2 || a.Refused != 5 {
+	want := "2 alice changed|3 ghost changed|4 dave refused not-in-class|" +
+		"5 b@d/id refused bad-identifier|6 zed refused bad-grade|7 nobody refused bad-parameter"
+	if r.status != 200 || !a.DryRun || outcomes(a) != want || a.Changed != 2 || a.Refused != 4 {
 		t.Fatalf("dry run: %d %s\n got %s\nwant %s", r.status, r.body, outcomes(a), want)
 	}
 	if grade(t, e, "alice") != before || e.do(req{method: "GET", path: "/student/ghost/english/grade", token: bob}).status != 404 {
@@ -185,5 +185,136 @@ func TestGradebookDownloadIsSafeCSV(t *testing.T) {
 	if r := e.do(req{method: "GET", path: "/class/english-101/grades", token: bob,
 		header: map[string]string{"Accept": "application/xml"}}); r.status != 406 {
 		t.Errorf("Accept: application/xml: %d", r.status)
+	}
+}
+
+// gradesAsStored is every seeded student's grade and history as the API
+// reads them: what an upload that must not be applied must leave alone.
+func gradesAsStored(t *testing.T, e *env) string {
+	t.Helper()
+	bob := token(t, "bob", "professor")
+	var out []string
+	for _, s := range []string{"alice", "ghost"} {
+		out = append(out, grade(t, e, s),
+			e.do(req{method: "GET", path: "/student/" + s + "/english/grade/history", token: bob}).body)
+	}
+	return requestIDs.ReplaceAllString(strings.Join(out, "\n"), "")
+}
+
+var requestIDs = regexp.MustCompile(`"request_id":"[^"]*"`)
+
+// TestGradebookQueryOtherThanOneDryRunIsRefused: a misspelt, repeated or
+// unreadable dry_run is a 400 naming the parameter and its rule, and the
+// file (which would change alice and create ghost) is not applied.
+func TestGradebookQueryOtherThanOneDryRunIsRefused(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	bob := token(t, "bob", "professor")
+	csv := "student_id,grade,version\nalice,A-,1\nghost,C+,\n"
+	before := gradesAsStored(t, e)
+	for query, want := range map[string]string{
+		"?dry-run=1":             "dry-run unknown-parameter",
+		"?dryRun=1":              "dryRun unknown-parameter",
+		"?DRY_RUN=1":             "DRY_RUN unknown-parameter",
+		"?dry_run=0&dry_run=1":   "dry_run repeated",
+		"?dry_run=1&dry_run=1":   "dry_run repeated",
+		"?dry_run=1&dry_run=":    "dry_run repeated",
+		"?dry_run=1&confirm=1":   "confirm unknown-parameter",
+		"?dry_run=1;dry_run=0":   "query unknown-parameter",
+		"?dry_run=yes":           "dry_run not-flag",
+		"?dry_run":               "dry_run not-flag",
+		"?dry_run=":              "dry_run not-flag",
+		"?dry_run=TRUE":          "dry_run not-flag",
+		"?dry_run=%31%0A":        "dry_run not-flag",
+		"?dry%5Frun=0&dry_run=1": "dry_run repeated",
+	} {
+		r, _ := upload(t, e, bob, query, csv)
+		p := decodeProblem(t, r)
+		if r.status != 400 || p.Code != "bad-parameter" || len(p.Errors) != 1 || p.Errors[0].Parameter+" "+p.Errors[0].Code != want {
+			t.Errorf("%s: %d %s, want 400 bad-parameter %s", query, r.status, r.body, want)
+		}
+	}
+	if after := gradesAsStored(t, e); after != before {
+		t.Fatalf("a refused upload wrote:\nbefore %s\nafter  %s", before, after)
+	}
+	for query, dry := range map[string]bool{"?dry_run=1": true, "?dry_run=true": true} {
+		if r, a := upload(t, e, bob, query, csv); r.status != 200 || a.DryRun != dry || a.Changed != 2 {
+			t.Errorf("%s: %d %s", query, r.status, r.body)
+		}
+	}
+	if after := gradesAsStored(t, e); after != before {
+		t.Fatal("a dry run wrote")
+	}
+	if r, a := upload(t, e, bob, "?dry_run=false", csv); r.status != 200 || a.DryRun || a.Changed != 2 ||
+		!strings.Contains(grade(t, e, "alice"), `"grade":"A-"`) {
+		t.Errorf("?dry_run=false: %d %s", r.status, r.body)
+	}
+}
+
+// TestGradebookHeaderThatCouldBeMisreadRefusesTheFile: a header naming a
+// column twice (which one holds the grade?) or lacking one refuses the
+// whole file, whatever the separator, and nothing is written.
+func TestGradebookHeaderThatCouldBeMisreadRefusesTheFile(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	bob := token(t, "bob", "professor")
+	before := gradesAsStored(t, e)
+	for csv, want := range map[string]string{
+		"student_id,grade,version,grade\nalice,A-,1,F\n":         "grade repeated-column",
+		"student_id;grade;grade;version\nalice;A-;F;1\n":         "grade repeated-column",
+		"student_id,grade,version,student_id\nalice,A-,1,dave\n": "student_id repeated-column",
+		"student_id,grade,version,note,note\nalice,A-,1,x,y\n":   "note repeated-column",
+		"student_id, grade ,version,grade\nalice,A-,1,F\n":       "grade repeated-column",
+		"student_id,grade\nalice,A-\n":                           "version missing-column",
+		"student_id\tgrade\tversion\nalice\tA-\t1\n":             "student_id missing-column",
+		"alice,A-,1\n": "student_id missing-column",
+		"":             "student_id missing-column",
+		"student_id,grade,version\n\"alice,A-,1\n": "body malformed",
+	} {
+		r, _ := upload(t, e, bob, "", csv)
+		p := decodeProblem(t, r)
+		if r.status != 400 || p.Code != "bad-gradebook" || len(p.Errors) != 1 || p.Errors[0].Parameter+" "+p.Errors[0].Code != want {
+			t.Errorf("%q: %d %s, want 400 bad-gradebook %s", csv, r.status, r.body, want)
+		}
+	}
+	if after := gradesAsStored(t, e); after != before {
+		t.Fatalf("a refused file wrote:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestGradebookStudentOnTwoLinesIsRefusedOnBoth: which of two rows for
+// one student was meant cannot be known, so neither is applied (not the
+// first, not the last); the file's other rows are.
+func TestGradebookStudentOnTwoLinesIsRefusedOnBoth(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	bob := token(t, "bob", "professor")
+	before := grade(t, e, "alice")
+	r, a := upload(t, e, bob, "", "student_id,grade,version\nalice,A-,1\nghost,C+,\nalice,F,1\nalice,Q,1\n")
+	if got, want := outcomes(a), "2 alice refused duplicate-student|3 ghost changed|4 alice refused duplicate-student|5 alice refused bad-grade"; r.status != 200 || got != want || a.Refused != 3 || a.Changed != 1 {
+		t.Fatalf("%d %s\n got %s\nwant %s", r.status, r.body, got, want)
+	}
+	if got := grade(t, e, "alice"); got != before {
+		t.Errorf("alice's grade after two rows for her: %s, was %s", got, before)
+	}
+	if !strings.Contains(grade(t, e, "ghost"), `"grade":"C+"`) {
+		t.Error("ghost's row, alone, was not applied")
+	}
+}
+
+// TestGradebookSeparatedBySemicolons: the file Excel writes in a European
+// locale (BOM, ';', CRLF, quoted cells) is read as the comma one is.
+func TestGradebookSeparatedBySemicolons(t *testing.T) {
+	e := newEnv(t)
+	seedGrades(t, e)
+	bob := token(t, "bob", "professor")
+	csv := "\uFEFFstudent_id;grade;version;updated_at;updated_by\r\nalice;\"A-\";1;2026-11-23T08:00:00Z;bob\r\nghost;C+;;;\r\n"
+	r, a := upload(t, e, bob, "?dry_run=1", csv)
+	if got := outcomes(a); r.status != 200 || got != "2 alice changed|3 ghost changed" {
+		t.Fatalf("dry run of a ;-separated file: %d %s", r.status, r.body)
+	}
+	if _, a = upload(t, e, bob, "", csv); outcomes(a) != "2 alice changed|3 ghost changed" ||
+		!strings.Contains(grade(t, e, "alice"), `"grade":"A-"`) || !strings.Contains(grade(t, e, "ghost"), `"grade":"C+"`) {
+		t.Fatalf("applied: %+v", a)
 	}
 }

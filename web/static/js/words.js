@@ -35,6 +35,7 @@ const words = {
   'bad-grade': 'That grade is not on the scale. Choose one from A+ to F.',
   'bad-parameter': 'The page asked for something the service does not understand. Reload the page.',
   'bad-if-match': 'The page sent a version the service does not understand. Reload the page.',
+  'bad-gradebook': 'The file could be misread, so nothing in it was used. Its first line must name student_id, grade and version, each once, separated by , or ; (a downloaded gradebook does).',
   'malformed-body': 'The file could not be read as a gradebook. It needs a header line with student_id, grade and version.',
   'unsupported-media': 'That file type is not accepted. Choose a CSV file.',
   'body-too-large': 'The file is larger than 16 KiB. Split it into smaller files.',
@@ -71,11 +72,11 @@ export function signsOut(err) {
 /** rowWords explains a gradebook row's code. */
 export function rowWords(code) {
   return {
-    'duplicate-row': 'This student is on an earlier line too; keep one line per student.',
+    'duplicate-student': 'This student is on another line too, so neither line was used; keep one line per student.',
     'not-in-class': 'Not a student of this class you may see.',
     'forbidden': 'You may not change grades in this class.',
     'bad-identifier': 'The student id is not written correctly.',
-    'bad-grade': 'Not a grade on the scale (an empty grade never removes one).',
+    'bad-grade': 'Not a grade on the scale: use one of A+ A A- B+ B B- C+ C C- D+ D D- F (an empty grade never removes one).',
     'bad-parameter': 'The version is not a whole number; copy it from a fresh download.',
     'version-mismatch': 'Changed by someone since your file was made.',
   }[code] || '';
