@@ -77,13 +77,8 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 
 // PrincipalFrom returns the principal stored in ctx, or the zero Principal.
 func PrincipalFrom(ctx context.Context) Principal {
-	switch p := ctx.Value(principalKey{}).(type) {
-	case Principal:
-		return p
-	case *Principal: // a Scope's
-		return *p
-	}
-	return Principal{}
+	p, _ := ctx.Value(principalKey{}).(Principal)
+	return p
 }
 
 type requestIDKey struct{}
@@ -96,38 +91,6 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 
 // RequestIDFrom returns the request id in ctx, or "".
 func RequestIDFrom(ctx context.Context) string {
-	switch id := ctx.Value(requestIDKey{}).(type) {
-	case string:
-		return id
-	case *string: // a Scope's
-		return *id
-	}
-	return ""
-}
-
-// Scope holds a request's id and principal in place, for a context type
-// that carries all of a request's values in one allocation and fills them
-// in as the request advances (package server's per-request context),
-// where WithRequestID and WithPrincipal cost a context, a boxed value and
-// a copy of the http.Request each.
-type Scope struct {
-	ID        string
-	Principal Principal
-}
-
-// ScopeValue answers a context's Value for the keys of WithRequestID and
-// WithPrincipal from s; ok is false for any other key, and for a field
-// not set yet (the context then answers as its parent would).
-func ScopeValue(key any, s *Scope) (v any, ok bool) {
-	switch key.(type) {
-	case principalKey:
-		if s.Principal.ID != "" {
-			return &s.Principal, true
-		}
-	case requestIDKey:
-		if s.ID != "" {
-			return &s.ID, true
-		}
-	}
-	return nil, false
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/facade-dev/facade/upstream"
 )
 
-// Download serves GET /browse/{resultKey}/artifact/{path...} and GET
-// /download/{path...} (the route "artifact"): the path is the upstream's
+// Download serves GET /browse/:resultKey/artifact/* and GET /download/*
+// (the route "artifact"): the path is the upstream's
 // own (so rewritten links work), validated segment by segment, authorized
 // on its plan BEFORE any upstream call, and then opened upstream. The
 // caller sets the Download's headers (SetHeaders), sends its status and

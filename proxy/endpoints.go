@@ -17,7 +17,7 @@ import (
 
 // Endpoint is one path the build routes answer.
 type Endpoint struct {
-	// Pattern is the path in net/http's ServeMux syntax (see Route.Paths).
+	// Pattern is the path in the router's syntax (see Route.Paths).
 	Pattern string
 	// Routes are the entries served on the path, told apart by the shape
 	// of the key.
@@ -38,11 +38,11 @@ type Endpoint struct {
 // key's allowed set).
 type Request struct {
 	Principal facade.Principal
-	// Key and Number are the {key} and {number} parameters; "" where the
+	// Key and Number are the :key and :number parameters; "" where the
 	// path has none.
 	Key, Number string
-	// ResultKey and Path are an artifact path's {resultKey} (/browse only)
-	// and its {path...}.
+	// ResultKey and Path are an artifact path's :resultKey (/browse only)
+	// and the rest of it (*).
 	ResultKey, Path string
 	RawQuery        string
 	// Host and TLS are where the request was sent: rewritten links lead
@@ -55,7 +55,7 @@ type Request struct {
 
 // Endpoints lists every path of Routes in table order, each once, with the
 // routes served on it, and after each path that ends in a fixed word its
-// ".json" twin (/plan.json, /result/{key}/label.json), which Bamboo's
+// ".json" twin (/plan.json, /result/:key/label.json), which Bamboo's
 // clients send; a path ending in a key takes ".json" on the key instead.
 func Endpoints() []Endpoint {
 	var out []Endpoint
@@ -72,13 +72,13 @@ func Endpoints() []Endpoint {
 		rt := &Routes[i]
 		for _, p := range rt.Paths {
 			add(p, rt)
-			if rt.View != ViewFile && rt.View != ViewFavourite && !strings.HasSuffix(p, "}") {
+			if rt.View != ViewFile && rt.View != ViewFavourite && !endsInParam(p) {
 				add(p+".json", rt)
 			}
 		}
 	}
 	for i := range out {
-		out[i].keyParam = keyParamName(out[i].Routes, strings.Contains(out[i].Pattern, "{number}"))
+		out[i].keyParam = keyParamName(out[i].Routes, strings.Contains(out[i].Pattern, "/:number"))
 	}
 	return out
 }
@@ -127,10 +127,16 @@ func (h *Handler) serveKey(ctx context.Context, ep *Endpoint, req *Request, op f
 	return Answer{}, badIdentifier(ep.keyParam)
 }
 
+// endsInParam reports whether a pattern's last segment is a parameter.
+func endsInParam(pattern string) bool {
+	last := pattern[strings.LastIndexByte(pattern, '/')+1:]
+	return strings.HasPrefix(last, ":") || last == "*"
+}
+
 // keyParamName is the name api/openapi.json gives the key segment of an
 // endpoint serving routes: the key's kind when they share one (planKey
 // before a build number), "key" where one path takes several kinds
-// (/result/{key}: a project, a plan or a result).
+// (/result/:key: a project, a plan or a result).
 func keyParamName(routes []*Route, numbered bool) string {
 	if numbered {
 		return "planKey"
@@ -178,15 +184,16 @@ func servedPath(escaped string) bool {
 // matchPattern reports whether path (split at "/") fits pattern (a path
 // of the table, split the same way), and how many segments matched
 // literally, so a router can prefer the most literal match as Echo does.
-// A parameter is one non-empty segment; a trailing {name...} is the rest.
+// A parameter (":name") is one non-empty segment; a trailing "*" is the
+// rest.
 func matchPattern(pattern, path []string) (literals int, ok bool) {
 	for i, p := range pattern {
 		switch {
-		case strings.HasSuffix(p, "...}"):
+		case p == "*":
 			return literals, i < len(path)
 		case i >= len(path):
 			return 0, false
-		case strings.HasPrefix(p, "{"):
+		case strings.HasPrefix(p, ":"):
 			if path[i] == "" {
 				return 0, false
 			}

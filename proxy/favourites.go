@@ -135,7 +135,7 @@ func walkObjects(v any, fn func(map[string]any)) {
 	}
 }
 
-// favourite serves POST and DELETE /rest/api/latest/plan/{key}/favourite
+// favourite serves POST and DELETE /rest/api/latest/plan/:key/favourite
 // (Bamboo's own routes): the caller marks or unmarks a plan it may view.
 // The answer is 204; the plan's existence upstream is not asked (the
 // permission decides, from the key alone, as for every route).

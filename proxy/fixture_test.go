@@ -185,13 +185,13 @@ func serveTestEndpoint(h *Handler, ep *Endpoint, pattern []string, w http.Respon
 	path := strings.Split(r.URL.EscapedPath(), "/")
 	for i, p := range pattern {
 		switch p {
-		case "{key}":
+		case ":key":
 			req.Key = path[i]
-		case "{number}":
+		case ":number":
 			req.Number = path[i]
-		case "{resultKey}":
+		case ":resultKey":
 			req.ResultKey = path[i]
-		case "{path...}":
+		case "*":
 			req.Path = strings.Join(path[i:], "/")
 		}
 	}

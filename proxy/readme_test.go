@@ -90,13 +90,13 @@ var needText = map[Need]string{
 func shownPath(pattern string, kind KeyKind) string {
 	p := strings.TrimPrefix(pattern, rest)
 	key := map[KeyKind]string{KeyProject: "{K}", KeyPlan: "{K-P}", KeyResult: "{K-P-N}", KeyJobResult: "{K-P-J-N}", KeyArtifact: "{K-P-N}"}[kind]
-	if strings.Contains(p, "{number}") {
+	if strings.Contains(p, ":number") {
 		key = "{K-P}"
 	}
-	p = strings.Replace(p, "{number}", "{N}", 1)
-	p = strings.Replace(p, "{key}", key, 1)
-	p = strings.Replace(p, "{resultKey}", key, 1)
-	return strings.Replace(p, "{path...}", "...", 1)
+	p = strings.Replace(p, ":number", "{N}", 1)
+	p = strings.Replace(p, ":key", key, 1)
+	p = strings.Replace(p, ":resultKey", key, 1)
+	return strings.Replace(p, "/*", "/...", 1)
 }
 
 // spellList writes expand values or filters: "`a`, `b`", or for a family

@@ -14,12 +14,13 @@ type Route struct {
 	// Name labels the route's upstream calls in metrics and logs, and its
 	// refusals in the audit log ("view_" + Name).
 	Name string
-	// Paths are where the route is served, in net/http's ServeMux syntax:
-	// "{key}" (and "{number}") is one path segment, still percent-encoded
-	// when the handler reads it; "{path...}" the rest of the path. Several
-	// routes may share a path when the key's shape tells them apart:
-	// /result/{key} names a project (PROJ), a plan (PROJ-PLAN), a result
-	// (PROJ-PLAN-7) or a job result (PROJ-PLAN-JOB-7).
+	// Paths are where the route is served, in the router's (Echo's)
+	// syntax, which server/routes.go mounts as they are: ":key" (and
+	// ":number", ":resultKey") is one path segment, passed in still
+	// percent-encoded (Request); a trailing "*" the rest of the path.
+	// Several routes may share a path when the key's shape tells them
+	// apart: /result/:key names a project (PROJ), a plan (PROJ-PLAN), a
+	// result (PROJ-PLAN-7) or a job result (PROJ-PLAN-JOB-7).
 	Paths []string
 	// Key is what the path's {key} (and {number}) name.
 	Key KeyKind
@@ -167,7 +168,7 @@ var Routes = []Route{
 		Cache: CacheProjectList, View: ViewProjects, Expand: []string{"projects.project.plans"}, Filters: planListFilters,
 		Answer:   "projects with a visible plan, their plans filtered, paged after filtering",
 		Examples: []string{rest + "/project?expand=projects.project.plans&max-results=10"}},
-	{Name: "project", Paths: []string{rest + "/project/{key}"}, Key: KeyProject, Need: NeedProject,
+	{Name: "project", Paths: []string{rest + "/project/:key"}, Key: KeyProject, Need: NeedProject,
 		Cache: CacheProjectList, View: ViewProject, Expand: []string{"plans"}, Filters: planListFilters,
 		Answer:   "the project, its visible plans",
 		Examples: []string{rest + "/project/PROJ?expand=plans"}},
@@ -175,12 +176,12 @@ var Routes = []Route{
 		Cache: CacheProjectList, View: ViewPlans, List: "plans", Item: "plan", Filters: planListFilters,
 		Answer:   "every visible plan, paged after filtering",
 		Examples: []string{rest + "/plan?max-result=10&start-index=0"}},
-	{Name: "plan", Paths: []string{rest + "/plan/{key}"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}"},
+	{Name: "plan", Paths: []string{rest + "/plan/:key"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}"},
 		Expand: []string{"actions", "branches", "stages", "variableContext"}, Recount: []string{"branches"},
 		Cache: CachePage, View: ViewPruned,
 		Answer:   "the plan; its branches, listed or collapsed, hold and count only visible ones (so Bamboo is always asked for them)",
 		Examples: []string{rest + "/plan/PROJ-CORE?expand=branches"}},
-	{Name: "branches", Paths: []string{rest + "/plan/{key}/branch"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}", "branch"},
+	{Name: "branches", Paths: []string{rest + "/plan/:key/branch"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}", "branch"},
 		Filters: []string{FilterFavourite}, Cache: CacheCollected, View: ViewList, List: "branches", Item: "branch",
 		Answer:   "the visible branches, paged after filtering",
 		Examples: []string{rest + "/plan/PROJ-CORE/branch"}},
@@ -188,38 +189,38 @@ var Routes = []Route{
 		Expand: resultListExpands, Filters: latestFilters, Cache: CacheCollected, View: ViewList, List: "results", Item: "result",
 		Answer:   "the latest result of each visible plan",
 		Examples: []string{rest + "/result?buildstate=Successful&includeAllStates=true"}},
-	{Name: "project_results", Paths: []string{rest + "/result/{key}"}, Key: KeyProject, Need: NeedProject, Upstream: []string{"result", "{key}"},
+	{Name: "project_results", Paths: []string{rest + "/result/:key"}, Key: KeyProject, Need: NeedProject, Upstream: []string{"result", "{key}"},
 		Expand: resultListExpands, Filters: latestFilters, Cache: CacheCollected, View: ViewList, List: "results", Item: "result",
 		Answer:   "the latest result of each visible plan of K",
 		Examples: []string{rest + "/result/WEB?expand=results.result.labels"}},
-	{Name: "results", Paths: []string{rest + "/result/{key}"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"result", "{key}"},
+	{Name: "results", Paths: []string{rest + "/result/:key"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"result", "{key}"},
 		Expand: resultListExpands, Filters: resultFilters, Cache: CachePage, View: ViewDocument, List: "results", Item: "result",
 		Answer:   "a page of the plan's (or branch's) results",
 		Examples: []string{rest + "/result/PROJ-CORE?label=release&max-results=5"}},
-	{Name: "result", Paths: []string{rest + "/result/{key}", rest + "/result/{key}/{number}"}, Key: KeyResult, Need: NeedPlan,
+	{Name: "result", Paths: []string{rest + "/result/:key", rest + "/result/:key/:number"}, Key: KeyResult, Need: NeedPlan,
 		Upstream: []string{"result", "{key}"}, Expand: resultExpandValues, Cache: CachePage, View: ViewDocument,
 		Answer:   "one result; N may be `latest` (`/result/{K-P}/latest`, `/result/{K-P-latest}`)",
 		Examples: []string{rest + "/result/PROJ-CORE-6?expand=artifacts", rest + "/result/PROJ-CORE/6", rest + "/result/PROJ-CORE/latest"}},
-	{Name: "job_result", Paths: []string{rest + "/result/{key}"}, Key: KeyJobResult, Need: NeedPlan, Upstream: []string{"result", "{key}"},
+	{Name: "job_result", Paths: []string{rest + "/result/:key"}, Key: KeyJobResult, Need: NeedPlan, Upstream: []string{"result", "{key}"},
 		Expand: jobExpandValues, Cache: CachePage, View: ViewDocument,
 		Answer:   "one job result",
 		Examples: []string{rest + "/result/PROJ-CORE-JOB1-6?expand=testResults"}},
-	{Name: "result_labels", Paths: []string{rest + "/result/{key}/label"}, Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "label"},
+	{Name: "result_labels", Paths: []string{rest + "/result/:key/label"}, Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "label"},
 		Cache: CachePage, View: ViewDocument, List: "labels", Item: "label",
 		Answer:   "the result's labels",
 		Examples: []string{rest + "/result/PROJ-CORE-6/label"}},
-	{Name: "result_comments", Paths: []string{rest + "/result/{key}/comment"}, Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "comment"},
+	{Name: "result_comments", Paths: []string{rest + "/result/:key/comment"}, Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "comment"},
 		Cache: CachePage, View: ViewDocument, List: "comments", Item: "comment",
 		Answer:   "the result's comments",
 		Examples: []string{rest + "/result/PROJ-CORE-6/comment"}},
 	// Bamboo's own favourite routes, the one write: kept per person by
 	// the facade, never sent upstream (favourites.go).
-	{Name: "favourite", Paths: []string{rest + "/plan/{key}/favourite"}, Key: KeyPlan, Need: NeedPlan,
+	{Name: "favourite", Paths: []string{rest + "/plan/:key/favourite"}, Key: KeyPlan, Need: NeedPlan,
 		View:   ViewFavourite,
 		Answer: "`POST` marks the plan as one of the caller's favourites, `DELETE` unmarks it (204; anti-forgery as for any write)"},
 	// Bamboo's own artifact and log links, under the facade's host: the
 	// links rewritten in every document lead here.
-	{Name: "artifact", Paths: []string{"/browse/{resultKey}/artifact/{path...}", "/download/{path...}"}, Key: KeyArtifact, Need: NeedPlan,
+	{Name: "artifact", Paths: []string{"/browse/:resultKey/artifact/*", "/download/*"}, Key: KeyArtifact, Need: NeedPlan,
 		View:     ViewFile,
 		Answer:   "the artifact or log of a result or job result (`K-P-N`, `K-P-J-N`; downloads `K-P[-J]`), streamed as an attachment",
 		Examples: []string{"/browse/PROJ-CORE-6/artifact/shared/core-service.jar/core-service.jar", "/download/PROJ-CORE-JOB1/build_logs/PROJ-CORE-JOB1-6.log"}},

@@ -29,7 +29,7 @@ func (k buildKey) String() string {
 	return s
 }
 
-// parseKey reads the {key} (and {number}) path parameters for a key kind.
+// parseKey reads the :key (and :number) path parameters for a key kind.
 // They arrive still percent-encoded, so an encoded character is simply
 // outside the allowed set. A ".json" suffix on the last one is Bamboo's
 // format selector.

@@ -22,6 +22,7 @@ func TestOpenAPIDescribesEveryBuildPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	param := regexp.MustCompile(`\{[^}]+\}`)
+	echoParam := regexp.MustCompile(`:[A-Za-z]+|\*$`)
 	var described, served []string
 	for path, ops := range doc.Paths {
 		isBuild := strings.HasPrefix(path, rest+"/") || strings.HasPrefix(path, "/browse/") || strings.HasPrefix(path, "/download/")
@@ -38,7 +39,7 @@ func TestOpenAPIDescribesEveryBuildPath(t *testing.T) {
 		if ep.Write {
 			method = "POST DELETE "
 		}
-		served = append(served, method+param.ReplaceAllString(ep.Pattern, "{}"))
+		served = append(served, method+echoParam.ReplaceAllString(ep.Pattern, "{}"))
 	}
 	slices.Sort(described)
 	slices.Sort(served)

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -174,19 +173,4 @@ func cacheStatusValue(status cache.Status) []string {
 		}
 	}
 	return []string{string(status)}
-}
-
-// echoPath spells a ServeMux pattern of the route table in Echo's syntax:
-// {name} is :name, a trailing {name...} is *.
-func echoPath(pattern string) string {
-	segs := strings.Split(pattern, "/")
-	for i, s := range segs {
-		switch {
-		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "...}"):
-			segs[i] = "*"
-		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
-			segs[i] = ":" + s[1:len(s)-1]
-		}
-	}
-	return strings.Join(segs, "/")
 }

@@ -10,9 +10,13 @@ import (
 // the same way: these two helpers are shared by the grade, class and
 // account handlers.
 
-// principal is who the request speaks for, as authenticate stored it.
+// principal is who the request speaks for, as authenticate stored it
+// (the zero Principal before, and on the public routes).
 func principal(c echo.Context) facade.Principal {
-	return facade.PrincipalFrom(c.Request().Context())
+	if rc := requestContextOf(c.Request().Context()); rc != nil {
+		return rc.principal
+	}
+	return facade.Principal{}
 }
 
 // deny audit-logs a refusal and returns the one 403 every refusal shares.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-
-	"github.com/facade-dev/facade"
 )
 
 // LogHandler wraps h so that every record logged with a request's context
@@ -19,12 +17,14 @@ func LogHandler(h slog.Handler) slog.Handler { return ctxHandler{h} }
 type ctxHandler struct{ slog.Handler }
 
 func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
-	if a, ok := ctx.Value(requestAuditKey{}).(*requestAudit); ok && a.fold(r) {
+	rc := requestContextOf(ctx)
+	if rc == nil {
+		return h.Handler.Handle(ctx, r)
+	}
+	if rc.audit.fold(r) {
 		return nil
 	}
-	if id := facade.RequestIDFrom(ctx); id != "" {
-		r.AddAttrs(slog.String("request_id", id))
-	}
+	r.AddAttrs(slog.String("request_id", rc.id))
 	return h.Handler.Handle(ctx, r)
 }
 
@@ -40,13 +40,6 @@ type requestAudit struct {
 	event string      // the audit record's message: "transfer", "authorization denied", ...
 	attrs []slog.Attr // its attributes, without audit=true and principal (the access line has both)
 	done  bool        // the access line is written: later records go on their own lines
-}
-
-type requestAuditKey struct{}
-
-func requestAuditFrom(ctx context.Context) *requestAudit {
-	a, _ := ctx.Value(requestAuditKey{}).(*requestAudit)
-	return a
 }
 
 // fold keeps r for the access line when it is an info-level audit record

@@ -45,10 +45,15 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// requestID is the request's id, from its context (baseHeaders puts it
-// there first, and every later context derives from that one); not from
+// requestID is the request's id, from its requestContext (baseHeaders
+// makes it first, and every later context derives from that one); not from
 // Echo's per-request store, whose map cost an allocation per request.
-func requestID(c echo.Context) string { return facade.RequestIDFrom(c.Request().Context()) }
+func requestID(c echo.Context) string {
+	if rc := requestContextOf(c.Request().Context()); rc != nil {
+		return rc.id
+	}
+	return ""
+}
 
 func newRequestID() string {
 	var b [12]byte
@@ -146,9 +151,9 @@ func (s *Server) accessLine(c echo.Context, route string, status int, elapsed ti
 		slog.String("route", route),
 		slog.Int("status", status),
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
-		slog.String("principal", facade.PrincipalFrom(ctx).ID))
-	if a := requestAuditFrom(ctx); a != nil {
-		if event, more := a.take(); event != "" {
+		slog.String("principal", principal(c).ID))
+	if rc := requestContextOf(ctx); rc != nil {
+		if event, more := rc.audit.take(); event != "" {
 			attrs = append(attrs, slog.Bool("audit", true), slog.String("event", event))
 			attrs = append(attrs, more...)
 		}

@@ -37,7 +37,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		return next
 	}
 	return func(c echo.Context) error {
-		p := facade.PrincipalFrom(c.Request().Context())
+		p := principal(c)
 		if p.ID == "" { // a public ops endpoint
 			return next(c)
 		}

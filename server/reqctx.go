@@ -9,36 +9,35 @@ import (
 
 // requestContext is a request's context from baseHeaders on: every value
 // the service keeps per request (its id, its audit record, the caller's
-// identity and principal once authenticated) in one
-// allocation, filled in place as the request advances. Stacking a
-// context.WithValue per value cost a context, a boxed value and a copy of
-// the http.Request each: 14 of a cached list's 32 allocations
+// identity and principal once authenticated) in one allocation, filled in
+// place as the request advances, and read by this package's own accessors
+// (requestID, principal, the log handler). Stacking a context.WithValue
+// per value cost a context, a boxed value and a copy of the http.Request
+// each: 14 of a cached list's 32 allocations
 // (BenchmarkWarmListThroughServer). Only the request's own goroutine fills
 // it, before anything that reads a field runs (authentication before the
 // rate limit and the handlers), and before any goroutine is started with
 // the context.
 type requestContext struct {
 	context.Context
-	scope    facade.Scope // the id; the principal once authenticated
-	identity auth.Identity
-	authed   bool
-	audit    requestAudit
+	id        string
+	principal facade.Principal
+	identity  auth.Identity
+	authed    bool
+	audit     requestAudit
 }
 
 type requestContextKey struct{}
 
+// newRequestContext starts a request's context. Its parent carries the id
+// for facade.RequestIDFrom too: package auth's sign-in names the request
+// in its log lines.
 func newRequestContext(parent context.Context, id string) *requestContext {
-	return &requestContext{Context: parent, scope: facade.Scope{ID: id}}
+	return &requestContext{Context: facade.WithRequestID(parent, id), id: id}
 }
 
 func (c *requestContext) Value(key any) any {
-	if v, ok := facade.ScopeValue(key, &c.scope); ok {
-		return v
-	}
-	switch key.(type) {
-	case requestAuditKey:
-		return &c.audit
-	case requestContextKey:
+	if _, ok := key.(requestContextKey); ok {
 		return c
 	}
 	if c.authed {
@@ -51,6 +50,9 @@ func (c *requestContext) Value(key any) any {
 
 // requestContextOf is the requestContext ctx derives from, or nil.
 func requestContextOf(ctx context.Context) *requestContext {
+	if c, ok := ctx.(*requestContext); ok {
+		return c
+	}
 	c, _ := ctx.Value(requestContextKey{}).(*requestContext)
 	return c
 }
@@ -63,6 +65,6 @@ func withIdentity(ctx context.Context, id auth.Identity) context.Context {
 		return auth.WithIdentity(ctx, id)
 	}
 	c.identity, c.authed = id, true
-	c.scope.Principal = id.Principal
+	c.principal = id.Principal
 	return ctx
 }

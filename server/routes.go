@@ -82,11 +82,11 @@ func (s *Server) routes() {
 		ep := &eps[i]
 		switch {
 		case ep.File:
-			e.GET(echoPath(ep.Pattern), chain(s.buildDownload(ep), files...))
+			e.GET(ep.Pattern, chain(s.buildDownload(ep), files...))
 		case ep.Write:
-			e.Match([]string{http.MethodPost, http.MethodDelete}, echoPath(ep.Pattern), chain(s.buildFavourite(ep), api...))
+			e.Match([]string{http.MethodPost, http.MethodDelete}, ep.Pattern, chain(s.buildFavourite(ep), api...))
 		default:
-			read(echoPath(ep.Pattern), s.buildRead(ep))
+			read(ep.Pattern, s.buildRead(ep))
 		}
 	}
 	const rest = "/rest/api/latest"
