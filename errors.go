@@ -92,87 +92,131 @@ func CodeOf(err error) Code {
 	return ErrInternal.Code
 }
 
-// The errors domain packages return. Add one here (and its line in the HTTP
-// table) rather than inventing an ad-hoc failure: the table's test fails for
-// a code it does not know.
+// Every refusal of the service, declared here and nowhere else (a test
+// refuses an Error with a code of its own anywhere in the module), each by
+// newCode so that Codes lists it. Adding one: its sentinel here, its line
+// in the HTTP table (server/problem: status, sentence, advice), its words
+// in web/static/js/words.js, then go generate ./api (the OpenAPI
+// document's code lists); each step has a test that fails without it.
 var (
-	ErrInternal = &Error{Code: "internal"} // anything unexpected
+	ErrInternal = newCode("internal") // anything unexpected
 
-	ErrBadIdentifier     = &Error{Code: "bad_identifier"}
-	ErrBadGrade          = &Error{Code: "bad_grade"}
-	ErrBadAmount         = &Error{Code: "bad_amount"}
-	ErrBadParameter      = &Error{Code: "bad_parameter"}
-	ErrBadIdempotencyKey = &Error{Code: "bad_idempotency_key"}
-	ErrBadIfMatch        = &Error{Code: "bad_if_match"}
-	ErrMalformedBody     = &Error{Code: "malformed_body"}
-	ErrUnknownCurrency   = &Error{Code: "unknown_currency"}
+	ErrBadIdentifier     = newCode("bad_identifier")
+	ErrBadGrade          = newCode("bad_grade")
+	ErrBadAmount         = newCode("bad_amount")
+	ErrBadParameter      = newCode("bad_parameter")
+	ErrBadIdempotencyKey = newCode("bad_idempotency_key")
+	ErrBadIfMatch        = newCode("bad_if_match")
+	ErrMalformedBody     = newCode("malformed_body")
+	ErrUnknownCurrency   = newCode("unknown_currency")
 	// ErrBadGradebook refuses a whole gradebook file that could be misread
 	// (docs/contract.md §4): nothing of it is written.
-	ErrBadGradebook = &Error{Code: "bad_gradebook"}
+	ErrBadGradebook = newCode("bad_gradebook")
 
 	// Authentication (401): why the bearer token was not accepted, one
 	// code per cause so that a client knows whether to sign in again,
 	// fix its clock, or ask for another kind of token.
-	ErrTokenMissing         = &Error{Code: "token_missing"}
-	ErrTokenMalformed       = &Error{Code: "token_malformed"}
-	ErrTokenExpired         = &Error{Code: "token_expired"}
-	ErrTokenNotYetValid     = &Error{Code: "token_not_yet_valid"}
-	ErrTokenLifetimeTooLong = &Error{Code: "token_lifetime_too_long"}
-	ErrTokenWrongIssuer     = &Error{Code: "token_wrong_issuer"}
-	ErrTokenWrongAudience   = &Error{Code: "token_wrong_audience"}
-	ErrTokenBadSignature    = &Error{Code: "token_bad_signature"}
+	ErrTokenMissing         = newCode("token_missing")
+	ErrTokenMalformed       = newCode("token_malformed")
+	ErrTokenExpired         = newCode("token_expired")
+	ErrTokenNotYetValid     = newCode("token_not_yet_valid")
+	ErrTokenLifetimeTooLong = newCode("token_lifetime_too_long")
+	ErrTokenWrongIssuer     = newCode("token_wrong_issuer")
+	ErrTokenWrongAudience   = newCode("token_wrong_audience")
+	ErrTokenBadSignature    = newCode("token_bad_signature")
 
-	ErrForbidden = &Error{Code: "forbidden"}
-	ErrNotFound  = &Error{Code: "not_found"}
+	ErrForbidden = newCode("forbidden")
+	ErrNotFound  = newCode("not_found")
 
-	ErrGradeExists     = &Error{Code: "grade_exists"}
-	ErrVersionMismatch = &Error{Code: "version_mismatch"}
+	ErrGradeExists     = newCode("grade_exists")
+	ErrVersionMismatch = newCode("version_mismatch")
 
-	ErrSameAccount       = &Error{Code: "same_account"}
-	ErrInsufficientFunds = &Error{Code: "insufficient_funds"}
-	ErrCurrencyMismatch  = &Error{Code: "currency_mismatch"}
-	ErrIdempotencyReuse  = &Error{Code: "idempotency_reuse"}
-	ErrBalanceLimit      = &Error{Code: "balance_limit"}
+	ErrSameAccount       = newCode("same_account")
+	ErrInsufficientFunds = newCode("insufficient_funds")
+	ErrCurrencyMismatch  = newCode("currency_mismatch")
+	ErrIdempotencyReuse  = newCode("idempotency_reuse")
+	ErrBalanceLimit      = newCode("balance_limit")
 
-	ErrStoreUnavailable    = &Error{Code: "store_unavailable"}
-	ErrUpstreamBad         = &Error{Code: "upstream_bad"}
-	ErrUpstreamTimeout     = &Error{Code: "upstream_timeout"}
-	ErrUpstreamOpen        = &Error{Code: "upstream_open"}
-	ErrBuildsNotConfigured = &Error{Code: "builds_not_configured"}
+	ErrStoreUnavailable    = newCode("store_unavailable")
+	ErrUpstreamBad         = newCode("upstream_bad")
+	ErrUpstreamTimeout     = newCode("upstream_timeout")
+	ErrUpstreamOpen        = newCode("upstream_open")
+	ErrBuildsNotConfigured = newCode("builds_not_configured")
 	// ErrRangeNotSatisfiable: the Range asked for starts beyond the end of
 	// the artifact (the upstream's 416).
-	ErrRangeNotSatisfiable = &Error{Code: "range_not_satisfiable"}
+	ErrRangeNotSatisfiable = newCode("range_not_satisfiable")
 
 	// Refused query parameters of the build routes (Bamboo's result-list
 	// filters), each its own code so that a client learns which one.
-	ErrFilterLabel            = &Error{Code: "bad_filter_label"}
-	ErrFilterIssueKey         = &Error{Code: "bad_filter_issue_key"}
-	ErrFilterBuildState       = &Error{Code: "bad_filter_buildstate"}
-	ErrFilterIncludeAllStates = &Error{Code: "bad_filter_include_all_states"}
-	ErrFilterContinuable      = &Error{Code: "bad_filter_continuable"}
-	ErrFilterCloverEnabled    = &Error{Code: "bad_filter_clover_enabled"}
-	ErrFilterFavourite        = &Error{Code: "bad_filter_favourite"}
+	ErrFilterLabel            = newCode("bad_filter_label")
+	ErrFilterIssueKey         = newCode("bad_filter_issue_key")
+	ErrFilterBuildState       = newCode("bad_filter_buildstate")
+	ErrFilterIncludeAllStates = newCode("bad_filter_include_all_states")
+	ErrFilterContinuable      = newCode("bad_filter_continuable")
+	ErrFilterCloverEnabled    = newCode("bad_filter_clover_enabled")
+	ErrFilterFavourite        = newCode("bad_filter_favourite")
 	// ErrFavouritesFull: the caller already keeps the most favourite plans
 	// one person may (favourites.MaxPerPerson).
-	ErrFavouritesFull = &Error{Code: "favourites_full"}
+	ErrFavouritesFull = newCode("favourites_full")
+
+	// Browser sessions and sign-in (package auth).
+	//
+	// ErrSessionExpired: the session cookie was sealed by us but its time
+	// is over; the page signs the person in again.
+	ErrSessionExpired = newCode("session_expired")
+	// ErrSessionInvalid: a session cookie that does not open (tampered,
+	// forged, sealed by a key no longer configured).
+	ErrSessionInvalid = newCode("session_invalid")
+	// ErrSignInFailed: a callback that does not complete a sign-in this
+	// browser started (state, nonce, code, ID token: any check).
+	ErrSignInFailed = newCode("signin_failed")
+	// ErrXSRF: the anti-forgery header is missing, malformed, or not the
+	// one bound to the session (auth.CheckXSRF).
+	ErrXSRF = newCode("xsrf")
+
+	// A gradebook row's refusals (its code in the upload's answer).
+	//
+	// ErrDuplicateStudent refuses every row of a student named on more
+	// than one line: which of them was meant cannot be known, so none is
+	// applied (never first-wins; docs/contract.md §4).
+	ErrDuplicateStudent = newCode("duplicate_student")
+	// ErrNotInClass refuses a row whose student is not one of the class's
+	// students the caller may view.
+	ErrNotInClass = newCode("not_in_class")
+
+	// Refusals only the HTTP layer decides (server): of the request as
+	// sent, before any domain package sees it.
+	ErrAuthThrottled       = newCode("auth_throttled")
+	ErrOriginRefused       = newCode("origin_refused")
+	ErrRouteNotFound       = newCode("route_not_found")
+	ErrMethodNotAllowed    = newCode("method_not_allowed")
+	ErrNotAcceptable       = newCode("not_acceptable")
+	ErrUnsupportedMedia    = newCode("unsupported_media")
+	ErrBodyTooLarge        = newCode("body_too_large")
+	ErrHeadersTooLarge     = newCode("headers_too_large")
+	ErrMalformedRequest    = newCode("malformed_request")
+	ErrNotImplemented      = newCode("not_implemented")
+	ErrVersionNotSupported = newCode("version_not_supported")
+	ErrExpectUnsupported   = newCode("expect_unsupported")
+	ErrRateLimited         = newCode("rate_limited")
 )
 
-// Codes lists every code above, for the HTTP table's completeness test.
+// declared holds every sentinel newCode made, in the order of the
+// declarations above (Go initializes them in that order).
+var declared []*Error
+
+// newCode declares the sentinel of code c.
+func newCode(c Code) *Error {
+	e := &Error{Code: c}
+	declared = append(declared, e)
+	return e
+}
+
+// Codes lists every code declared above, in order: what the HTTP table
+// must describe, and the completeness tests check.
 func Codes() []Code {
-	all := []*Error{
-		ErrInternal, ErrBadIdentifier, ErrBadGrade, ErrBadAmount, ErrBadParameter,
-		ErrBadIdempotencyKey, ErrBadIfMatch, ErrMalformedBody, ErrUnknownCurrency, ErrBadGradebook,
-		ErrTokenMissing, ErrTokenMalformed, ErrTokenExpired, ErrTokenNotYetValid,
-		ErrTokenLifetimeTooLong, ErrTokenWrongIssuer, ErrTokenWrongAudience, ErrTokenBadSignature,
-		ErrForbidden, ErrNotFound, ErrGradeExists, ErrVersionMismatch,
-		ErrSameAccount, ErrInsufficientFunds, ErrCurrencyMismatch, ErrIdempotencyReuse,
-		ErrBalanceLimit, ErrStoreUnavailable, ErrUpstreamBad, ErrUpstreamTimeout,
-		ErrUpstreamOpen, ErrBuildsNotConfigured, ErrRangeNotSatisfiable,
-		ErrFilterLabel, ErrFilterIssueKey, ErrFilterBuildState, ErrFilterIncludeAllStates,
-		ErrFilterContinuable, ErrFilterCloverEnabled, ErrFilterFavourite, ErrFavouritesFull,
-	}
-	codes := make([]Code, len(all))
-	for i, e := range all {
+	codes := make([]Code, len(declared))
+	for i, e := range declared {
 		codes[i] = e.Code
 	}
 	return codes

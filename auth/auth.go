@@ -68,21 +68,3 @@ func IdentityValue(key any, id *Identity) (v any, ok bool) {
 	}
 	return nil, false
 }
-
-// Refusals of this package. The HTTP layer's table (server/problem) gives
-// each its status and sentence; the codes are the wire codes with "_" for
-// "-" (docs/contract.md §2, "Errors").
-var (
-	// ErrSessionExpired: the session cookie was sealed by us but its time
-	// is over; the page signs the person in again.
-	ErrSessionExpired = &facade.Error{Code: "session_expired"}
-	// ErrSessionInvalid: a session cookie that does not open (tampered,
-	// forged, sealed by a key no longer configured).
-	ErrSessionInvalid = &facade.Error{Code: "session_invalid"}
-	// ErrSignInFailed: a callback that does not complete a sign-in this
-	// browser started (state, nonce, code, ID token: any check).
-	ErrSignInFailed = &facade.Error{Code: "signin_failed"}
-	// ErrXSRF: the anti-forgery header is missing, malformed, or not the
-	// one bound to the session.
-	ErrXSRF = &facade.Error{Code: "xsrf"}
-)

@@ -182,8 +182,8 @@ func cmp(a, b error) error {
 func fail(w http.ResponseWriter, _ *http.Request, err error) {
 	code := facade.CodeOf(err)
 	status := map[facade.Code]int{
-		auth.ErrSignInFailed.Code: 400, auth.ErrSessionExpired.Code: 401, auth.ErrSessionInvalid.Code: 401,
-		auth.ErrXSRF.Code: 403,
+		facade.ErrSignInFailed.Code: 400, facade.ErrSessionExpired.Code: 401, facade.ErrSessionInvalid.Code: 401,
+		facade.ErrXSRF.Code: 403,
 	}[code]
 	if status == 0 {
 		status = 401

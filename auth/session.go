@@ -223,8 +223,8 @@ func (s *Sessions) clear(w http.ResponseWriter) {
 }
 
 // Open reads the request's session cookie. ok is false when there is none;
-// an error is ErrSessionInvalid (it does not open with any configured key)
-// or ErrSessionExpired.
+// an error is facade.ErrSessionInvalid (it does not open with any
+// configured key) or facade.ErrSessionExpired.
 func (s *Sessions) Open(r *http.Request) (id Identity, ok bool, err error) {
 	c, err := r.Cookie(s.SessionCookie())
 	if err != nil {
@@ -232,11 +232,11 @@ func (s *Sessions) Open(r *http.Request) (id Identity, ok bool, err error) {
 	}
 	var ss session
 	if err := securecookie.DecodeMulti(sessionName, c.Value, &ss, s.codecs...); err != nil || !usableName(ss.Sub) {
-		return Identity{}, true, ErrSessionInvalid
+		return Identity{}, true, facade.ErrSessionInvalid
 	}
 	exp := time.Unix(ss.Expires, 0)
 	if !s.now().Before(exp) {
-		return Identity{}, true, ErrSessionExpired
+		return Identity{}, true, facade.ErrSessionExpired
 	}
 	p := facade.Principal{ID: ss.Sub, Role: ss.Role, Groups: ss.Groups}
 	return Identity{Principal: p, ExpiresAt: exp, Via: ViaSession, xsrf: ss.XSRF}, true, nil

@@ -163,7 +163,7 @@ func (s *SignIn) Callback(w http.ResponseWriter, r *http.Request) error {
 	p, idt, raw, f, err := s.complete(w, r)
 	if err != nil {
 		s.cfg.Log.Info("sign-in refused", "request_id", facade.RequestIDFrom(r.Context()), "reason", err.Error())
-		return facade.Wrap(ErrSignInFailed, err)
+		return facade.Wrap(facade.ErrSignInFailed, err)
 	}
 	if _, err := s.cfg.Sessions.issue(w, p, idt.Expiry, raw); err != nil {
 		return facade.Wrap(facade.ErrInternal, err)
@@ -228,7 +228,7 @@ func (s *SignIn) complete(w http.ResponseWriter, r *http.Request) (facade.Princi
 // then ends its own session and returns to /ui/); otherwise 204.
 func (s *SignIn) Logout(w http.ResponseWriter, r *http.Request) error {
 	if !SameOrigin(r, s.origin) {
-		return ErrXSRF
+		return facade.ErrXSRF
 	}
 	id, ok, err := s.cfg.Sessions.Open(r)
 	if !ok || err != nil {

@@ -3,6 +3,8 @@ package auth
 import (
 	"crypto/subtle"
 	"net/http"
+
+	"github.com/facade-dev/facade"
 )
 
 // CheckXSRF is the anti-forgery rule of docs/contract.md §2: an unsafe
@@ -19,13 +21,13 @@ func CheckXSRF(r *http.Request, id Identity) error {
 	}
 	token := r.Header.Get(XSRFHeader)
 	if !visibleASCII(token, 256) {
-		return ErrXSRF
+		return facade.ErrXSRF
 	}
 	if c, err := r.Cookie(XSRFCookie); err == nil && !equal(c.Value, token) {
-		return ErrXSRF
+		return facade.ErrXSRF
 	}
 	if id.Via == ViaSession && !equal(id.xsrf, token) {
-		return ErrXSRF
+		return facade.ErrXSRF
 	}
 	return nil
 }

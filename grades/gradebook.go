@@ -84,11 +84,6 @@ type GradebookRow struct {
 	Problem   *facade.Error
 }
 
-// ErrDuplicateStudent refuses every row of a student named on more than
-// one line: which of them was meant cannot be known, so none is applied
-// (never first-wins; docs/contract.md §4).
-var ErrDuplicateStudent = &facade.Error{Code: "duplicate_student"}
-
 // gradebookColumns are the columns an upload needs.
 var gradebookColumns = []string{"student_id", "grade", "version"}
 
@@ -179,7 +174,7 @@ func refuseDuplicates(rows []GradebookRow) {
 	}
 	for i := range rows {
 		if rows[i].Problem == nil && count[rows[i].StudentID] > 1 {
-			rows[i].Problem = ErrDuplicateStudent
+			rows[i].Problem = facade.ErrDuplicateStudent
 		}
 	}
 }

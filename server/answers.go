@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/server/problem"
 )
 
@@ -28,7 +29,7 @@ const (
 func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if headerSize(c.Request()) > maxHeaderBytes {
-			return problem.HeadersTooLarge
+			return facade.ErrHeadersTooLarge
 		}
 		return next(c)
 	}
@@ -197,10 +198,10 @@ func mayBeGoAnswer(p []byte) bool {
 
 // goRefusals are net/http's own statuses and what the service says instead.
 var goRefusals = map[int]error{
-	http.StatusRequestHeaderFieldsTooLarge: problem.HeadersTooLarge,
-	http.StatusNotImplemented:              problem.NotImplemented,
-	http.StatusHTTPVersionNotSupported:     problem.VersionNotSupported,
-	http.StatusExpectationFailed:           problem.ExpectUnsupported,
+	http.StatusRequestHeaderFieldsTooLarge: facade.ErrHeadersTooLarge,
+	http.StatusNotImplemented:              facade.ErrNotImplemented,
+	http.StatusHTTPVersionNotSupported:     facade.ErrVersionNotSupported,
+	http.StatusExpectationFailed:           facade.ErrExpectUnsupported,
 }
 
 // connProblem is a whole HTTP/1.1 response for one of net/http's refusals,
@@ -208,7 +209,7 @@ var goRefusals = map[int]error{
 func connProblem(goStatus int) []byte {
 	err, ok := goRefusals[goStatus]
 	if !ok {
-		err = problem.MalformedRequest
+		err = facade.ErrMalformedRequest
 	}
 	h := http.Header{}
 	setBaseHeaders(h, newRequestID())

@@ -8,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/server/problem"
 )
 
 // authFailureKey is where the failed authentications of one client address
@@ -64,7 +63,7 @@ func (s *Server) countAuthFailure(c echo.Context) {
 
 // errAuthThrottled is the 429 for an address over its failure limit.
 func errAuthThrottled(retry time.Duration) error {
-	return &facade.Error{Code: problem.AuthThrottled.Code, RetryAfter: retry}
+	return &facade.Error{Code: facade.ErrAuthThrottled.Code, RetryAfter: retry}
 }
 
 // ipExtractor finds the client address: the peer, or, when the peer is one

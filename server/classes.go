@@ -15,7 +15,6 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/grades"
-	"github.com/facade-dev/facade/server/problem"
 )
 
 // defaultClassPage is how many students a class page holds when the caller
@@ -80,7 +79,7 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	}
 	csv := wantsCSV(c.Request().Header.Values("Accept"))
 	if !csv && !acceptsJSON(c.Request().Header.Values("Accept")) {
-		return problem.NotAcceptable
+		return facade.ErrNotAcceptable
 	}
 	if !s.authz.CanViewClass(principal(c), class) {
 		return s.deny(c, "class.view", "class:"+class)
@@ -188,10 +187,6 @@ type gradebookView struct {
 	Rows      []gradebookRow `json:"rows"`
 }
 
-// errNotInClass refuses a row whose student is not one of the class's
-// students the caller may view.
-var errNotInClass = &facade.Error{Code: "not_in_class"}
-
 // uploadGradebook applies a CSV gradebook to a class (docs/contract.md §4).
 // Every row is checked first (format, enrollment, permission, version);
 // ?dry_run=1 stops there. Otherwise each row that would change is written
@@ -249,7 +244,7 @@ func (s *Server) checkGradebook(c echo.Context, class string, rows []grades.Grad
 		case r.Problem != nil:
 			out[i].refuse(r.Problem)
 		case !inClass[r.StudentID]:
-			out[i].refuse(errNotInClass)
+			out[i].refuse(facade.ErrNotInClass)
 		case !s.authz.CanWriteGrade(p, r.StudentID):
 			_ = s.deny(c, "grade.write", "student:"+r.StudentID)
 			out[i].refuse(facade.ErrForbidden)
@@ -340,13 +335,13 @@ func wireCode(c facade.Code) string { return strings.ReplaceAll(string(c), "_", 
 func readCSVBody(c echo.Context) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
 	if err != nil || mt != "text/csv" {
-		return nil, problem.UnsupportedMedia
+		return nil, facade.ErrUnsupportedMedia
 	}
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, problem.BodyTooLarge
+			return nil, facade.ErrBodyTooLarge
 		}
 		return nil, facade.Wrap(facade.ErrMalformedBody, err)
 	}

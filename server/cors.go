@@ -5,8 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
-	"github.com/facade-dev/facade/server/problem"
 )
 
 // Origins holds the two CORS lists of docs/contract.md §2: read origins may use
@@ -91,7 +91,7 @@ func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if !auth.SafeMethod(r.Method) && !s.cfg.Origins.canWrite(origin) {
-			return problem.OriginRefused
+			return facade.ErrOriginRefused
 		}
 		if s.cfg.Origins.allows(origin, r.Method) {
 			h.Set("Access-Control-Allow-Origin", s.cfg.Origins.allowOriginValue(origin, r.Method))
@@ -104,7 +104,7 @@ func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) preflight(c echo.Context, origin string) error {
 	method := c.Request().Header.Get("Access-Control-Request-Method")
 	if origin == "" || method == "" || !s.cfg.Origins.allows(origin, method) {
-		return problem.OriginRefused
+		return facade.ErrOriginRefused
 	}
 	h := c.Response().Header()
 	h.Set("Access-Control-Allow-Origin", s.cfg.Origins.allowOriginValue(origin, method))

@@ -47,7 +47,9 @@ func unproducedCodes() []string {
 // answeredOutsideHTTP are the table's codes no request can meet, each with
 // where it is produced and tested instead.
 var answeredOutsideHTTP = map[string]string{
-	"unknown-currency": "only account creation refuses it (facade seed; accounts' store tests)",
+	"unknown-currency":  "only account creation refuses it (facade seed; accounts' store tests)",
+	"duplicate-student": "a gradebook row's code, never a request's (TestGradebookUploadDryRunThenApply)",
+	"not-in-class":      "a gradebook row's code, never a request's (TestGradebookUploadDryRunThenApply)",
 }
 
 // problemBody is a problem as a client decodes it.

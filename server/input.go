@@ -16,7 +16,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/server/problem"
 )
 
 // pathParam is one identifier in a route's path: its name in the route
@@ -70,13 +69,13 @@ var forbiddenEscapes = regexp.MustCompile(`(?i)%(2f|2e|3f|23|25)`)
 func decodeJSON(c echo.Context, dst any) error {
 	mt, _, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
 	if err != nil || mt != echo.MIMEApplicationJSON {
-		return problem.UnsupportedMedia
+		return facade.ErrUnsupportedMedia
 	}
 	body, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return problem.BodyTooLarge
+			return facade.ErrBodyTooLarge
 		}
 		return facade.Wrap(facade.ErrMalformedBody, err)
 	}

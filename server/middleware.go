@@ -17,7 +17,6 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
-	"github.com/facade-dev/facade/server/problem"
 )
 
 const (
@@ -194,7 +193,7 @@ func requireXSRF(next echo.HandlerFunc) echo.HandlerFunc {
 func requireJSONAccept(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if !acceptsJSON(c.Request().Header.Values("Accept")) {
-			return problem.NotAcceptable
+			return facade.ErrNotAcceptable
 		}
 		return next(c)
 	}
@@ -264,7 +263,7 @@ func limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if r.ContentLength > maxBody {
-			return problem.BodyTooLarge
+			return facade.ErrBodyTooLarge
 		}
 		if r.Body != http.NoBody { // net/http's body of a request without one
 			r.Body = http.MaxBytesReader(c.Response(), r.Body, maxBody)

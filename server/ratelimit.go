@@ -7,7 +7,6 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/ratelimit"
-	"github.com/facade-dev/facade/server/problem"
 )
 
 // rateLimitPrefix is this package's only Redis key space: the limiter
@@ -50,7 +49,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 			if retry < time.Second {
 				retry = time.Second
 			}
-			return &facade.Error{Code: problem.RateLimited.Code, RetryAfter: retry}
+			return &facade.Error{Code: facade.ErrRateLimited.Code, RetryAfter: retry}
 		}
 		return next(c)
 	}

@@ -160,7 +160,7 @@ func isBambooPath(r *http.Request) bool {
 func writeRefused(allow string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAllow, allow)
-		return problem.MethodNotAllowed
+		return facade.ErrMethodNotAllowed
 	}
 }
 

@@ -20,26 +20,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/auth"
-)
-
-// Refusals only the HTTP layer decides. Middleware returns them like any
-// other error; they meet the domain's errors in the one table below.
-var (
-	AuthThrottled       = &facade.Error{Code: "auth_throttled"}
-	XSRF                = &facade.Error{Code: "xsrf"}
-	OriginRefused       = &facade.Error{Code: "origin_refused"}
-	RouteNotFound       = &facade.Error{Code: "route_not_found"}
-	MethodNotAllowed    = &facade.Error{Code: "method_not_allowed"}
-	NotAcceptable       = &facade.Error{Code: "not_acceptable"}
-	UnsupportedMedia    = &facade.Error{Code: "unsupported_media"}
-	BodyTooLarge        = &facade.Error{Code: "body_too_large"}
-	HeadersTooLarge     = &facade.Error{Code: "headers_too_large"}
-	MalformedRequest    = &facade.Error{Code: "malformed_request"}
-	NotImplemented      = &facade.Error{Code: "not_implemented"}
-	VersionNotSupported = &facade.Error{Code: "version_not_supported"}
-	ExpectUnsupported   = &facade.Error{Code: "expect_unsupported"}
-	RateLimited         = &facade.Error{Code: "rate_limited"}
 )
 
 // problemKind is what a client sees for one code: the status, the fixed
@@ -57,10 +37,13 @@ type problemKind struct {
 	invalidToken bool
 }
 
-// problems is the one table from error code to response. Every error
-// response of the service, including the ones net/http would write itself,
-// is built from a line here (the body: docs/contract.md §2, "Errors"; the
-// codes: the Problem schema of api/openapi.json). Internal codes are
+// problems is the one table from error code to response, one line for
+// each code errors.go declares (a test fails for a code without one).
+// Every error response of the service, including the ones net/http would
+// write itself, is built from a line here (the body: docs/contract.md §2,
+// "Errors"; the codes: the Problem schema and route families of
+// api/openapi.json, which `go generate ./api` writes from this table and
+// families.go). Internal codes are
 // snake_case (metrics label with them); the wire writes them with "-"
 // (Wire), so the two never drift apart.
 var problems = map[facade.Code]problemKind{
@@ -113,7 +96,7 @@ var problems = map[facade.Code]problemKind{
 		advice: "Send one JSON object with exactly the fields the endpoint describes in /openapi.json, each once, and nothing after it."},
 	facade.ErrUnknownCurrency.Code: {status: 400, detail: "The currency is not a supported ISO 4217 code.",
 		advice: "Use an ISO 4217 currency code the service knows, such as EUR, USD or JPY."},
-	MalformedRequest.Code: {status: 400, detail: "The request is malformed.",
+	facade.ErrMalformedRequest.Code: {status: 400, detail: "The request is malformed.",
 		advice: "The request line, Host header or an escape in the path could not be read. Check what your client sends."},
 
 	facade.ErrFilterLabel.Code: {status: 400, detail: "The label parameter is malformed or not supported on this endpoint.",
@@ -149,40 +132,40 @@ var problems = map[facade.Code]problemKind{
 		advice: "Ask the identity provider for a token whose audience is this service."},
 	facade.ErrTokenBadSignature.Code: {status: 401, detail: "The bearer token's signature does not verify with this service's keys.", invalidToken: true,
 		advice: "The token was signed by another key or with an algorithm this service does not accept, or was altered. Get a new token from the identity provider this service trusts."},
-	auth.ErrSessionExpired.Code: {status: 401, detail: "The session has ended; sign in again.",
+	facade.ErrSessionExpired.Code: {status: 401, detail: "The session has ended; sign in again.",
 		advice: "Your browser session is over (FACADE_SESSION_LIFETIME, or the identity provider's sign-in expired). Sign in again; the page brings you back where you were."},
-	auth.ErrSessionInvalid.Code: {status: 401, detail: "The session cookie is not valid; sign in again.",
+	facade.ErrSessionInvalid.Code: {status: 401, detail: "The session cookie is not valid; sign in again.",
 		advice: "The session cookie was altered, or sealed with a key this service no longer holds (after a key rotation). Sign in again."},
-	auth.ErrSignInFailed.Code: {status: 400, detail: "Signing in did not complete; start again from the sign-in link.",
+	facade.ErrSignInFailed.Code: {status: 400, detail: "Signing in did not complete; start again from the sign-in link.",
 		advice: "The answer from the identity provider did not belong to a sign-in this browser started, came back too late (after 10 minutes), or did not verify. Start again from the page's sign-in button."},
 
 	facade.ErrForbidden.Code: {status: 403, detail: "You are not permitted to perform this operation.",
 		advice: "The policy does not give you this permission on this target. Ask the target's owner or the operators for access; the answer is the same whether the target exists or not."},
-	XSRF.Code: {status: 403, detail: "A valid X-XSRF-TOKEN header is required for this request.",
+	facade.ErrXSRF.Code: {status: 403, detail: "A valid X-XSRF-TOKEN header is required for this request.",
 		advice: "Send X-XSRF-TOKEN on POST and PUT: 1 to 256 visible ASCII characters, equal to the XSRF-TOKEN cookie when one is set."},
-	OriginRefused.Code: {status: 403, detail: "Requests from this origin are not permitted.",
+	facade.ErrOriginRefused.Code: {status: 403, detail: "Requests from this origin are not permitted.",
 		advice: "The page's origin is not one the operators allow for this method. Use the service from an allowed origin."},
 
 	facade.ErrNotFound.Code: {status: 404, detail: "The requested resource does not exist.",
 		advice: "Check the identifier; you may view it, but there is nothing there."},
-	RouteNotFound.Code: {status: 404, detail: "No such endpoint.",
+	facade.ErrRouteNotFound.Code: {status: 404, detail: "No such endpoint.",
 		advice: "The path is not one this service answers. /openapi.json lists every endpoint."},
 
-	MethodNotAllowed.Code: {status: 405, detail: "This method is not allowed on this endpoint.",
+	facade.ErrMethodNotAllowed.Code: {status: 405, detail: "This method is not allowed on this endpoint.",
 		advice: "Use one of the methods the Allow header lists."},
-	NotAcceptable.Code: {status: 406, detail: "This endpoint only produces application/json.",
+	facade.ErrNotAcceptable.Code: {status: 406, detail: "This endpoint only produces application/json.",
 		advice: "Accept application/json (or send no Accept header)."},
 	facade.ErrGradeExists.Code: {status: 409, detail: "A grade for this student and subject already exists.",
 		advice: "Read the grade and change it with PUT and If-Match instead of creating it."},
 	facade.ErrVersionMismatch.Code: {status: 412, detail: "The resource has changed; If-Match does not match its current version.",
 		advice: "Someone changed it since you read it. Read it again (its history says who changed it to what), then decide and retry with the new ETag."},
-	BodyTooLarge.Code: {status: 413, detail: "The request body exceeds 16 KiB.",
+	facade.ErrBodyTooLarge.Code: {status: 413, detail: "The request body exceeds 16 KiB.",
 		advice: "Send a body of at most 16 KiB."},
-	UnsupportedMedia.Code: {status: 415, detail: "The request body must be application/json (text/csv for a gradebook upload).",
+	facade.ErrUnsupportedMedia.Code: {status: 415, detail: "The request body must be application/json (text/csv for a gradebook upload).",
 		advice: "Send the body with Content-Type: application/json, or text/csv when uploading a gradebook."},
 	facade.ErrRangeNotSatisfiable.Code: {status: 416, detail: "The requested range starts beyond the end of the file; Content-Range gives its size.",
 		advice: "Ask for a range that starts before the size Content-Range gives, or for the whole file without Range."},
-	ExpectUnsupported.Code: {status: 417, detail: "The only Expect header supported is 100-continue.",
+	facade.ErrExpectUnsupported.Code: {status: 417, detail: "The only Expect header supported is 100-continue.",
 		advice: "Leave out the Expect header, or send Expect: 100-continue."},
 
 	facade.ErrSameAccount.Code: {status: 422, detail: "A transfer needs two different accounts.",
@@ -193,19 +176,25 @@ var problems = map[facade.Code]problemKind{
 		advice: "Transfer only between accounts of the same currency."},
 	facade.ErrIdempotencyReuse.Code: {status: 422, detail: "This Idempotency-Key was already used for a different request.",
 		advice: "Use a new Idempotency-Key for a new transfer; reuse a key only to repeat exactly the same transfer."},
+	// A gradebook upload answers these per row (its rows' code), not as
+	// the request's problem; their pages explain them all the same.
+	facade.ErrDuplicateStudent.Code: {status: 422, detail: "The gradebook names this student on more than one row.",
+		advice: "Keep one row per student in the file: which of the rows was meant cannot be known, so each of them is refused."},
+	facade.ErrNotInClass.Code: {status: 422, detail: "The student is not in this class, or not one you may view.",
+		advice: "Upload only the students of the class the gradebook download lists; a row for anyone else is refused."},
 	facade.ErrBalanceLimit.Code: {status: 422, detail: "The destination account cannot hold this balance.",
 		advice: "The destination's balance would exceed what the service can hold. Transfer less."},
 
-	RateLimited.Code: {status: 429, detail: "Too many requests; retry later.", retryAfter: time.Second,
+	facade.ErrRateLimited.Code: {status: 429, detail: "Too many requests; retry later.", retryAfter: time.Second,
 		advice: "Wait the seconds Retry-After says, then retry; send fewer requests per second."},
-	AuthThrottled.Code: {status: 429, detail: "Too many failed authentications from this address; retry later.", retryAfter: time.Second,
+	facade.ErrAuthThrottled.Code: {status: 429, detail: "Too many failed authentications from this address; retry later.", retryAfter: time.Second,
 		advice: "Wait the seconds Retry-After says, and fix the token before retrying."},
 
-	HeadersTooLarge.Code: {status: 431, detail: "The request headers exceed 16 KiB.",
+	facade.ErrHeadersTooLarge.Code: {status: 431, detail: "The request headers exceed 16 KiB.",
 		advice: "Send at most 16 KiB of request line and headers (cookies included)."},
-	NotImplemented.Code: {status: 501, detail: "The request's transfer encoding is not supported.",
+	facade.ErrNotImplemented.Code: {status: 501, detail: "The request's transfer encoding is not supported.",
 		advice: "Send the body with Content-Length or chunked encoding only."},
-	VersionNotSupported.Code: {status: 505, detail: "Only HTTP/1.1 and HTTP/1.0 are supported.",
+	facade.ErrVersionNotSupported.Code: {status: 505, detail: "Only HTTP/1.1 and HTTP/1.0 are supported.",
 		advice: "Use HTTP/1.1."},
 
 	facade.ErrUpstreamBad.Code: {status: 502, detail: "The build server returned an invalid response.",
@@ -222,12 +211,12 @@ var problems = map[facade.Code]problemKind{
 
 // echoRefusals are Echo's own errors (router, body limit) by status.
 var echoRefusals = map[int]*facade.Error{
-	http.StatusBadRequest:            MalformedRequest,
-	http.StatusNotFound:              RouteNotFound,
-	http.StatusMethodNotAllowed:      MethodNotAllowed,
-	http.StatusNotAcceptable:         NotAcceptable,
-	http.StatusRequestEntityTooLarge: BodyTooLarge,
-	http.StatusUnsupportedMediaType:  UnsupportedMedia,
+	http.StatusBadRequest:            facade.ErrMalformedRequest,
+	http.StatusNotFound:              facade.ErrRouteNotFound,
+	http.StatusMethodNotAllowed:      facade.ErrMethodNotAllowed,
+	http.StatusNotAcceptable:         facade.ErrNotAcceptable,
+	http.StatusRequestEntityTooLarge: facade.ErrBodyTooLarge,
+	http.StatusUnsupportedMediaType:  facade.ErrUnsupportedMedia,
 }
 
 // Wire is a code as clients see it: the internal name with "-" for "_"
@@ -271,7 +260,7 @@ func classify(err error) (*facade.Error, problemKind, time.Duration) {
 	switch {
 	case errors.As(err, &fe):
 	case errors.As(err, &tooBig):
-		fe = BodyTooLarge
+		fe = facade.ErrBodyTooLarge
 	case errors.As(err, &he) && echoRefusals[he.Code] != nil:
 		fe = echoRefusals[he.Code]
 	default:

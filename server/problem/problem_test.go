@@ -11,12 +11,23 @@ import (
 )
 
 // TestEveryDomainCodeHasItsOwnLine: a sentinel added to errors.go without
-// a line here would reach clients as a 500.
+// a line here would reach clients as a 500; a line without its sentinel
+// in errors.go is a code declared somewhere else.
 func TestEveryDomainCodeHasItsOwnLine(t *testing.T) {
+	declared := map[facade.Code]bool{}
 	for _, code := range facade.Codes() {
+		if declared[code] {
+			t.Errorf("code %q declared twice in errors.go", code)
+		}
+		declared[code] = true
 		kind, ok := problems[code]
 		if !ok || kind.detail == "" || (kind.status == 500) != (code == facade.ErrInternal.Code) {
 			t.Errorf("code %q: table line %+v, present %v", code, kind, ok)
+		}
+	}
+	for code := range problems {
+		if !declared[code] {
+			t.Errorf("code %q has a table line but no sentinel in errors.go", code)
 		}
 	}
 }
