@@ -274,7 +274,14 @@ func (b *Tab) Do(steps ...chromedp.Action[chromedp.Void]) {
 // Eval runs a JavaScript expression (awaiting a promise) in the page.
 func Eval[T any](b *Tab, js string) T {
 	b.T.Helper()
-	ctx, cancel := context.WithTimeout(b.Ctx, Wait)
+	return evalWithin[T](b, Wait, js)
+}
+
+// evalWithin is Eval with its own time budget, for work that grows with
+// the page (axe-core over a 10,000-line log).
+func evalWithin[T any](b *Tab, budget time.Duration, js string) T {
+	b.T.Helper()
+	ctx, cancel := context.WithTimeout(b.Ctx, budget)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
 	if err != nil {

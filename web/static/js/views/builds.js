@@ -423,9 +423,10 @@ async function buildLog(ctx, plan, n, job, line) {
   // Lines are drawn in slices: each slice one DocumentFragment.
   const rows = new Array(lines.length);
   const started = performance.now();
-  let drawn = 0;
+  let drawn = 0, slices = 0;
   const slice = () => {
     if (!ctx.alive()) return;
+    slices++;
     const frag = document.createDocumentFragment();
     const end = Math.min(lines.length, drawn + 2500);
     for (let i = drawn; i < end; i++) {
@@ -452,6 +453,7 @@ async function buildLog(ctx, plan, n, job, line) {
       return;
     }
     box.dataset.drawnMs = String(Math.round(performance.now() - started));
+    box.dataset.slices = String(slices);
     box.dataset.ready = 'true';
     if (line) select(line, true);
     ctx.status(`Log of ${jobName}: ${lines.length.toLocaleString('en')} lines.`);
