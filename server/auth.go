@@ -71,5 +71,5 @@ func isPublicPath(p string) bool {
 // without a token.
 func isPublicRoute(route string) bool {
 	return route == "/ui" || route == "/ui/*" || route == "/openapi.json" ||
-		route == "/problems/" || route == "/problems/:code"
+		route == "/problems" || route == "/problems/*"
 }

@@ -247,7 +247,8 @@ func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
 		{"GET", "/ui/", "", "", nil, 200},
 		{"GET", "/ui/js/main.js", "", "", nil, 200},
 		{"GET", "/openapi.json", "", "", nil, 200},
-		{"GET", "/problems/", "", "", nil, 200},
+		{"GET", "/problems", "", "", nil, 200},
+		{"GET", "/problems/", "", "", nil, 200}, // where the index was first served
 		{"GET", "/problems/insufficient-funds", "", "", nil, 200},
 		{"GET", "/healthz", "", "", nil, 200},
 		{"GET", "/readyz", "", "", nil, 200},

@@ -107,8 +107,11 @@ func (s *Server) routes() {
 
 	// What each error code means, for people (an error's type is its
 	// page's path): public, the page's CSP.
-	public("/problems/", problemIndex)
-	public("/problems/:code", problemPage)
+	// The index is /problems (a path ending in "/" is one the OpenAPI
+	// lint refuses); "/problems/", where it was first served, still
+	// answers it: the page route's empty name.
+	public("/problems", problemIndex)
+	public("/problems/*", problemPage)
 
 	// The browser page (package web): public, its own CSP.
 	public("/ui", pageRoot)
@@ -131,7 +134,11 @@ func openAPI(c echo.Context) error {
 // problemPage serves the page describing one error code
 // (server/problem's table).
 func problemPage(c echo.Context) error {
-	b, ok := problem.Page(c.Param("code"))
+	code := c.Param("*")
+	if code == "" {
+		return problemIndex(c)
+	}
+	b, ok := problem.Page(code)
 	if !ok {
 		return facade.ErrNotFound
 	}

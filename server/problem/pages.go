@@ -45,7 +45,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 </tbody>
 </table>
 {{- end}}
-<p><a href="/problems/">Every problem type</a></p>
+<p><a href="/problems">Every problem type</a></p>
 </main>
 </body>
 </html>
