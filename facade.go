@@ -31,8 +31,8 @@ type Principal struct {
 	// claim). Authorization treats the principal as a member of
 	// group:<name> for each, exactly as casbin does with a policy line
 	// "g, <ID>, group:<name>" added; a name that is not ValidGroupName is
-	// ignored (it grants nothing), so a group can never make a token some
-	// other subject.
+	// ignored (it grants nothing). Names are compared whole, so a group can
+	// never make a token some other subject.
 	Groups []string
 }
 

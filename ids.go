@@ -1,9 +1,15 @@
 package facade
 
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
 // Identifier formats of docs/contract.md §3, in one place. Every package that
 // turns an identifier into a Redis key, an upstream URL or a policy object
 // checks it with these; none of them admits '/', '%', '?', '#', spaces or
-// control characters.
+// control characters. Group names (ValidGroupName) are the exception: they
+// only ever become policy subjects, compared whole, never keys or URLs.
 
 // ValidID reports whether s is a well-formed student_id or account_id:
 // ^[A-Za-z0-9._@-]{1,64}$.
@@ -19,11 +25,33 @@ func ValidID(s string) bool {
 	return true
 }
 
+// MaxGroupNameLen is the longest group name a principal may carry, in
+// characters (docs/contract.md §2).
+const MaxGroupNameLen = 256
+
 // ValidGroupName reports whether s may name a group a principal carries
-// (Principal.Groups): the format of ValidID, ^[A-Za-z0-9._@-]{1,64}$. No
-// colon, comma, quote, space or wildcard: group:<name> is always one group
-// of the policy, never a list, a prefix of another subject or a pattern.
-func ValidGroupName(s string) bool { return ValidID(s) }
+// (Principal.Groups): whatever an identity provider sends, 1 to
+// MaxGroupNameLen printable characters of valid UTF-8, spaces, ':', '/',
+// ',' and quotes included ("acme:payments", "team-a/admins", "Domain
+// Users", Entra's object ids). Printable is unicode.IsGraphic: letters,
+// marks, digits, punctuation, symbols and spaces; control characters
+// (which could forge a log line or end a policy line) and invisible format
+// characters are not. The policy names such a group as group:<name>, in
+// casbin's CSV quoting where the name needs it, and a token's name is only
+// ever compared whole with a policy line's: no name is a list, a prefix or
+// a pattern of another.
+func ValidGroupName(s string) bool {
+	if s == "" || len(s) > utf8.UTFMax*MaxGroupNameLen || !utf8.ValidString(s) {
+		return false
+	}
+	n := 0
+	for _, r := range s {
+		if n++; n > MaxGroupNameLen || !unicode.IsGraphic(r) {
+			return false
+		}
+	}
+	return true
+}
 
 // ValidProjectKey reports whether s is a Bamboo project key:
 // ^[A-Z][A-Z0-9]{0,63}$.

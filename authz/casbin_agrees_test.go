@@ -88,7 +88,7 @@ func familyModel(t testing.TB, name string) string {
 // wildcard, deny) over a small vocabulary so questions often hit.
 func randomPolicy(rng *rand.Rand, eft bool, g2 bool) []string {
 	principals := []string{"ann", "ben", "cat", "dan"}
-	groups := []string{"team:a", "team:b", "team:c", "team:d", "team:e", "group:x", "group:devs", "group:ops"}
+	groups := []string{"team:a", "team:b", "team:c", "team:d", "team:e", "group:x", "group:devs", "group:ops", "group:acme:payments", "group:Domain Users", "group:team-a/admins"}
 	objects := []string{"account:1", "account:2", "project:P", "project:Q", "plan:P-X", "plan:P-Y", "class:c1", "class:c2", "student:s1", "student:s2"}
 	patterns := []string{"account:*", "plan:P-*", "project:*", "plan:*", "*", "student:s*", "plan:P-X*", "class:c?", "plan:P-[XY]"}
 	acts := []string{"view", "update", "view_account", "transfer"}
@@ -218,7 +218,7 @@ func questions(rng *rand.Rand, sample int) []question {
 	subs := []string{"ann", "ben", "cat", "dan", "zed", "team:a", "chain:11", ""}
 	objs := []string{"account:1", "account:2", "account:9", "project:P", "project:Q", "plan:P-X", "plan:P-Y", "plan:Q-Z", "class:c1", "class:c2", "class:c3", "student:s1", "student:s2", "student:s9", "team:a", "plan:P-*", "ann", "group:devs"}
 	acts := []string{"view", "update", "view_account", "transfer"}
-	groupSets := [][]string{nil, {"devs"}, {"ops", "devs"}, {"x"}}
+	groupSets := [][]string{nil, {"devs"}, {"ops", "devs"}, {"x"}, {"acme:payments"}, {"Domain Users", "acme"}, {"team-a/admins", "Domain"}}
 	if sample > 0 {
 		qs := make([]question, sample)
 		for i := range qs {

@@ -1,7 +1,9 @@
 package authz
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -57,40 +59,115 @@ func TestTokenGroupsGrantAsCasbinWithGLinesAdded(t *testing.T) {
 }
 
 // withLines writes policyPath plus "g, <ID>, group:<name>" per group of p
-// and returns the new file.
+// (quoted by casbin's CSV rules) and returns the new file.
 func withLines(t *testing.T, policyPath string, p facade.Principal) string {
 	t.Helper()
 	b := readFile(t, policyPath)
 	for _, g := range p.Groups {
-		b += "g, " + p.ID + ", group:" + g + "\n"
+		b += "g, " + p.ID + ", " + csvField("group:"+g) + "\n"
 	}
 	out := filepath.Join(t.TempDir(), "policy.csv")
 	writeFile(t, out, b)
 	return out
 }
 
-// TestGroupNamesCannotInject: a group name that is not a plain name grants
-// nothing: no list ("devs, ops"), no colon trick ("devs:x", ":devs"), no
-// pattern, no other subject's name through the prefix.
-func TestGroupNamesCannotInject(t *testing.T) {
-	a, _ := newAuthorizer(t, append(groupPolicy,
-		"p, group:devs:x, project:X, view",
-		"p, group:*, project:STAR, view",
-		"p, group:, project:EMPTY, view",
-	)...)
-	for _, c := range []struct {
-		group, project string
-	}{
-		{"devs, ops", "DEV"}, {"devs,ops", "DEV"}, {"devs:x", "X"}, {"*", "STAR"}, {"", "EMPTY"},
-		{" devs", "DEV"}, {"devs\n", "DEV"}, {"../devs", "DEV"},
-		{strings.Repeat("d", 65), "DEV"},
-	} {
-		p := facade.Principal{ID: "mallory", Groups: []string{c.group}}
-		if a.CanViewProject(p, c.project) {
-			t.Errorf("group %q granted project:%s", c.group, c.project)
+// csvField writes one policy.csv field as ops would: quoted when casbin's
+// CSV reading needs it (a comma or a quote inside, a space at either end).
+func csvField(f string) string {
+	if f != "" && !strings.ContainsAny(f, `,"`) && strings.TrimSpace(f) == f {
+		return f
+	}
+	return `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
+}
+
+// providerGroups are group names real identity providers send, each
+// granted one project in providerPolicy, next to names an attacker would
+// pick to look like them.
+var providerGroups = map[string]string{
+	"acme:payments":                        "PAY",  // GitHub teams, org:team
+	"team-a/admins":                        "ADM",  // GitLab subgroups
+	"Domain Users":                         "DOM",  // LDAP / Active Directory
+	"8c1e5a2b-0f3d-4e6a-9b7c-2d1f0e9a8b7c": "ENT",  // Entra object ids
+	"a,b":                                  "AB",   // a comma: one name, not a list
+	`say "hi"`:                             "HI",   // quotes
+	"trailing ":                            "TR",   // a space at the end
+	"acme":                                 "ACME", // a prefix of acme:payments
+	"Domain":                               "DOMA", // a word of Domain Users
+	"*":                                    "STAR", // a name that is a wildcard elsewhere
+	"Überweisungen – Team":                 "UTF",  // not ASCII
+	strings.Repeat("x", 256):               "LONG", // the longest name
+}
+
+func providerPolicy() []string {
+	lines := slices.Clone(groupPolicy)
+	for _, name := range slices.Sorted(maps.Keys(providerGroups)) {
+		lines = append(lines, "p, "+csvField("group:"+name)+", project:"+providerGroups[name]+", view")
+	}
+	return lines
+}
+
+// TestAnyGroupNameAProviderSendsGrantsExactlyItsLines: a token carrying
+// any group name a provider sends gets that group's lines, written with
+// casbin's CSV quoting, and nothing else, as stock casbin decides the
+// same files with "g, <sub>, group:<name>" added; names that look like
+// another after quoting (a prefix, a word, the quotes themselves, a
+// space more, a list) get nothing of the other's.
+func TestAnyGroupNameAProviderSendsGrantsExactlyItsLines(t *testing.T) {
+	a, policyPath := newAuthorizer(t, providerPolicy()...)
+	projects := []string{"DEV", "PROJ", "ANN"}
+	for _, p := range providerGroups {
+		projects = append(projects, p)
+	}
+	lookalikes := []string{
+		"acme:payments:x", "acme:", "group:acme:payments", "acme:payments ", " acme:payments",
+		"Domain Users ", "Domain  Users", "Domain\u00a0Users", `"Domain Users"`, "domain users",
+		"a", "b", "a, b", `"a,b"`, `say ""hi""`, "trailing", "trailing  ", "**", "x*", "Users",
+		strings.Repeat("x", 255), "acme:payments,Domain Users",
+	}
+	for _, name := range append(slices.Collect(maps.Keys(providerGroups)), lookalikes...) {
+		p := facade.Principal{ID: "mallory", Groups: []string{name}}
+		stock, err := casbin.NewEnforcer(filepath.Join(filepath.Dir(policyPath), "model.conf"), withLines(t, policyPath, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		granted := 0
+		for _, project := range projects {
+			got := a.CanViewProject(p, project)
+			want, _ := stock.Enforce(p.ID, "project:"+project, "view")
+			if got != want {
+				t.Errorf("group %q on project:%s: service %v, stock casbin %v", name, project, got, want)
+			}
+			if got {
+				granted++
+				if providerGroups[name] != project {
+					t.Errorf("group %q granted project:%s, another group's", name, project)
+				}
+			}
+		}
+		if _, own := providerGroups[name]; own != (granted == 1) {
+			t.Errorf("group %q granted %d projects", name, granted)
 		}
 	}
-	if !a.CanViewProject(facade.Principal{ID: "mallory", Groups: []string{"x y", "devs"}}, "DEV") {
+}
+
+// TestGroupNamesNoTokenCanCarryGrantNothing: names with a control
+// character, empty or over 256 characters are dropped from the subject
+// (never rewritten into another name), and a bad name next to a good one
+// does not drop the good one.
+func TestGroupNamesNoTokenCanCarryGrantNothing(t *testing.T) {
+	a, _ := newAuthorizer(t, append(groupPolicy, "p, group:x y, project:XY, view")...)
+	for _, name := range []string{"", "devs\n", "devs\x00", "\tdevs", "x\ty", "x\u200by", "x\u202ey", "de\x7fvs", "\xffdevs", strings.Repeat("d", 257)} {
+		p := facade.Principal{ID: "mallory", Groups: []string{name}}
+		if q := subjectOf(p); len(q.groups) != 0 {
+			t.Errorf("group %q kept as %q", name, q.groups)
+		}
+		for _, project := range []string{"DEV", "XY", "PROJ"} {
+			if a.CanViewProject(p, project) {
+				t.Errorf("group %q granted project:%s", name, project)
+			}
+		}
+	}
+	if !a.CanViewProject(facade.Principal{ID: "mallory", Groups: []string{"x\ny", "devs"}}, "DEV") {
 		t.Error("a bad name next to a good one must not drop the good one")
 	}
 }

@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/casbin/casbin/v2/model"
+
+	facade "github.com/facade-dev/facade"
 )
 
 // lint reports what casbin accepts but ops want to hear about: actions and
@@ -28,6 +32,7 @@ func lint(path string, m model.Model, rules []rule, graphs bool) []Problem {
 			members[r.fields[1]] = true
 		}
 	}
+	problems = append(problems, unreachableGroups(path, m, rules, members)...)
 	words := vocabularyOf(m)
 	for _, r := range rules {
 		if r.ptype != "p" || !standard {
@@ -60,6 +65,57 @@ func lint(path string, m model.Model, rules []rule, graphs bool) []Problem {
 		problems = append(problems, graphFindings(path, rules, g)...)
 	}
 	return problems
+}
+
+// unreachableGroups warns of group:NAME subjects no principal can ever be
+// in: NAME is no name a token or sign-in can carry (facade.ValidGroupName:
+// empty, over 256 characters, a control character) and no g line gives
+// the group members. casbin loads such a line; it never matters. (A valid
+// NAME gets its members from tokens, however it is spelled: acme:payments,
+// "Domain Users".)
+func unreachableGroups(path string, m model.Model, rules []rule, members map[string]bool) []Problem {
+	if _, ok := m["g"][groupRole]; !ok {
+		return nil // no g: token groups go nowhere, and lint's other findings say so
+	}
+	var problems []Problem
+	warned := map[string]bool{}
+	for _, r := range rules {
+		var subjects []string
+		switch {
+		case r.ptype == "p" && len(r.fields) >= 1:
+			subjects = r.fields[:1]
+		case r.ptype == groupRole && len(r.fields) == 2:
+			subjects = r.fields[:1] // the group a line puts into another
+		}
+		for _, sub := range subjects {
+			name, ok := strings.CutPrefix(sub, prefixGroup)
+			if !ok || facade.ValidGroupName(name) || members[sub] || warned[sub] {
+				continue
+			}
+			warned[sub] = true
+			problems = append(problems, Problem{File: path, Line: r.line, Warning: true,
+				Msg: fmt.Sprintf("%q is no group a token can carry (%s) and no g line gives it members: this line can never matter", sub, whyNotGroupName(name))})
+		}
+	}
+	return problems
+}
+
+// whyNotGroupName says why name is not facade.ValidGroupName, in words.
+func whyNotGroupName(name string) string {
+	switch {
+	case name == "":
+		return "the name after group: is empty"
+	case !utf8.ValidString(name):
+		return "the name is not valid UTF-8"
+	case utf8.RuneCountInString(name) > facade.MaxGroupNameLen:
+		return fmt.Sprintf("the name has %d characters; a group name has at most %d", utf8.RuneCountInString(name), facade.MaxGroupNameLen)
+	}
+	for i, r := range name {
+		if !unicode.IsGraphic(r) {
+			return fmt.Sprintf("the name has the unprintable character %U at byte %d", r, i)
+		}
+	}
+	return "not a group name"
 }
 
 // graphFindings reports cycles and chains longer than casbin follows in

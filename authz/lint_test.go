@@ -47,3 +47,55 @@ func TestCheckReportsLinesThatCanNeverMatter(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckWarnsOfGroupsNoTokenCanCarry: policy check is quiet about
+// group lines any provider's name matches (a colon, a slash, spaces in
+// quotes), and warns, at the line, of group:NAME subjects no token can
+// carry and no g line fills: empty, a control character, over 256
+// characters. Unquoted trailing spaces stay refused; quoted ones are the
+// name's own.
+func TestCheckWarnsOfGroupsNoTokenCanCarry(t *testing.T) {
+	long := "group:" + strings.Repeat("n", 257)
+	lines := []string{
+		"p, group:acme:payments, account:1001, view_account",   // 1: fine
+		"p, group:team-a/admins, project:PROJ, view",           // 2: fine
+		`p, "group:Domain Users", account:1001, view_account`,  // 3: fine
+		`p, "group:trailing ", account:1001, view_account`,     // 4: fine, quoted
+		"p, group:, account:1001, view_account",                // 5: empty name
+		"p, group:bell\a, account:1001, view_account",          // 6: a control character
+		"p, " + long + ", account:1001, view_account",          // 7: 257 characters
+		"g, group:tab\tbed, team:x",                            // 8: a control character, in a g line
+		"p, team:x, project:PROJ, view",                        // 9
+		"g, carol, group:",                                     // 10: gives group: a member
+		"p, group:zero\u200bwidth, account:1001, view_account", // 11: an invisible character
+	}
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.csv")
+	writeFile(t, policy, strings.Join(lines, "\n")+"\n")
+	byLine := map[int]string{}
+	for _, p := range Check("../model.conf", policy) {
+		if !p.Warning {
+			t.Errorf("refused: %s", p)
+		}
+		byLine[p.Line] += p.Msg
+	}
+	for _, n := range []int{1, 2, 3, 4, 5, 9, 10} {
+		if byLine[n] != "" {
+			t.Errorf("line %d: %s", n, byLine[n])
+		}
+	}
+	for n, want := range map[int]string{6: "U+0007", 7: "257 characters", 8: "U+0009", 11: "U+200B"} {
+		if !strings.Contains(byLine[n], "no group a token can carry") || !strings.Contains(byLine[n], want) {
+			t.Errorf("line %d: %q, want a warning naming %s", n, byLine[n], want)
+		}
+	}
+	// A grant to group: with no member line is warned of too.
+	writeFile(t, policy, "p, group:, account:1001, view_account\n")
+	if ps := Check("../model.conf", policy); len(ps) != 1 || !strings.Contains(ps[0].Msg, "empty") {
+		t.Errorf("group: without members: %v", ps)
+	}
+	writeFile(t, policy, "p, group:trailing , account:1001, view_account\n")
+	if ps := Check("../model.conf", policy); !HasErrors(ps) || !strings.Contains(ps[0].Msg, "quote the field") {
+		t.Errorf("unquoted trailing space: %v", ps)
+	}
+}

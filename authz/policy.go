@@ -100,7 +100,7 @@ func parsePolicy(path string, data []byte, m model.Model) ([]rule, []Problem) {
 // parseRule splits one line as casbin.persist.LoadPolicyLine does and checks
 // its type and arity against the model.
 func parseRule(text string, m model.Model) (rule, string) {
-	tokens, problem := splitCSV(text)
+	tokens, quoted, problem := splitCSV(text)
 	if problem != "" {
 		return rule{}, problem
 	}
@@ -108,9 +108,10 @@ func parseRule(text string, m model.Model) (rule, string) {
 		switch {
 		case strings.TrimSpace(tokens[i]) == "":
 			return rule{}, fmt.Sprintf("field %d is empty", i+1)
-		case strings.TrimSpace(tokens[i]) != tokens[i]:
-			// casbin keeps trailing spaces as part of the value: "bob " is not bob
-			return rule{}, fmt.Sprintf("field %d has spaces after its value (casbin would keep them)", i+1)
+		case strings.TrimSpace(tokens[i]) != tokens[i] && !quoted[i]:
+			// casbin keeps trailing spaces as part of the value: "bob " is
+			// not bob. Inside quotes they are meant ("group:Domain Users ").
+			return rule{}, fmt.Sprintf("field %d has spaces after its value (casbin would keep them; quote the field if they are meant)", i+1)
 		}
 	}
 	r := rule{ptype: tokens[0], fields: tokens[1:], text: text}
@@ -127,24 +128,33 @@ func parseRule(text string, m model.Model) (rule, string) {
 }
 
 // splitCSV reads one line as casbin's file adapter does (encoding/csv,
-// leading spaces trimmed). A line without quotes, nearly every line of a
-// policy, is split directly: the same fields, without a CSV reader per
-// line, which a 150,000-line reload would feel.
-func splitCSV(text string) ([]string, string) {
+// leading spaces trimmed) and says which fields were quoted. A line
+// without quotes, nearly every line of a policy, is split directly: the
+// same fields, without a CSV reader per line, which a 150,000-line reload
+// would feel.
+func splitCSV(text string) (tokens []string, quoted []bool, problem string) {
 	if text != "" && text[0] != '#' && !strings.ContainsAny(text, "\"\r\n") {
-		tokens := strings.Split(text, ",")
+		tokens = strings.Split(text, ",")
 		for i, t := range tokens {
 			tokens[i] = strings.TrimLeftFunc(t, unicode.IsSpace)
 		}
-		return tokens, ""
+		return tokens, make([]bool, len(tokens)), ""
 	}
 	rd := csv.NewReader(strings.NewReader(text))
 	rd.Comma, rd.Comment, rd.TrimLeadingSpace = ',', '#', true
 	tokens, err := rd.Read()
 	if err != nil {
-		return nil, "not a CSV line: " + strings.TrimPrefix(err.Error(), "record on line 1: ")
+		return nil, nil, "not a CSV line: " + strings.TrimPrefix(err.Error(), "record on line 1: ")
 	}
-	return tokens, ""
+	quoted = make([]bool, len(tokens))
+	for i := range tokens {
+		// FieldPos is where the field starts, after the trimmed spaces: at
+		// its opening quote when it has one.
+		if _, col := rd.FieldPos(i); col >= 1 && col <= len(text) {
+			quoted[i] = text[col-1] == '"'
+		}
+	}
+	return tokens, quoted, ""
 }
 
 func definedTypes(m model.Model) string {

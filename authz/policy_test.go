@@ -2,9 +2,15 @@ package authz
 
 import (
 	"encoding/csv"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/casbin/casbin/v2/model"
+	"github.com/casbin/casbin/v2/persist"
+
+	facade "github.com/facade-dev/facade"
 )
 
 // FuzzSplitCSVReadsLinesAsCasbinDoes: the quick split of a policy line
@@ -17,12 +23,90 @@ func FuzzSplitCSVReadsLinesAsCasbinDoes(f *testing.F) {
 		if strings.ContainsAny(line, "\r\n") || line == "" || line[0] == '#' {
 			return // parsePolicy hands parseRule single, non-comment lines
 		}
-		got, problem := splitCSV(line)
+		got, _, problem := splitCSV(line)
 		rd := csv.NewReader(strings.NewReader(line))
 		rd.Comma, rd.Comment, rd.TrimLeadingSpace = ',', '#', true
 		want, err := rd.Read()
 		if (err != nil) != (problem != "") || (err == nil && !slices.Equal(got, want)) {
 			t.Fatalf("%q: split %q (%s), encoding/csv %q (%v)", line, got, problem, want, err)
+		}
+	})
+}
+
+// FuzzPolicyLineMeansWhatCasbinReads: a line parseRule accepts is the rule
+// stock casbin's file adapter loads from it (persist.LoadPolicyLine),
+// field for field, quotes and all; a line casbin cannot read is refused.
+// So a group name, however quoted, means in the service what it means to
+// casbin's own tools.
+func FuzzPolicyLineMeansWhatCasbinReads(f *testing.F) {
+	for _, s := range []string{
+		"p, bob, class:english-101, view", `p, "group:Domain Users", account:1001, view_account`,
+		`p, "group:a,b", project:P, view`, `p, "group:say ""hi""", project:P, view`, `p, "group:x ", project:P, view`,
+		"p, group:acme:payments, account:1, view_account", `g, "group:a""", "group:b"`, `p, "group:x" , a, b`,
+		`p, group:x", a, b`, "g, alice, \"role:prof\tessor\"",
+	} {
+		f.Add(s)
+	}
+	m, err := model.NewModelFromString(shippedModel(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		line = strings.TrimSpace(line)
+		if strings.ContainsAny(line, "\r\n") || line == "" || line[0] == '#' {
+			return // parsePolicy hands parseRule single, trimmed, non-comment lines
+		}
+		m.ClearPolicy()
+		casbinErr := func() (err error) {
+			defer func() {
+				if recover() != nil {
+					err = errors.New("casbin panicked")
+				}
+			}()
+			return persist.LoadPolicyLine(line, m)
+		}()
+		r, msg := parseRule(line, m)
+		if msg != "" {
+			return // refusing more than casbin is allowed (empty fields, unknown types)
+		}
+		if casbinErr != nil {
+			t.Fatalf("%q: accepted as %q, but casbin fails: %v", line, r.fields, casbinErr)
+		}
+		loaded, _ := m.GetPolicy(r.ptype[:1], r.ptype)
+		if len(loaded) != 1 || !slices.Equal(loaded[0], r.fields) {
+			t.Fatalf("%q: read as %s %q, casbin loads %q", line, r.ptype, r.fields, loaded)
+		}
+	})
+}
+
+// FuzzGroupNameGrantsOnlyItself: a line granting group:A, quoted as ops
+// write it, reads back as group:A, and grants a token carrying B exactly
+// when B is A (and A is a name a token can carry).
+func FuzzGroupNameGrantsOnlyItself(f *testing.F) {
+	for _, s := range [][2]string{{"Domain Users", "Domain"}, {"a,b", "a"}, {`x"`, `x""`}, {"x ", "x"}, {"acme:payments", "acme:payments"}, {"*", "devs"}} {
+		f.Add(s[0], s[1])
+	}
+	m, err := model.NewModelFromString(shippedModel(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !facade.ValidGroupName(a) {
+			return
+		}
+		line := "p, " + csvField(prefixGroup+a) + ", project:P, view"
+		r, msg := parseRule(line, m)
+		if msg != "" || r.fields[0] != prefixGroup+a {
+			t.Fatalf("%q: read as %q (%s)", line, r.fields, msg)
+		}
+		s := &shape{subRole: groupRole, objEq: true, actEq: true}
+		x, err := newIndex(s, []rule{r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := a == b
+		if got := x.enforce(subjectWith("mallory", []string{b}), "project:P", "view"); got != want {
+			t.Fatalf("line %q, token group %q: %v", line, b, got)
 		}
 	})
 }

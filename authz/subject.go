@@ -24,9 +24,12 @@ type subject struct {
 }
 
 // subjectOf is the subject of p's questions. A group name that is not
-// facade.ValidGroupName is left out: it grants nothing, so no name (a
-// list with commas, a colon trick, a pattern) makes a token some other
-// subject.
+// facade.ValidGroupName (a control character, over 256 characters) is
+// left out: it grants nothing. Every other name is group:<name> whole,
+// compared whole with the policy's subjects: a name with commas is not a
+// list, "acme:payments" is not group:acme, and a name with '*' is no
+// pattern (the role definitions the service decides have no matching
+// function).
 func subjectOf(p facade.Principal) subject { return subjectWith(p.ID, p.Groups) }
 
 func subjectWith(id string, names []string) subject {

@@ -256,8 +256,8 @@ func TestPolicyToolsForOps(t *testing.T) {
 	if code, _, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--obj", "class:english-101", "--act", "view"); code != 1 {
 		t.Fatalf("explain without the group: exit %d, want 1 (deny)", code)
 	}
-	if code, _, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--group", "a,b", "--obj", "class:english-101", "--act", "view"); code != 2 {
-		t.Fatalf("explain with --group a,b: exit %d, want 2", code)
+	if code, _, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--group", "a\tb", "--obj", "class:english-101", "--act", "view"); code != 2 {
+		t.Fatalf("explain with --group a<TAB>b: exit %d, want 2", code)
 	}
 	if code, out, _ := runCmd(env, "policy", "what", "--sub", "zed", "--group", "english-graders"); code != 0 || !strings.Contains(out, "student:henry view\n") {
 		t.Fatalf("what with --group: exit %d %q", code, out)

@@ -112,8 +112,10 @@ type policyTool struct {
 	groups                             groupFlag
 }
 
-// groupFlag collects --group: names as a token carries them ("devs"; the
-// policy's "group:devs" is accepted too), each valid.
+// groupFlag collects --group: names as a token carries them, any a
+// provider sends ("devs", "acme:payments", "Domain Users"; the policy's
+// spelling "group:devs" is accepted too, so a name that itself starts
+// with "group:" is written with the prefix twice), each valid.
 type groupFlag []string
 
 func (g *groupFlag) String() string { return strings.Join(*g, ",") }
@@ -121,7 +123,7 @@ func (g *groupFlag) String() string { return strings.Join(*g, ",") }
 func (g *groupFlag) Set(v string) error {
 	name := strings.TrimPrefix(v, "group:")
 	if !facade.ValidGroupName(name) {
-		return fmt.Errorf("group %q: a group name is 1 to 64 letters, digits and ._@-", v)
+		return fmt.Errorf("group %q: a group name is 1 to %d printable characters (no control characters)", v, facade.MaxGroupNameLen)
 	}
 	*g = append(*g, name)
 	return nil
