@@ -13,10 +13,12 @@ import (
 // shown is one the professor may view (CanViewGrade), so a deny rule on one
 // student is honoured on the class page too.
 
-// CanViewClass: (sub, class:C, view) by a principal of role professor.
+// CanViewClass: (sub, class:C, view) by a principal of role professor (the
+// token's or the policy's).
 func (a *Authorizer) CanViewClass(p facade.Principal, classID string) bool {
-	return a.record(opViewClass, p.Role == facade.RoleProfessor && p.ID != "" && facade.ValidID(classID) &&
-		a.state().enforce(subjectOf(p), prefixClass+classID, actView))
+	st := a.state()
+	return a.record(opViewClass, p.ID != "" && facade.ValidID(classID) && st.hasRole(p, facade.RoleProfessor) &&
+		st.enforce(subjectOf(p), prefixClass+classID, actView))
 }
 
 // ClassStudents returns the students enrolled in classID (g, student:S,
@@ -43,10 +45,10 @@ func (a *Authorizer) MayChangeGrade(p facade.Principal, studentID string) bool {
 // ViewableClasses returns the classes the principal may view (see
 // CanViewClass), sorted; none for a principal who is not a professor.
 func (a *Authorizer) ViewableClasses(p facade.Principal) []string {
-	if p.Role != facade.RoleProfessor || p.ID == "" {
+	st, q := a.state(), subjectOf(p)
+	if p.ID == "" || !st.hasRole(p, facade.RoleProfessor) {
 		return nil
 	}
-	st, q := a.state(), subjectOf(p)
 	var classes []string
 	for _, c := range st.classIndex().classes {
 		if st.enforce(q, c, actView) {

@@ -36,6 +36,7 @@ type state struct {
 	model    model.Model
 	rules    []rule // as casbin loads them (duplicates skipped), file order
 	classes  classIndex
+	roles    roleIndex // the roles the policy gives (roles.go)
 }
 
 // compile checks the files and builds the decider: the index for a
@@ -46,6 +47,9 @@ func compile(f files) (*state, []Problem) {
 		return nil, problems
 	}
 	st := &state{hash: f.hash(), digest: f.digest, model: m, rules: rules}
+	if _, ok := m["g"][groupRole]; ok {
+		st.roles = newRoleIndex(rules)
+	}
 	if s, reason := recognize(m); s != nil {
 		x, err := newIndex(s, rules)
 		if err != nil {

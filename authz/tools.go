@@ -57,14 +57,12 @@ type Explanation struct {
 }
 
 // Explain answers the question (pr.ID, obj, act) as the service would for
-// pr: its role (grade questions, obj student:S, apply the role rules
-// first) and its groups (members of group:<name>); plan:K-P is also
-// covered by view on project:K.
+// pr: its groups (members of group:<name>), plan:K-P also covered by view
+// on project:K, and, for a grade (obj student:S), the grade rules with
+// pr's roles, the token's and the policy's (see ExplainGrade).
 func (p *Policy) Explain(pr facade.Principal, obj, act string) (Explanation, error) {
-	if sid, ok := strings.CutPrefix(obj, prefixStudent); ok && pr.Role != "" {
-		if x, decided := gradeRole(pr, sid, act); decided {
-			return x, nil
-		}
+	if sid, ok := strings.CutPrefix(obj, prefixStudent); ok {
+		return p.ExplainGrade(pr, sid, act), nil
 	}
 	q := subjectOf(pr)
 	x := p.explain(q, obj, act)
@@ -77,18 +75,69 @@ func (p *Policy) Explain(pr facade.Principal, obj, act string) (Explanation, err
 	return x, nil
 }
 
-// gradeRole applies the service's role rules for grades; decided is false
-// when the policy decides (role professor).
-func gradeRole(pr facade.Principal, studentID, act string) (Explanation, bool) {
-	switch {
-	case pr.Role == facade.RoleProfessor:
-		return Explanation{}, false
-	case pr.Role == facade.RoleStudent && act == actView && pr.ID == studentID:
-		return Explanation{Allow: true, Notes: []string{"built-in rule: role student views their own grade; no policy line is involved"}}, true
-	case pr.Role == facade.RoleStudent:
-		return Explanation{Notes: []string{"built-in rule: role student views only their own grade and never writes one, whatever the policy says"}}, true
+// ExplainGrade answers the grade question the service asks when pr reads
+// (act view) or writes (act update) studentID's grade, exactly as the
+// service decides it (state.grade): a professor, by the token or by the
+// policy (g, <sub or group:G>, role:professor), asks the policy about
+// student:S; a student views their own grade; nobody else reaches grades.
+func (p *Policy) ExplainGrade(pr facade.Principal, studentID, act string) Explanation {
+	st := p.st
+	if !facade.ValidID(studentID) {
+		return Explanation{Notes: []string{fmt.Sprintf("%q is not a student id (letters, digits and ._@-, at most 64): the service answers 400 before it asks", studentID)}}
 	}
-	return Explanation{Notes: []string{fmt.Sprintf("built-in rule: only roles student and professor reach grades, not role %q", pr.Role)}}, true
+	if act != actView && act != actUpdate {
+		return Explanation{Notes: []string{fmt.Sprintf("a grade is read (view) or written (update); the service never asks %q about one", act)}}
+	}
+	if pr.ID == "" {
+		return Explanation{Notes: []string{"a principal without an id reaches nothing"}}
+	}
+	var x Explanation
+	var roleLines []string
+	professor := st.hasRole(pr, facade.RoleProfessor)
+	if professor {
+		roleLines = p.roleSource(pr, facade.RoleProfessor)
+		x = p.explain(subjectOf(pr), prefixStudent+studentID, act)
+		if x.Allow {
+			x.Chain = append(roleLines, x.Chain...)
+			return x
+		}
+	}
+	if st.hasRole(pr, facade.RoleStudent) && pr.ID == studentID && act == actView {
+		return Explanation{Allow: true, Chain: p.roleSource(pr, facade.RoleStudent),
+			Notes: []string{"built-in rule: role student views their own grade; no policy line is involved"}}
+	}
+	if professor {
+		x.Chain = append(roleLines, x.Chain...)
+		return x
+	}
+	if st.hasRole(pr, facade.RoleStudent) {
+		return Explanation{Chain: p.roleSource(pr, facade.RoleStudent),
+			Notes: []string{"built-in rule: role student views only their own grade and never writes one, whatever the policy says"}}
+	}
+	role := "no role"
+	if pr.Role != "" {
+		role = fmt.Sprintf("role %q", pr.Role)
+	}
+	return Explanation{Notes: []string{fmt.Sprintf("built-in rule: only roles student and professor reach grades; %s has %s from its token and none from the policy "+
+		"(a line \"g, %s, role:professor\", or one for a group it carries, would give it one)", pr.ID, role, csvQuote(pr.ID))}}
+}
+
+// roleSource says where pr's role comes from: the token, or the g lines
+// that lead to role:<role> (from its id, or from a group its token carries).
+func (p *Policy) roleSource(pr facade.Principal, role string) []string {
+	if pr.Role == role {
+		return []string{fmt.Sprintf("(token) %s has role %s", pr.ID, role)}
+	}
+	return p.chainFor(subjectOf(pr), groupRole, pr.ID, prefixRole+role)
+}
+
+// csvQuote writes one policy.csv field, quoted by casbin's CSV rules when
+// it needs it (a comma or a quote, a space at either end).
+func csvQuote(f string) string {
+	if f != "" && !strings.ContainsAny(f, `,"`) && strings.TrimSpace(f) == f {
+		return f
+	}
+	return `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
 }
 
 // explain is the casbin question alone.

@@ -18,7 +18,9 @@ const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [fl
 
   check                                 validate model and policy (exit 1 on a problem); says which decider runs
   explain --sub ID [--role R] [--group G]... --obj OBJ --act ACT
-                                        exit 0 allow, 1 deny, 2 error; prints the deciding line and the g chain
+  explain --sub ID [--role R] [--group G]... --grade STUDENT --act view|update
+                                        what the service answers: exit 0 allow, 1 deny, 2 error;
+                                        prints the deciding line and the g chain (roles included)
   test FILE                             expected decisions "allow|deny SUB[+group:G...] OBJ ACT"; exit 1 on any mismatch
   who --obj OBJ --act ACT [--group G]...
                                         every principal and group that may
@@ -50,11 +52,12 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 	case "check":
 		run = t.check
 	case "explain":
-		fs.synopsis = "facade policy explain --sub ID [--role R] --obj OBJ --act ACT   (exit 0 allow, 1 deny, 2 error)"
+		fs.synopsis = "facade policy explain --sub ID [--role R] [--group G]... (--obj OBJ | --grade STUDENT) --act ACT   (exit 0 allow, 1 deny, 2 error)"
 		t.sub = fs.String("sub", "", "principal id (a token's sub)")
-		t.role = fs.String("role", "", "role (for grade questions, obj student:S)")
+		t.role = fs.String("role", "", "the token's role (the policy may give more: g, SUB, role:R)")
 		t.obj = fs.String("obj", "", "object, e.g. account:1001, plan:WEB-NIGHTLY or student:alice")
-		t.act = fs.String("act", "", "action, e.g. view_account")
+		t.grade = fs.String("grade", "", "the grade question about `STUDENT` (as --obj student:STUDENT), with the role rules")
+		t.act = fs.String("act", "", "action, e.g. view_account; view or update for a grade")
 		fs.Var(&t.groups, "group", "a group the principal's token carries (repeatable): member of group:`NAME`")
 		run = t.explain
 	case "test":
@@ -108,6 +111,7 @@ type policyTool struct {
 	name                               string
 	args                               []string
 	model, policy, sub, role, obj, act *string
+	grade                              *string
 	old, new, format                   *string
 	groups                             groupFlag
 }
@@ -182,8 +186,14 @@ func (t *policyTool) check() int {
 }
 
 func (t *policyTool) explain() int {
+	if *t.grade != "" {
+		if *t.obj != "" {
+			return t.fail(fmt.Errorf("give --obj or --grade, not both"))
+		}
+		*t.obj = "student:" + *t.grade
+	}
 	if !required(t.sub, t.obj, t.act) {
-		return t.fail(fmt.Errorf("--sub, --obj and --act are required"))
+		return t.fail(fmt.Errorf("--sub, --obj (or --grade) and --act are required"))
 	}
 	p, code := t.open(*t.policy)
 	if p == nil {

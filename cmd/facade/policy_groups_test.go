@@ -94,3 +94,33 @@ deny, zed, account:2002, view_account, "group:Domain Users "
 		t.Fatalf("check of a group no token can carry: exit %d %q", code, out)
 	}
 }
+
+// TestExplainAnswersTheGradeQuestionWithPolicyRoles: --grade asks what
+// the service asks; a role given by the policy to a group counts, and a
+// class grant alone reaches no grade.
+func TestExplainAnswersTheGradeQuestionWithPolicyRoles(t *testing.T) {
+	dir := t.TempDir()
+	base := "p, group:english-graders, class:english-101, view\ng, student:henry, class:english-101\n"
+	without, with := filepath.Join(dir, "without.csv"), filepath.Join(dir, "with.csv")
+	if err := os.WriteFile(without, []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(with, []byte(base+"g, group:english-graders, role:professor\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := settingsFrom(map[string]string{"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": without})
+	code, out, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--group", "english-graders", "--grade", "henry", "--act", "view")
+	if code != 1 || !strings.Contains(out, "only roles student and professor reach grades") {
+		t.Fatalf("a class grant without a role: exit %d %q", code, out)
+	}
+	code, out, _ = runCmd(env, "policy", "explain", "--policy", with, "--sub", "zed", "--group", "english-graders", "--grade", "henry", "--act", "view")
+	if code != 0 || !strings.Contains(out, with+":3: g, group:english-graders, role:professor") || !strings.Contains(out, with+":1: p, group:english-graders") {
+		t.Fatalf("a role from the policy: exit %d %q", code, out)
+	}
+	if code, out, _ := runCmd(env, "policy", "explain", "--policy", with, "--sub", "zed", "--group", "english-graders", "--grade", "henry", "--act", "update"); code != 1 {
+		t.Fatalf("update with view only: exit %d %q", code, out)
+	}
+	if code, _, stderr := runCmd(env, "policy", "explain", "--sub", "zed", "--grade", "henry", "--obj", "account:1", "--act", "view"); code != 2 || !strings.Contains(stderr, "not both") {
+		t.Fatalf("--grade with --obj: exit %d %q", code, stderr)
+	}
+}

@@ -1,0 +1,192 @@
+package authz
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/casbin/casbin/v2"
+
+	facade "github.com/facade-dev/facade"
+)
+
+// TestRolesFromThePolicyReachGrades: a provider without a role claim
+// (Dex) sends only groups; "g, group:english-graders, role:professor"
+// makes the graders professors as if their tokens said so, and the class
+// grant then decides, as it would for a token's professor. Without the
+// role line the class grant alone reaches no grade.
+func TestRolesFromThePolicyReachGrades(t *testing.T) {
+	base := []string{
+		"p, group:english-graders, class:english-101, view",
+		"g, student:henry, class:english-101",
+		"g, student:dave, class:math-201",
+		"p, frank, class:math-201, update",
+		"p, frank, class:math-201, view",
+	}
+	grace := facade.Principal{ID: "grace", Groups: []string{"english-graders"}}
+	without, _ := newAuthorizer(t, base...)
+	if without.CanViewGrade(grace, "henry") || without.CanViewClass(grace, "english-101") {
+		t.Fatal("a class grant without a role reaches a grade")
+	}
+	a, _ := newAuthorizer(t, append(base,
+		"g, group:english-graders, role:professor",
+		"g, frank, team:math", "g, team:math, role:professor",
+		"g, student:henry, role:student",
+		"p, student:henry, class:english-101, update", // a student never writes, whatever the policy says
+		"g, team:x, role:professor", "p, team:x, class:english-101, view",
+	)...)
+	for _, c := range []struct {
+		p                facade.Principal
+		student          string
+		wantView, wantUp bool
+	}{
+		{grace, "henry", true, false},
+		{grace, "dave", false, false},
+		{facade.Principal{ID: "grace"}, "henry", false, false}, // the group is what makes her a grader
+		{facade.Principal{ID: "frank"}, "dave", true, true},    // through a team
+		{facade.Principal{ID: "frank"}, "henry", false, false},
+		{facade.Principal{ID: "henry"}, "henry", false, false}, // student:henry has the role, not henry
+		{facade.Principal{ID: "team:x"}, "henry", false, false},
+		{facade.Principal{ID: "team:x", Role: "professor"}, "henry", false, false},
+		{facade.Principal{ID: "grace", Role: "student", Groups: []string{"english-graders"}}, "henry", true, false},
+		{facade.Principal{ID: "grace", Role: "student", Groups: []string{"english-graders"}}, "grace", true, false},
+	} {
+		if got := a.CanViewGrade(c.p, c.student); got != c.wantView {
+			t.Errorf("%+v views %s: %v, want %v", c.p, c.student, got, c.wantView)
+		}
+		if got := a.CanWriteGrade(c.p, c.student); got != c.wantUp {
+			t.Errorf("%+v writes %s: %v, want %v", c.p, c.student, got, c.wantUp)
+		}
+	}
+	if got := a.ViewableClasses(grace); len(got) != 1 || got[0] != "english-101" {
+		t.Errorf("grace's classes: %v", got)
+	}
+	if got := a.Roles(grace); len(got) != 1 || got[0] != "professor" {
+		t.Errorf("grace's roles: %v", got)
+	}
+	// A token whose sub is shaped like a group is not that group: no role.
+	if got := a.Roles(facade.Principal{ID: "team:x"}); len(got) != 0 {
+		t.Errorf("a token with sub team:x has team:x's roles: %v", got)
+	}
+	s, _ := newAuthorizer(t, append(base, "g, henry, role:student", "p, henry, student:henry, update")...)
+	henry := facade.Principal{ID: "henry"}
+	if !s.CanViewGrade(henry, "henry") || s.CanViewGrade(henry, "dave") || s.CanWriteGrade(henry, "henry") {
+		t.Error("role:student from the policy: views only their own grade and never writes")
+	}
+}
+
+// TestPolicyRolesAreCasbinsLinks: over random g graphs (nested groups,
+// cycles, chains longer than casbin follows), a principal has role R from
+// the policy exactly when stock casbin, given the same files with the
+// token's "g, <sub>, group:<name>" lines added, says HasLink(sub, role:R).
+func TestPolicyRolesAreCasbinsLinks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 3))
+	names := []string{"ann", "ben", "team:a", "team:b", "team:c", "group:g1", "group:Domain Users", "group:acme:pay", "role:professor", "role:student"}
+	asked := 0
+	for round := range 40 {
+		var lines []string
+		for range 4 + rng.IntN(20) {
+			lines = append(lines, fmt.Sprintf("g, %s, %s", pick(rng, names[:8]), pick(rng, names)))
+		}
+		if round%4 == 0 {
+			// c:0 is 10 links from role:professor: ann, one more, is past
+			// casbin's 10, and so is a token carrying g1 (one link to
+			// group:g1, then 10); acme:pay's token is exactly 10 away.
+			for i := range 9 {
+				lines = append(lines, fmt.Sprintf("g, c:%d, c:%d", i, i+1))
+			}
+			lines = append(lines, "g, c:9, role:professor", "g, ann, c:0", "g, group:g1, c:0", "g, group:acme:pay, c:1")
+		}
+		lines = append(lines, "p, nobody, account:1, view_account")
+		a, policyPath := newAuthorizer(t, lines...)
+		st := a.state()
+		for _, sub := range []string{"ann", "ben", "cat"} {
+			for _, groups := range [][]string{nil, {"g1"}, {"Domain Users", "acme:pay"}, {"acme"}} {
+				p := facade.Principal{ID: sub, Groups: groups}
+				stock, err := casbin.NewEnforcer(filepath.Join(filepath.Dir(policyPath), "model.conf"), withLines(t, policyPath, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, role := range []string{"professor", "student"} {
+					want, _ := stock.GetRoleManager().HasLink(sub, prefixRole+role)
+					if got := st.hasRole(p, role); got != want {
+						t.Fatalf("%+v role %s: service %v, casbin HasLink %v\n%s", p, role, got, want, strings.Join(lines, "\n"))
+					}
+					asked++
+				}
+			}
+		}
+	}
+	t.Logf("%d role questions", asked)
+}
+
+// TestExplainAnswersTheGradeQuestionAsTheServiceDoes: over random
+// policies with enrollments, class grants, roles by line and by group,
+// and principals of every kind of role, Explain's verdict on a grade is
+// the Authorizer's.
+func TestExplainAnswersTheGradeQuestionAsTheServiceDoes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 29))
+	asked := 0
+	for range 30 {
+		lines := randomGradePolicy(rng)
+		_, policyPath := policyFiles(t, lines...)
+		a, err := New(filepath.Join(filepath.Dir(policyPath), "model.conf"), policyPath, discardLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol, err := Open(filepath.Join(filepath.Dir(policyPath), "model.conf"), policyPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range gradePrincipals {
+			for _, s := range gradeStudents {
+				for _, act := range []string{actView, actUpdate} {
+					want := a.CanViewGrade(p, s)
+					if act == actUpdate {
+						want = a.CanWriteGrade(p, s)
+					}
+					x, err := pol.Explain(p, prefixStudent+s, act)
+					if err != nil || x.Allow != want {
+						t.Fatalf("%+v %s student:%s: explain %v (%v), service %v\n%s\n%s", p, act, s, x.Allow, err, want,
+							strings.Join(x.Lines(), "\n"), strings.Join(lines, "\n"))
+					}
+					asked++
+				}
+			}
+		}
+	}
+	t.Logf("%d grade questions", asked)
+}
+
+// gradePrincipals and gradeStudents are who asks and about whom in the
+// generated grade policies: token roles of every kind, groups from a
+// provider, an id shaped like a group.
+var (
+	gradePrincipals = []facade.Principal{
+		{ID: "pat"}, {ID: "pat", Role: "professor"}, {ID: "pat", Role: "student"}, {ID: "pat", Role: "developer"},
+		{ID: "sue", Groups: []string{"english-graders"}}, {ID: "sue", Role: "student", Groups: []string{"english-graders"}},
+		{ID: "s1", Role: "student"}, {ID: "s1"}, {ID: "s2", Groups: []string{"Domain Users"}},
+		{ID: "kim", Groups: []string{"acme:staff", "english-graders"}}, {ID: "team:staff"}, {ID: "team:staff", Role: "professor"},
+	}
+	gradeStudents = []string{"s1", "s2", "s3"}
+)
+
+// randomGradePolicy draws enrollments, class grants (view, update) to
+// principals, teams and token groups, and role lines (professor, student)
+// to principals, teams and groups, nested.
+func randomGradePolicy(rng *rand.Rand) []string {
+	subjects := []string{"pat", "sue", "kim", "s1", "s2", "team:staff", "group:english-graders", `"group:Domain Users"`, "group:acme:staff"}
+	var lines []string
+	for range 1 + rng.IntN(6) {
+		lines = append(lines, fmt.Sprintf("g, student:%s, class:%s", pick(rng, gradeStudents), pick(rng, []string{"c1", "c2"})))
+	}
+	for range 1 + rng.IntN(8) {
+		lines = append(lines, fmt.Sprintf("p, %s, %s, %s", pick(rng, subjects), pick(rng, []string{"class:c1", "class:c2", "student:s1", "student:s3"}), pick(rng, []string{actView, actUpdate})))
+	}
+	for range rng.IntN(6) {
+		lines = append(lines, fmt.Sprintf("g, %s, %s", pick(rng, subjects), pick(rng, []string{"role:professor", "role:student", "team:staff", "role:professor"})))
+	}
+	return lines
+}
