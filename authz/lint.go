@@ -242,9 +242,12 @@ func isAction(act string) bool { return slices.Contains(actions, act) }
 
 // suggest names the action act is most likely a typo of, if any is within
 // two edits.
-func suggest(act string) string {
+func suggest(act string) string { return suggestOf(act, actions) }
+
+// suggestOf names the one of among that act is most likely a typo of.
+func suggestOf(act string, among []string) string {
 	best, dist := "", 3
-	for _, a := range actions {
+	for _, a := range among {
 		if d := editDistance(act, a); d < dist {
 			best, dist = a, d
 		}

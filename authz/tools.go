@@ -66,6 +66,9 @@ func (p *Policy) Explain(pr facade.Principal, obj, act string) (Explanation, err
 	}
 	q := subjectOf(pr)
 	x := p.explain(q, obj, act)
+	if note := p.unknownAction(act); note != "" && !x.Allow {
+		x.Notes = append(x.Notes, note)
+	}
 	if project, _, ok := strings.Cut(strings.TrimPrefix(obj, prefixPlan), "-"); !x.Allow && ok && strings.HasPrefix(obj, prefixPlan) && act == actView {
 		if px := p.explain(q, prefixProject+project, act); px.Allow {
 			px.Notes = append(px.Notes, fmt.Sprintf("results and artifacts of %s are also visible with view on %s%s", obj, prefixProject, project))
@@ -86,7 +89,7 @@ func (p *Policy) ExplainGrade(pr facade.Principal, studentID, act string) Explan
 		return Explanation{Notes: []string{fmt.Sprintf("%q is not a student id (letters, digits and ._@-, at most 64): the service answers 400 before it asks", studentID)}}
 	}
 	if act != actView && act != actUpdate {
-		return Explanation{Notes: []string{fmt.Sprintf("a grade is read (view) or written (update); the service never asks %q about one", act)}}
+		return Explanation{Notes: []string{fmt.Sprintf("a grade is read (view) or written (update); the service never asks %q%s about one", act, suggestOf(act, []string{actView, actUpdate}))}}
 	}
 	if pr.ID == "" {
 		return Explanation{Notes: []string{"a principal without an id reaches nothing"}}
@@ -120,6 +123,20 @@ func (p *Policy) ExplainGrade(pr facade.Principal, studentID, act string) Explan
 	}
 	return Explanation{Notes: []string{fmt.Sprintf("built-in rule: only roles student and professor reach grades; %s has %s from its token and none from the policy "+
 		"(a line \"g, %s, role:professor\", or one for a group it carries, would give it one)", pr.ID, role, csvQuote(pr.ID))}}
+}
+
+// unknownAction is a note for an action neither the service asks about
+// nor any policy line names (a typo, most likely), with the nearest
+// action; "" for a known one.
+func (p *Policy) unknownAction(act string) string {
+	if isAction(act) {
+		return ""
+	}
+	_, _, named := p.names()
+	if slices.Contains(named, act) {
+		return ""
+	}
+	return fmt.Sprintf("unknown action %q%s: the service asks for %s", act, suggest(act), strings.Join(actions, ", "))
 }
 
 // roleSource says where pr's role comes from: the token, or the g lines

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -64,6 +65,23 @@ func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
+// inputError is a file named on the command line that cannot be read
+// (seed --file, policy test FILE, policy check --policy): exit 2, like a
+// wrong command line, with the reason and no usage.
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
+
+// toolError names the tool an error belongs to ("facade policy explain"),
+// for commands that have tools of their own.
+type toolError struct {
+	tool string
+	err  error
+}
+
+func (e toolError) Error() string { return e.err.Error() }
+func (e toolError) Unwrap() error { return e.err }
+
 // exitCode turns a command's error into its exit code, printing what the
 // user needs on stderr: the one place that decides both.
 func exitCode(stderr io.Writer, prog string, err error) int {
@@ -71,7 +89,12 @@ func exitCode(stderr io.Writer, prog string, err error) int {
 		usage    usageError
 		settings settingsErrors
 		status   exitStatus
+		input    inputError
+		tool     toolError
 	)
+	if errors.As(err, &tool) {
+		prog = tool.tool
+	}
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return exitOK
@@ -83,6 +106,9 @@ func exitCode(stderr io.Writer, prog string, err error) int {
 		for _, e := range settings {
 			fmt.Fprintf(stderr, "%s: %v\n", prog, e)
 		}
+		return exitUsage
+	case errors.As(err, &input):
+		fmt.Fprintf(stderr, "%s: %v\n", prog, input.error)
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -139,12 +165,35 @@ func (fs *flagSet) parse(args []string, stdout io.Writer, maxArgs int) error {
 		fs.usage(stdout)
 		return errHelp
 	case err != nil:
-		return usageError{err, fs.usage}
+		return usageError{flagError(err), fs.usage}
 	case fs.NArg() > maxArgs:
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(maxArgs)), fs.usage}
 	}
 	return nil
 }
+
+// flagError rewrites the flag package's messages in the spelling the
+// usage shows (--name, not -name) and in words: "unknown flag --bogus",
+// "--sub needs a value", "--ttl "soon": invalid value (parse error)".
+func flagError(err error) error {
+	msg := err.Error()
+	for _, r := range []struct{ prefix, format string }{
+		{"flag provided but not defined: -", "unknown flag --%s"},
+		{"flag needs an argument: -", "--%s needs a value"},
+	} {
+		if name, ok := strings.CutPrefix(msg, r.prefix); ok {
+			return fmt.Errorf(r.format, strings.TrimLeft(name, "-"))
+		}
+	}
+	// invalid value "soon" for flag -ttl: parse error
+	// invalid boolean value "x" for -dry-run: parse error
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s %s: invalid value (%s)", m[2], m[1], m[3])
+	}
+	return err
+}
+
+var invalidFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-+([^:\s]+): (.*)$`)
 
 func cmdVersion(c *cmdEnv) error {
 	fs := newFlags("version", "facade version")

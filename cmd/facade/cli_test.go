@@ -61,7 +61,7 @@ func TestWrongCommandLinesExitTwoWithUsage(t *testing.T) {
 	env := settingsFrom(map[string]string{"FACADE_JWT_SECRET": secret})
 	cases := [][]string{
 		{}, {"bogus"}, {"serve", "--bogus"}, {"serve", "extra"}, {"demo", "--port", "1"},
-		{"token", "--sub"}, {"token", "--sub", "a", "--ttl", "soon"}, {"token", "--role", "student"},
+		{"token", "--sub"}, {"token", "--sub", "a", "--ttl", "soon"}, {"token", "--sub", "a", "--ttl", "48h"}, {"token", "--role", "student"},
 		{"seed"}, {"seed", "--file"}, {"version", "--short"}, {"policy"}, {"policy", "bogus"},
 		{"policy", "check", "--bogus"}, {"policy", "test", "a", "b"}, {"help", "bogus"}, {"--bogus"},
 	}

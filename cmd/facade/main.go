@@ -4,7 +4,7 @@
 //	facade demo                       everything in one process, nothing installed
 //	facade token --sub ID --role R    mint an HS256 token (FACADE_JWT_SECRET)
 //	facade seed --file F              load accounts and grades into Redis
-//	facade policy check|explain|test|who|what|diff   the casbin policy tools
+//	facade policy check|explain|test|who|what|diff|report   the casbin policy tools
 //	facade version                    the module version and commit
 //
 // Settings come from FACADE_* environment variables (see README.md). Exit
@@ -35,7 +35,7 @@ var commands = []command{
 		run: func(_ context.Context, c *cmdEnv) error { return cmdToken(c.args, c.getenv, c.stdout) }},
 	{name: "seed", synopsis: "load accounts and grades from a JSON file into Redis: --file F|- [--dry-run]",
 		run: func(ctx context.Context, c *cmdEnv) error { return cmdSeed(ctx, c) }},
-	{name: "policy", synopsis: "casbin policy tools: check, explain, test, who, what, diff",
+	{name: "policy", synopsis: "casbin policy tools: " + strings.Join(policyTools, ", "),
 		run: func(_ context.Context, c *cmdEnv) error { return cmdPolicy(c.args, c.getenv, c.stdout, c.stderr) }},
 	{name: "version", synopsis: "print the module version and commit (also --version)",
 		run: func(_ context.Context, c *cmdEnv) error { return cmdVersion(c) }},

@@ -13,6 +13,10 @@ import (
 	"github.com/facade-dev/facade/authz"
 )
 
+// policyTools are the tools of `facade policy`, as `facade --help` lists
+// them; each has its entry in policyUsage and its case in cmdPolicy.
+var policyTools = []string{"check", "explain", "test", "who", "what", "diff", "report"}
+
 // policyUsage lists the policy tools; README.md, "Policy", shows them at work.
 const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [flags]
 
@@ -21,7 +25,8 @@ const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [fl
   explain --sub ID [--role R] [--group G]... --grade STUDENT --act view|update
                                         what the service answers: exit 0 allow, 1 deny, 2 error;
                                         prints the deciding line and the g chain (roles included)
-  test FILE                             expected decisions "allow|deny SUB[+group:G...] OBJ ACT"; exit 1 on any mismatch
+  test FILE                             expected decisions "allow|deny SUB[+group:G...] OBJ ACT" (or the CSV
+                                        form "allow, SUB, OBJ, ACT, group:G..."); exit 1 on any mismatch
   who --obj OBJ --act ACT [--group G]...
                                         every principal and group that may
   what --sub SUB [--group G]...         every object and action SUB may, through groups
@@ -93,14 +98,15 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 	s, settingsErr := loadSettings(getenv)
 	t.model = fs.String("model", s.Model, "casbin model `file` (FACADE_MODEL)")
 	t.policy = fs.String("policy", s.Policy, "casbin policy `file` (FACADE_POLICY)")
+	tool := "facade policy " + args[0]
 	if err := fs.parse(args[1:], stdout, maxArgs); err != nil {
-		return err
+		return toolError{tool, err}
 	}
 	if settingsErr != nil {
-		return settingsErr
+		return toolError{tool, settingsErr}
 	}
 	if t.format != nil && *t.format != "csv" && *t.format != "json" {
-		return usageError{fmt.Errorf("--format %q: csv or json", *t.format), fs.usage}
+		return toolError{tool, usageError{fmt.Errorf("--format %q: csv or json", *t.format), fs.usage}}
 	}
 	t.args = fs.Args()
 	return exitStatus(run())
@@ -165,6 +171,11 @@ func required(values ...*string) bool {
 }
 
 func (t *policyTool) check() int {
+	for _, f := range []string{*t.model, *t.policy} {
+		if _, err := os.Stat(f); err != nil {
+			return t.fail(err) // not a problem in the files: there is no file to check
+		}
+	}
 	problems := authz.Check(*t.model, *t.policy)
 	for _, p := range problems {
 		fmt.Fprintln(t.stdout, p.String())

@@ -47,7 +47,7 @@ func cmdSeed(ctx context.Context, c *cmdEnv) error {
 	}
 	name, raw, err := readSeedInput(*file, c.stdin)
 	if err != nil {
-		return err
+		return inputError{err} // exit 2, as policy test FILE does
 	}
 	f, problems := parseSeed(raw)
 	for _, p := range problems {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/facade-dev/facade/auth"
@@ -32,8 +33,10 @@ func cmdToken(args []string, getenv func(string) string, stdout io.Writer) error
 		return settingsErrors{errors.New("FACADE_JWT_SECRET must be set to at least 32 bytes")}
 	}
 	if *ttl > s.JWTMaxLifetime {
-		// The service would refuse it: say so now rather than at first use.
-		return errors.New("--ttl is longer than FACADE_JWT_MAX_LIFETIME")
+		// The service would refuse it: say so now rather than at first use,
+		// as a wrong --ttl like any other (exit 2).
+		return usageError{fmt.Errorf("--ttl %s is longer than the longest lifetime the service accepts, %s (FACADE_JWT_MAX_LIFETIME)",
+			shortDuration(*ttl), shortDuration(s.JWTMaxLifetime)), fs.usage}
 	}
 	tok, err := auth.Mint([]byte(s.JWTSecret), *sub, *role, s.claims(), *ttl)
 	if err != nil {
@@ -41,4 +44,16 @@ func cmdToken(args []string, getenv func(string) string, stdout io.Writer) error
 	}
 	fmt.Fprintln(stdout, tok)
 	return nil
+}
+
+// shortDuration writes d as people write it: 24h, not 24h0m0s.
+func shortDuration(d time.Duration) string {
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
 }
