@@ -97,7 +97,7 @@ func (cfg TokenConfig) Check() error {
 	return configError("FACADE_JWT_SECRET (or FACADE_JWKS_URL) is required")
 }
 
-// newAuthenticator holds the rules both modes share: exp required, iat not
+// newTokens holds the rules both modes share: exp required, iat not
 // in the future, the clock leeway, the lifetime limit.
 func newTokens(cfg TokenConfig, opts ...jwt.ParserOption) *Tokens {
 	opts = append(opts, jwt.WithExpirationRequired(), jwt.WithIssuedAt(),

@@ -240,11 +240,6 @@ func (a *rulesAdapter) RemoveFilteredPolicy(string, string, int, ...string) erro
 	return errReadOnly
 }
 
-func sectionName(sec string) string {
-	return map[string]string{"r": "request_definition", "p": "policy_definition",
-		"g": "role_definition", "e": "policy_effect", "m": "matchers"}[sec]
-}
-
 // lineOfKey returns the 1-based line where "key =" is defined, or 0.
 func lineOfKey(text, key string) int {
 	for i, line := range strings.Split(text, "\n") {

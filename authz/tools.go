@@ -42,12 +42,6 @@ func (p *Policy) Hash() string { return p.st.hash }
 // Enforce is casbin's Enforce(sub, obj, act) on these files.
 func (p *Policy) Enforce(sub, obj, act string) bool { return p.st.enforce(subject{id: sub}, obj, act) }
 
-// Decide is the service's authorization of (obj, act) for pr, its groups
-// included: casbin's Enforce with "g, <ID>, group:<name>" per group added.
-func (p *Policy) Decide(pr facade.Principal, obj, act string) bool {
-	return p.st.enforce(subjectOf(pr), obj, act)
-}
-
 // Explanation says why a question was decided as it was.
 type Explanation struct {
 	Allow bool

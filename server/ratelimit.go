@@ -9,11 +9,12 @@ import (
 	"github.com/facade-dev/facade/ratelimit"
 )
 
-// rateLimitPrefix is this package's only Redis key space: the limiter
-// stores one bucket per principal at ratelimit.BucketKey(prefix,
-// principal), "facade:rl:{g}:<principal>" with g one of a few hash tags,
-// shared by every instance (package ratelimit says how, and how far N
-// instances can overshoot within one settlement interval).
+// rateLimitPrefix is the per-principal limiter's Redis key space (the
+// failed-authentication limit keeps "facade:authfail:", authlimit.go):
+// one bucket per principal at ratelimit.BucketKey(prefix, principal),
+// "facade:rl:{g}:<principal>" with g one of a few hash tags, shared by
+// every instance (package ratelimit says how, and how far N instances
+// can overshoot within one settlement interval).
 const rateLimitPrefix = "facade:rl:"
 
 // newRateLimiter allows FACADE_RATE_LIMIT requests per second per

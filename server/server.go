@@ -44,7 +44,8 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Now is the clock the per-principal rate limit (package ratelimit)
 	// and the request latencies read; nil means time.Now. Tokens are
-	// checked on AuthConfig.Now; cmd/facade passes both the same clock.
+	// checked on auth.TokenConfig.Now; cmd/facade passes both the same
+	// clock.
 	// Write deadlines are set on the connection, by the machine's clock.
 	Now func() time.Time
 }

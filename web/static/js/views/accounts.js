@@ -6,7 +6,6 @@
 import {get, request, enc} from '../api.js';
 import {h, fill, when, money, decimals, table, confirmDialog} from '../dom.js';
 
-export const title = 'Accounts';
 export const allowed = () => true;
 
 const amountSyntax = /^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$/;

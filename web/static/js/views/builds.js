@@ -17,7 +17,6 @@
 import {get, request, sameOrigin, enc, usingToken} from '../api.js';
 import {h, fill, when, duration, table, saveFile} from '../dom.js';
 
-export const title = 'Builds';
 export const allowed = () => true;
 
 const REST = '/rest/api/latest';
@@ -46,7 +45,7 @@ function notFound(ctx) {
 }
 
 // stateOf gives a result's state at a glance: word, icon, colour class.
-export function stateOf(r) {
+function stateOf(r) {
   if (!r) return {word: 'Never built', icon: '○', cls: 'none'};
   if (r.lifeCycleState && !['Finished', 'NotBuilt'].includes(r.lifeCycleState)) {
     return {word: 'Running', icon: '◔', cls: 'running'};

@@ -7,9 +7,8 @@
 
 import {get, request, ApiError, enc} from '../api.js';
 import {h, fill, when, fullDate, table, confirmDialog, saveFile} from '../dom.js';
-import {explain, rowWords} from '../words.js';
+import {rowWords} from '../words.js';
 
-export const title = 'Grades';
 export const allowed = me => me.role === 'student' || me.role === 'professor';
 
 const SCALE = ['A+', 'A', 'A-', 'B+', 'B', 'B-', 'C+', 'C', 'C-', 'D+', 'D', 'D-', 'F'];
@@ -269,5 +268,3 @@ function outcomeTable(data, heading) {
   return [h('h3', {tabindex: '-1'}, `${heading}: ${data.changed} ${data.dry_run ? 'would change' : 'changed'}, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused`),
     table('Rows of the gradebook', ['Line', 'Student', 'Grade', 'Outcome'], rows, {id: 'book-rows'})];
 }
-
-export {explain};
