@@ -37,6 +37,7 @@ type state struct {
 	rules    []rule // as casbin loads them (duplicates skipped), file order
 	classes  classIndex
 	roles    roleIndex // the roles the policy gives (roles.go)
+	grants   grants    // Holdings', built on first use
 }
 
 // compile checks the files and builds the decider: the index for a

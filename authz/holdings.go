@@ -1,0 +1,104 @@
+package authz
+
+import (
+	"strings"
+	"sync"
+
+	facade "github.com/facade-dev/facade"
+)
+
+// Holdings says whether a principal has anything here of each kind, for
+// the page's tabs (GET /auth/me's "has", docs/contract.md §2). It is a
+// hint, not a decision: every route still asks its own question.
+type Holdings struct {
+	Accounts bool `json:"accounts"`
+	Classes  bool `json:"classes"`
+	Builds   bool `json:"builds"`
+}
+
+// Holdings answers from the policy alone, without reading any data: an
+// allow row on an account, or on a project or plan, for the principal, one
+// of its groups, or a name they reach through g links (as casbin follows
+// them, maxDepth deep); classes for a student (their own grade) or a
+// professor who may view some class.
+func (a *Authorizer) Holdings(p facade.Principal) Holdings {
+	if p.ID == "" {
+		return Holdings{}
+	}
+	st := a.state()
+	grants := st.grantIndex()
+	q := subjectOf(p)
+	var h Holdings
+	grants.walk(append([]string{q.id}, q.groups...), func(k kinds) bool {
+		h.Accounts = h.Accounts || k&kindAccount != 0
+		h.Builds = h.Builds || k&kindBuild != 0
+		return h.Accounts && h.Builds
+	})
+	// Roles as the grade rules read them: the token's or the policy's.
+	h.Classes = st.hasRole(p, facade.RoleStudent) ||
+		(st.hasRole(p, facade.RoleProfessor) && len(a.ViewableClasses(p)) > 0)
+	return h
+}
+
+type kinds uint8
+
+const (
+	kindAccount kinds = 1 << iota
+	kindBuild
+)
+
+// grants is, per p-row subject, the kinds of object its allow rows name,
+// and the g links between names: built once per loaded policy, on first
+// use (decisions never need it).
+type grants struct {
+	once  sync.Once
+	bySub map[string]kinds
+	links map[string][]string
+}
+
+func (st *state) grantIndex() *grants {
+	g := &st.grants
+	g.once.Do(func() {
+		g.bySub, g.links = map[string]kinds{}, map[string][]string{}
+		for _, r := range st.rules {
+			switch {
+			case r.ptype == groupRole && len(r.fields) >= 2:
+				g.links[r.fields[0]] = append(g.links[r.fields[0]], r.fields[1])
+			case r.ptype == "p" && len(r.fields) >= 2 && (len(r.fields) < 4 || r.fields[3] != "deny"):
+				g.bySub[r.fields[0]] |= kindOf(r.fields[1])
+			}
+		}
+	})
+	return g
+}
+
+func kindOf(obj string) kinds {
+	switch {
+	case strings.HasPrefix(obj, prefixAccount):
+		return kindAccount
+	case strings.HasPrefix(obj, prefixProject), strings.HasPrefix(obj, prefixPlan):
+		return kindBuild
+	}
+	return 0
+}
+
+// walk calls seen with the kinds granted to each name reachable from
+// starts (breadth first, maxDepth links) until seen answers true.
+func (g *grants) walk(starts []string, seen func(kinds) bool) {
+	visited := map[string]bool{}
+	level := starts
+	for depth := 0; depth <= maxDepth && len(level) > 0; depth++ {
+		var next []string
+		for _, n := range level {
+			if visited[n] {
+				continue
+			}
+			visited[n] = true
+			if seen(g.bySub[n]) {
+				return
+			}
+			next = append(next, g.links[n]...)
+		}
+		level = next
+	}
+}
