@@ -37,6 +37,11 @@ type Identity struct {
 	xsrf string
 }
 
+// XSRFToken is the anti-forgery token issued with the session (empty for
+// a bearer token): /auth/me hands it to the page, which sends it back in
+// X-XSRF-TOKEN instead of reading a cookie another site could plant.
+func (id Identity) XSRFToken() string { return id.xsrf }
+
 type identityKey struct{}
 
 // WithIdentity returns a context carrying id and its principal (so

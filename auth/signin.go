@@ -254,23 +254,6 @@ func (s *SignIn) Logout(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"end_session_url": s.endSession + sep + q.Encode()})
 }
 
-// Me answers GET /auth/me for an authenticated caller (the HTTP layer's
-// authentication puts the Identity in the context).
-func Me(w http.ResponseWriter, r *http.Request) error {
-	id, _ := IdentityFrom(r.Context())
-	groups := id.Principal.Groups
-	if groups == nil {
-		groups = []string{}
-	}
-	return writeJSON(w, http.StatusOK, struct {
-		Sub       string   `json:"sub"`
-		Role      string   `json:"role"`
-		Groups    []string `json:"groups"`
-		ExpiresAt string   `json:"expires_at"`
-		Via       string   `json:"via"`
-	}{id.Principal.ID, id.Principal.Role, groups, id.ExpiresAt.UTC().Format(time.RFC3339), id.Via})
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {

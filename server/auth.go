@@ -22,6 +22,13 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			// No bearer token: the session cookie, if this request may
 			// use it. A bearer token, when sent, always decides.
 			id, ok, err := s.session(c.Request())
+			if c.Path() == auth.MePath && (err == nil && !ok) {
+				return next(c) // /auth/me answers "signed out"
+			}
+			if reason, out := signedOut(err); out && c.Path() == auth.MePath {
+				c.Set(signedOutKey, reason)
+				return next(c)
+			}
 			switch {
 			case err != nil:
 				return err

@@ -1,9 +1,14 @@
 package server_test
 
 import (
+	"context"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/facade-dev/facade/internal/testbrowser"
@@ -43,5 +48,55 @@ func TestSignInInTheBrowser(t *testing.T) {
 	b.WaitText("#who", "Not signed in.")
 	if text := testbrowser.Eval[string](b, `document.body.innerText`); strings.Contains(text, "bob") || strings.Contains(text, "english-101") {
 		t.Fatalf("after sign-out the back button shows the person: %q", text)
+	}
+}
+
+// TestBrowserSignedOutLoadIsQuiet: opening the page signed out logs no
+// error in the console (not even a failed request: /auth/me answers 200
+// signed out), offers the organization's sign-in because /auth/me says it
+// exists, and starts no sign-in (no request to /auth/login), so another
+// tab's sign-in in progress is left alone.
+func TestBrowserSignedOutLoadIsQuiet(t *testing.T) {
+	e := newEnv(t, withSignIn(&signInEnv{}), withPageOrigin())
+	b := testbrowser.New(t)
+	var mu sync.Mutex
+	var logged, logins []string
+	go func() {
+		for ev, err := range chromedp.Events(b.Ctx, cdplog.EntryAdded) {
+			if err != nil {
+				return
+			}
+			if ev.Entry.Level == cdplog.EntryLevelError || ev.Entry.Level == cdplog.EntryLevelWarning {
+				mu.Lock()
+				logged = append(logged, ev.Entry.Text+" "+ev.Entry.URL)
+				mu.Unlock()
+			}
+		}
+	}()
+	go func() {
+		for ev, err := range chromedp.Events(b.Ctx, network.RequestWillBeSent) {
+			if err != nil {
+				return
+			}
+			if strings.Contains(ev.Request.URL, "/auth/login") {
+				mu.Lock()
+				logins = append(logins, ev.Request.URL)
+				mu.Unlock()
+			}
+		}
+	}()
+	b.Do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{})
+		return err
+	}))
+	b.Do(chromedp.Navigate(e.url+"/ui/"), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"] #signin-link`)))
+	b.WaitNoRequestInFlight()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) > 0 {
+		t.Errorf("a signed-out load logged: %q", logged)
+	}
+	if len(logins) > 0 {
+		t.Errorf("a signed-out load started a sign-in: %q", logins)
 	}
 }

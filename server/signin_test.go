@@ -171,8 +171,11 @@ func TestSessionCookieIgnoredFromOtherOrigins(t *testing.T) {
 	if status != http.StatusNoContent {
 		t.Fatalf("pre-flight with a tampered session cookie: %d", status)
 	}
-	if status, code := fromPage(t, e, b, http.MethodGet, "/auth/me", nil, ""); status != 401 || code != "session-invalid" {
+	if status, code := fromPage(t, e, b, http.MethodGet, "/rs/account", nil, ""); status != 401 || code != "session-invalid" {
 		t.Fatalf("the tampered cookie on a same-origin call: %d %s", status, code)
+	}
+	if status, body := fromPage(t, e, b, http.MethodGet, "/auth/me", nil, ""); status != 200 || body != `{"signed_in":false,"sign_in":"/auth/login"}`+"\n" {
+		t.Fatalf("/auth/me with a tampered cookie: %d %s", status, body)
 	}
 }
 
@@ -202,21 +205,25 @@ func TestSessionWritesNeedTheSessionsXSRFToken(t *testing.T) {
 }
 
 // TestExpiredSessionAnswersSessionExpired: past its end, the session
-// answers 401 session_expired (with WWW-Authenticate), which the page
-// turns into signing in again.
+// answers 401 session_expired (with WWW-Authenticate) on the API, which
+// the page turns into signing in again, and /auth/me answers 200 signed
+// out with that reason (a signed-out page logs no error).
 func TestExpiredSessionAnswersSessionExpired(t *testing.T) {
 	si := &signInEnv{}
 	e := newEnv(t, withSignIn(si))
 	b := signedIn(t, e, "alice")
 	si.clock.Advance(8*time.Hour + time.Second)
 	sealed := b.Cookie(e.url, "facade-session").Value
-	if r := e.do(req{method: "GET", path: "/auth/me", header: map[string]string{"Cookie": "facade-session=" + sealed}}); r.status != 401 || r.problem(t)["code"] != "session-expired" {
+	if r := e.do(req{method: "GET", path: "/rs/account", header: map[string]string{"Cookie": "facade-session=" + sealed}}); r.status != 401 || r.problem(t)["code"] != "session-expired" {
 		t.Fatalf("expired session through the harness: %d %s", r.status, r.body)
 	}
-	if r := e.do(req{method: "GET", path: "/auth/me", header: map[string]string{"Cookie": "facade-session=x" + sealed}}); r.status != 401 || r.problem(t)["code"] != "session-invalid" {
+	if r := e.do(req{method: "GET", path: "/auth/me", header: map[string]string{"Cookie": "facade-session=" + sealed}}); r.status != 200 || r.body != `{"signed_in":false,"reason":"session-expired","sign_in":"/auth/login"}`+"\n" {
+		t.Fatalf("/auth/me on an expired session: %d %s", r.status, r.body)
+	}
+	if r := e.do(req{method: "GET", path: "/rs/account", header: map[string]string{"Cookie": "facade-session=x" + sealed}}); r.status != 401 || r.problem(t)["code"] != "session-invalid" {
 		t.Fatalf("tampered session: %d %s", r.status, r.body)
 	}
-	req, _ := http.NewRequest(http.MethodGet, e.url+"/auth/me", nil)
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/rs/account", nil)
 	resp, err := b.Client.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +264,7 @@ func TestSignInRoutesNeedNoCredential(t *testing.T) {
 	if status != 200 || !strings.Contains(body, si.issuer+"/end_session?") {
 		t.Fatalf("logout: %d %s", status, body)
 	}
-	if status, _ := fromPage(t, e, b, http.MethodGet, "/auth/me", nil, ""); status != 401 {
-		t.Fatalf("after logout: %d", status)
+	if status, body := fromPage(t, e, b, http.MethodGet, "/auth/me", nil, ""); status != 200 || !strings.Contains(body, `"signed_in":false`) {
+		t.Fatalf("after logout: %d %s", status, body)
 	}
 }

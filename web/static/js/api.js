@@ -5,7 +5,7 @@
 // an ApiError carrying the problem's code (docs/contract.md §2).
 
 let token = null; // the pasted bearer token, or null (session cookie or signed out)
-let pageXSRF = null; // the anti-forgery value of token mode, new per sign-in
+let pageXSRF = null; // the anti-forgery value: the session's (from /auth/me), or the page's own in token mode
 const conditional = new Map(); // path -> {etag, data}: answers kept for If-None-Match
 
 /** ApiError is a failed call: status, the problem's code and its errors[]. */
@@ -41,9 +41,11 @@ export function usingToken() {
   return token !== null;
 }
 
-/** useSession makes later calls rely on the session cookie. */
-export function useSession() {
+/** useSession makes later calls rely on the session cookie, sending the
+ * session's own anti-forgery token (from /auth/me's xsrf_token). */
+export function useSession(xsrfToken) {
   forget();
+  pageXSRF = xsrfToken || null;
 }
 
 /** forget drops the credential and every answer kept in memory. */
@@ -57,11 +59,11 @@ function randomHex(n) {
   return Array.from(crypto.getRandomValues(new Uint8Array(n)), b => b.toString(16).padStart(2, '0')).join('');
 }
 
-// xsrf is the anti-forgery value: the XSRF-TOKEN cookie a session set, or
-// the page's own value in token mode (no cookie to match then).
+// xsrf is the anti-forgery value: the session's token as /auth/me handed
+// it over, or the page's own value in token mode. Never document.cookie: a
+// sibling subdomain can plant an XSRF-TOKEN cookie there.
 function xsrf() {
-  const m = document.cookie.match(/(?:^|;\s*)XSRF-TOKEN=([^;]+)/);
-  return m ? decodeURIComponent(m[1]) : (pageXSRF || randomHex(16));
+  return pageXSRF || randomHex(16);
 }
 
 /**
@@ -75,7 +77,7 @@ export async function request(path, opts = {}) {
   const method = opts.method || 'GET';
   const headers = {Accept: opts.accept || 'application/json', ...(opts.headers || {})};
   if (token) headers.Authorization = 'Bearer ' + token;
-  if (method !== 'GET' && method !== 'HEAD') headers['X-XSRF-TOKEN'] = xsrf();
+  if (method !== 'GET' && method !== 'HEAD' && !headers['X-XSRF-TOKEN']) headers['X-XSRF-TOKEN'] = xsrf();
   const kept = opts.conditional ? conditional.get(path) : null;
   if (kept) headers['If-None-Match'] = kept.etag;
   let res;

@@ -125,13 +125,14 @@ async function signedIn(who) {
 // "back" shows nothing of theirs either.
 async function signOut(message) {
   const wasSession = me && me.via === 'session';
+  const sessionXSRF = wasSession ? me.xsrf_token : '';
   generation++;
   stopView();
   me = null;
   api.forget();
   if (wasSession) {
     try {
-      const {data} = await api.request('/auth/logout', {method: 'POST'});
+      const {data} = await api.request('/auth/logout', {method: 'POST', headers: {'X-XSRF-TOKEN': sessionXSRF}});
       const end = data && data.end_session_url;
       if (end) {
         location.assign(end); // the provider signs out too, and comes back to /ui/
@@ -164,19 +165,6 @@ async function useToken(e) {
   }
 }
 
-// showSignInButton offers the organization's sign-in only when the service
-// has one: /auth/login then redirects to the identity provider (an opaque
-// redirect to fetch); without one it answers an error, and a button that
-// leads to an error page is not offered.
-async function showSignInButton() {
-  try {
-    const res = await fetch('/auth/login?return_to=%2Fui%2F', {redirect: 'manual', credentials: 'same-origin'});
-    $('signin-sso').hidden = res.type !== 'opaqueredirect';
-    // Read the refusal to its end: an unread body holds its connection.
-    if (res.type !== 'opaqueredirect') await res.arrayBuffer();
-  } catch { /* keep it hidden */ }
-}
-
 // boot asks who the browser's session belongs to, if any.
 async function boot() {
   $('token-form').addEventListener('submit', useToken);
@@ -186,14 +174,19 @@ async function boot() {
   // A page restored from the back-forward cache may hold a previous view:
   // load it afresh, which asks who is signed in again.
   window.addEventListener('pageshow', e => e.persisted && location.reload());
-  await showSignInButton();
+  // /auth/me answers 200 signed in or not (no console error), and says
+  // whether the organization's sign-in exists without starting one, which
+  // would disturb a sign-in in progress in another tab.
   try {
     const who = await api.get('/auth/me');
-    if (who.via === 'session') {
-      api.useSession();
+    if (who.signed_in && who.via === 'session') {
+      api.useSession(who.xsrf_token);
       await signedIn(who);
+    } else if (!who.signed_in) {
+      $('signin-sso').hidden = !who.sign_in;
+      if (who.reason === 'session-expired') $('status').textContent = 'Your session ended. Sign in again.';
     }
-  } catch { /* not signed in */ }
+  } catch { /* the service did not answer: only "use a token" is offered */ }
   if (!me) showSignIn();
   document.body.dataset.ready = 'true';
 }
