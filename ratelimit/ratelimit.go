@@ -179,12 +179,10 @@ func (l *Limiter) take(b *bucket, now time.Time) (bool, time.Duration) {
 func (l *Limiter) ask(ctx context.Context, key string) (bool, time.Duration, error) {
 	now := l.now() // see settle: the call's start
 	rkey := BucketKey(l.prefix, key)
-	res, err := takeScript.Run(ctx, l.rdb, []string{rkey},
-		l.emission.Microseconds(), l.tolerate.Microseconds()).Int64Slice()
+	allowed, ahead, err := l.takeInRedis(ctx, rkey, 1)
 	if err != nil {
 		return true, 0, err
 	}
-	allowed, ahead := res[0] == 1, time.Duration(res[1])*time.Microsecond
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[key]
@@ -204,6 +202,42 @@ func (l *Limiter) ask(ctx context.Context, key string) (bool, time.Duration, err
 	}
 	return true, 0, nil
 }
+
+// takeInRedis runs the GCRA step on key's bucket in Redis: with cost 1 it
+// takes a request if the bucket allows, with 0 it only looks. ahead is how
+// far the bucket then runs ahead of Redis's clock.
+func (l *Limiter) takeInRedis(ctx context.Context, rkey string, cost int) (allowed bool, ahead time.Duration, err error) {
+	res, err := takeScript.Run(ctx, l.rdb, []string{rkey},
+		l.emission.Microseconds(), l.tolerate.Microseconds(), cost).Int64Slice()
+	if err != nil {
+		return false, 0, err
+	}
+	if len(res) != 2 {
+		return false, 0, errors.New("ratelimit: unexpected reply")
+	}
+	return res[0] == 1, time.Duration(res[1]) * time.Microsecond, nil
+}
+
+// Spend takes one request for key in Redis alone, when the bucket allows
+// it, keeping no local copy: for rare events that every instance must
+// count at once (failed authentications), where Allow would let each
+// instance spend its own copy until the next settlement. The key's bucket
+// is the one Allow uses.
+func (l *Limiter) Spend(ctx context.Context, key string) (bool, error) {
+	ok, _, err := l.takeInRedis(ctx, BucketKey(l.prefix, key), 1)
+	return ok, err
+}
+
+// Peek reports whether Spend would take a request for key now, without
+// taking it: looking costs a blocked key nothing, so it cannot push its
+// own release further away.
+func (l *Limiter) Peek(ctx context.Context, key string) (bool, error) {
+	ok, _, err := l.takeInRedis(ctx, BucketKey(l.prefix, key), 0)
+	return ok, err
+}
+
+// Limit is the limit l enforces.
+func (l *Limiter) Limit() Limit { return l.limit }
 
 // startSettling starts the settlement loop if it is not running. l.mu held.
 func (l *Limiter) startSettling() {

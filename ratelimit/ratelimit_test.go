@@ -338,3 +338,47 @@ func TestRedisDownLetsRequestsThrough(t *testing.T) {
 		}
 	}
 }
+
+// TestSpendCountsInRedisAtOnce: Spend takes from the one bucket in Redis,
+// so two limiters (two instances) share a burst exactly, with no
+// settlement between them; Peek looks without taking, and says no once
+// the burst is spent; nothing is kept locally.
+func TestSpendCountsInRedisAtOnce(t *testing.T) {
+	rdb := testredis.Client(t)
+	limit := Limit{Rate: 3, Period: time.Minute, Burst: 3}
+	a, b := newLimiter(t, rdb, limit, time.Hour), newLimiter(t, rdb, limit, time.Hour)
+	ctx := context.Background()
+	for i := range 10 {
+		if ok, err := a.Peek(ctx, "10.0.0.1"); err != nil || !ok {
+			t.Fatalf("peek %d before any spend: %v %v", i, ok, err)
+		}
+	}
+	spent := 0
+	for i := range 6 {
+		l := a
+		if i%2 == 1 {
+			l = b
+		}
+		ok, err := l.Spend(ctx, "10.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			spent++
+		}
+	}
+	if spent != 3 {
+		t.Errorf("two instances spent %d of a burst of 3", spent)
+	}
+	for _, l := range []*Limiter{a, b} {
+		if ok, err := l.Peek(ctx, "10.0.0.1"); err != nil || ok {
+			t.Errorf("peek after the burst: %v %v, want refused", ok, err)
+		}
+		if ok, _ := l.Peek(ctx, "10.0.0.2"); !ok {
+			t.Error("another key refused")
+		}
+		if n := len(l.buckets); n != 0 {
+			t.Errorf("%d local buckets after Spend and Peek, want none", n)
+		}
+	}
+}

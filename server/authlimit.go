@@ -4,59 +4,68 @@ import (
 	"net"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/ratelimit"
 )
 
-// authFailureKey is where the failed authentications of one client address
-// are counted (redis_rate adds "rate:"); shared by every instance like the
-// per-principal limit. IPv6 addresses count per /64, which one client
-// usually holds whole.
+// authFailurePrefix is where the failed authentications of client
+// addresses are counted (package ratelimit, a bucket per address), shared
+// by every instance like the per-principal limit.
+const authFailurePrefix = "facade:authfail:"
+
+// authFailureKey is the client address a failure counts against. IPv6
+// addresses count per /64, which one client usually holds whole.
 func authFailureKey(addr string) string {
 	ip := net.ParseIP(addr)
 	if ip != nil && ip.To4() == nil {
 		addr = ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 	}
-	return "facade:authfail:" + addr
+	return addr
 }
 
-// authFailureLimit allows FACADE_AUTH_FAILURE_LIMIT failed authentications
-// per minute per client address, as a burst.
-func (s *Server) authFailureLimit() redis_rate.Limit {
+// newAuthFailureLimiter allows FACADE_AUTH_FAILURE_LIMIT failed
+// authentications per minute per client address, as a burst; nil when
+// the limit is off. Failures are counted in Redis alone (Spend, Peek), so
+// every instance sees each at once.
+func (s *Server) newAuthFailureLimiter() (*ratelimit.Limiter, error) {
 	n := s.cfg.AuthFailureLimit
-	return redis_rate.Limit{Rate: n, Period: time.Minute, Burst: n}
+	if n <= 0 {
+		return nil, nil
+	}
+	return ratelimit.New(s.rdb, authFailurePrefix, ratelimit.Limit{Rate: n, Period: time.Minute, Burst: n},
+		ratelimit.Options{Logger: s.log, Now: s.cfg.Now})
 }
 
 // authThrottled reports whether c's client address has used up its failed
-// authentications, and when to retry. It only looks (a zero-cost call), so
-// a blocked address cannot push its own release further away; while it is
-// blocked no token from it is verified at all. When Redis cannot be
-// reached the request goes on, as with the per-principal limit.
+// authentications, and when to retry. It only looks (Peek), so a blocked
+// address cannot push its own release further away; while it is blocked
+// no token from it is verified at all. When Redis cannot be reached the
+// request goes on, as with the per-principal limit.
 func (s *Server) authThrottled(c echo.Context) (time.Duration, bool) {
-	if s.cfg.AuthFailureLimit <= 0 {
+	if s.authFailures == nil {
 		return 0, false
 	}
-	limit := s.authFailureLimit()
-	res, err := s.authFailures.AllowN(c.Request().Context(), authFailureKey(c.RealIP()), limit, 0)
+	ok, err := s.authFailures.Peek(c.Request().Context(), authFailureKey(c.RealIP()))
 	if err != nil {
 		s.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
 		return 0, false
 	}
-	if res.Remaining >= 1 {
+	if ok {
 		return 0, false
 	}
 	// The next failure is allowed one emission interval after the last.
+	limit := s.authFailures.Limit()
 	return max(limit.Period/time.Duration(limit.Rate), time.Second), true
 }
 
 // countAuthFailure spends one of c's client address's failures.
 func (s *Server) countAuthFailure(c echo.Context) {
-	if s.cfg.AuthFailureLimit <= 0 {
+	if s.authFailures == nil {
 		return
 	}
-	if _, err := s.authFailures.Allow(c.Request().Context(), authFailureKey(c.RealIP()), s.authFailureLimit()); err != nil {
+	if _, err := s.authFailures.Spend(c.Request().Context(), authFailureKey(c.RealIP())); err != nil {
 		s.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -89,7 +88,8 @@ type Server struct {
 	limiter  *ratelimit.Limiter // per principal; nil: no rate limit
 	// authFailures counts failed authentications per client address
 	// (authlimit.go); asked only when a token is not in the token cache.
-	authFailures *redis_rate.Limiter
+	// Nil: no limit.
+	authFailures *ratelimit.Limiter
 	upstream     func() string
 	metrics      *metrics.Metrics
 	gatherer     prometheus.Gatherer
@@ -114,10 +114,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: log, rdb: d.Redis, auth: d.Auth, authz: d.Authz, signin: d.SignIn, sessions: d.Sessions,
 		grades: d.Grades, accounts: d.Accounts, builds: d.Builds,
-		upstream: d.UpstreamState, authFailures: redis_rate.NewLimiter(d.Redis),
+		upstream: d.UpstreamState,
 	}
 	var err error
 	if s.limiter, err = s.newRateLimiter(); err != nil {
+		return nil, err
+	}
+	if s.authFailures, err = s.newAuthFailureLimiter(); err != nil {
 		return nil, err
 	}
 	s.metrics = metrics.Or(d.Metrics)
