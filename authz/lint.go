@@ -33,6 +33,7 @@ func lint(path string, m model.Model, rules []rule, graphs bool) []Problem {
 		}
 	}
 	problems = append(problems, unreachableGroups(path, m, rules, members)...)
+	problems = append(problems, misspelledRoles(path, m, rules)...)
 	words := vocabularyOf(m)
 	for _, r := range rules {
 		if r.ptype != "p" || !standard {
@@ -95,6 +96,31 @@ func unreachableGroups(path string, m model.Model, rules []rule, members map[str
 			warned[sub] = true
 			problems = append(problems, Problem{File: path, Line: r.line, Warning: true,
 				Msg: fmt.Sprintf("%q is no group a token can carry (%s) and no g line gives it members: this line can never matter", sub, whyNotGroupName(name))})
+		}
+	}
+	return problems
+}
+
+// misspelledRoles warns of a g line giving a role a letter or two away
+// from one with grade rules (role:profesor): a role is any string, so
+// casbin and the service accept it, and it gives nothing.
+func misspelledRoles(path string, m model.Model, rules []rule) []Problem {
+	if _, ok := m["g"][groupRole]; !ok {
+		return nil
+	}
+	var problems []Problem
+	known := []string{facade.RoleProfessor, facade.RoleStudent}
+	for _, r := range rules {
+		if r.ptype != groupRole || len(r.fields) != 2 {
+			continue
+		}
+		role, ok := strings.CutPrefix(r.fields[1], prefixRole)
+		if !ok || slices.Contains(known, role) {
+			continue
+		}
+		if hint := suggestOf(role, known); hint != "" {
+			problems = append(problems, Problem{File: path, Line: r.line, Warning: true,
+				Msg: fmt.Sprintf("role %q%s: only roles professor and student carry grade rules", role, hint)})
 		}
 	}
 	return problems

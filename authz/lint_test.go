@@ -99,3 +99,21 @@ func TestCheckWarnsOfGroupsNoTokenCanCarry(t *testing.T) {
 		t.Errorf("unquoted trailing space: %v", ps)
 	}
 }
+
+// TestCheckWarnsOfAMisspelledRole: "g, X, role:profesor" gives a role
+// nothing reads; check says which one was meant. Other roles are quiet.
+func TestCheckWarnsOfAMisspelledRole(t *testing.T) {
+	policy := filepath.Join(t.TempDir(), "policy.csv")
+	writeFile(t, policy, "g, group:graders, role:profesor\ng, ann, role:professor\ng, bob, role:auditor\ng, cy, role:studnet\n")
+	var got []string
+	for _, p := range Check("../model.conf", policy) {
+		got = append(got, p.String())
+	}
+	want := []string{
+		policy + `:1: warning: role "profesor" (did you mean "professor"?): only roles professor and student carry grade rules`,
+		policy + `:4: warning: role "studnet" (did you mean "student"?): only roles professor and student carry grade rules`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("check:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

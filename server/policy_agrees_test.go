@@ -196,3 +196,41 @@ func tokenWithGroups(t testing.TB, sub, role string, groups []string) string {
 	}
 	return tok
 }
+
+// TestGroupNamesFromATokenGrantOnlyTheirOwnLines: over HTTP, a token
+// carrying a provider's group name (a colon, a slash, spaces, a comma)
+// reads what the group's line grants; a token carrying a name that looks
+// like it (a prefix, one word, the quotes, a space more, one half of a
+// comma) is refused, 403 as for any refusal.
+func TestGroupNamesFromATokenGrantOnlyTheirOwnLines(t *testing.T) {
+	e := newEnv(t, withPolicyLines(
+		"p, group:acme:payments, account:1001, view_account",
+		`p, "group:Domain Users", account:2002, view_account`,
+		`p, "group:a,b", account:ghost-acct, view_account`,
+		"p, group:team-a/admins, account:m1, view_account",
+	))
+	for _, c := range []struct {
+		groups  []string
+		account string
+		want    bool
+	}{
+		{[]string{"acme:payments"}, "1001", true},
+		{[]string{"Domain Users"}, "2002", true},
+		{[]string{"a,b"}, "ghost-acct", true},
+		{[]string{"team-a/admins"}, "m1", true},
+		{[]string{"acme"}, "1001", false},
+		{[]string{"acme:payments "}, "1001", false},
+		{[]string{"group:acme:payments"}, "1001", false},
+		{[]string{"Domain"}, "2002", false},
+		{[]string{`"Domain Users"`}, "2002", false},
+		{[]string{"Domain Users\t"}, "2002", false},
+		{[]string{"a", "b"}, "ghost-acct", false},
+		{[]string{"team-a"}, "m1", false},
+		{[]string{"acme:payments"}, "2002", false},
+	} {
+		r := e.do(req{method: "GET", path: "/rs/account/" + c.account + "/balance", token: tokenWithGroups(t, "zed", "", c.groups)})
+		if got := r.status != http.StatusForbidden; got != c.want {
+			t.Errorf("groups %q on account %s: %d, want allowed=%v", c.groups, c.account, r.status, c.want)
+		}
+	}
+}
