@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/csv"
 	"fmt"
@@ -75,6 +76,11 @@ func parsePolicy(path string, data []byte, m model.Model) ([]rule, []Problem) {
 	for n, raw := 1, data; len(raw) > 0; n++ {
 		var lineBytes []byte
 		lineBytes, raw, _ = bytes.Cut(raw, []byte("\n"))
+		if len(lineBytes) > maxLineBytes {
+			problems = append(problems, Problem{File: path, Line: n, Msg: fmt.Sprintf(
+				"the line is %d bytes long: casbin's file adapter reads lines of at most %d bytes and refuses the whole file", len(lineBytes), maxLineBytes)})
+			continue
+		}
 		text := strings.TrimSpace(string(lineBytes))
 		if text == "" || text[0] == '#' {
 			continue
@@ -96,6 +102,12 @@ func parsePolicy(path string, data []byte, m model.Model) ([]rule, []Problem) {
 	}
 	return rules, problems
 }
+
+// maxLineBytes is the longest line casbin's file adapter reads: it scans
+// lines with a bufio.Scanner, whose buffer (line and newline) holds at
+// most bufio.MaxScanTokenSize bytes; a longer line, comments included,
+// fails the whole load.
+const maxLineBytes = bufio.MaxScanTokenSize - 1
 
 // parseRule splits one line as casbin.persist.LoadPolicyLine does and checks
 // its type and arity against the model.

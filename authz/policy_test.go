@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/casbin/casbin/v2"
 	"github.com/casbin/casbin/v2/model"
 	"github.com/casbin/casbin/v2/persist"
 
@@ -109,4 +110,28 @@ func FuzzGroupNameGrantsOnlyItself(f *testing.F) {
 			t.Fatalf("line %q, token group %q: %v", line, b, got)
 		}
 	})
+}
+
+// TestLinesLongerThanCasbinReadsAreRefused: casbin's file adapter fails
+// the whole file on a line past its scanner's 64 KiB (a comment too), so
+// the service refuses it, naming the line; one byte less loads in both.
+func TestLinesLongerThanCasbinReadsAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		line   string
+		refuse bool
+	}{
+		{"# " + strings.Repeat("x", maxLineBytes-2), false},
+		{"# " + strings.Repeat("x", maxLineBytes-1), true},
+		{"p, alice, account:1001, view_account" + strings.Repeat(" ", maxLineBytes), true},
+	} {
+		modelPath, policyPath := policyFiles(t, "p, bob, account:1, view_account", c.line, "p, bob, account:2, view_account")
+		_, stockErr := casbin.NewEnforcer(modelPath, policyPath)
+		problems := Check(modelPath, policyPath)
+		if HasErrors(problems) != c.refuse || (stockErr != nil) != c.refuse {
+			t.Errorf("a line of %d bytes: service %v, stock casbin %v", len(c.line), problems, stockErr)
+		}
+		if c.refuse && (problems[0].Line != 2 || !strings.Contains(problems[0].Msg, "at most 65535 bytes")) {
+			t.Errorf("a line of %d bytes: %v", len(c.line), problems[0])
+		}
+	}
 }
