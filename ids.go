@@ -41,7 +41,17 @@ const MaxGroupNameLen = 256
 // ever compared whole with a policy line's: no name is a list, a prefix or
 // a pattern of another.
 func ValidGroupName(s string) bool {
-	if s == "" || len(s) > utf8.UTFMax*MaxGroupNameLen || !utf8.ValidString(s) {
+	if s == "" || len(s) > utf8.UTFMax*MaxGroupNameLen {
+		return false
+	}
+	ascii := len(s) <= MaxGroupNameLen
+	for i := 0; i < len(s) && ascii; i++ {
+		ascii = s[i] >= 0x20 && s[i] < 0x7f // printable ASCII, space included
+	}
+	if ascii { // nearly every name (Entra ids, LDAP and GitHub names): a token's 200 cost microseconds
+		return true
+	}
+	if !utf8.ValidString(s) {
 		return false
 	}
 	n := 0

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The hand-written checks must agree with the patterns of docs/contract.md §3.
@@ -28,6 +30,33 @@ func FuzzIdentifierFormats(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if ValidID(s) != specID.MatchString(s) || ValidProjectKey(s) != specProjectKey.MatchString(s) || ValidPlanKey(s) != specPlanKey.MatchString(s) {
 			t.Fatalf("%q: checks disagree with the patterns of docs/contract.md §3", s)
+		}
+	})
+}
+
+// groupNameRule is docs/contract.md §2's group name, written plainly: 1 to
+// 256 printable characters (unicode.IsGraphic) of valid UTF-8.
+func groupNameRule(s string) bool {
+	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxGroupNameLen {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsGraphic(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzGroupNameFormat: ValidGroupName (with its fast path for printable
+// ASCII) is the plain rule, for any string.
+func FuzzGroupNameFormat(f *testing.F) {
+	for _, s := range []string{"acme:payments", "Domain Users", "a\x7f", "\x00", "é", strings.Repeat("x", 256), strings.Repeat("x", 257), strings.Repeat("é", 256), "\xff", "a\u200bb", " "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if ValidGroupName(s) != groupNameRule(s) {
+			t.Fatalf("%q: ValidGroupName %v, the rule %v", s, ValidGroupName(s), groupNameRule(s))
 		}
 	})
 }

@@ -71,10 +71,18 @@ func (st *state) hasRole(p facade.Principal, role string) bool {
 	if p.ID == "" || strings.Contains(p.ID, ":") || len(st.roles) == 0 {
 		return false
 	}
-	if d, ok := st.roles[p.ID][role]; ok && d <= maxDepth {
+	return st.policyRole(subjectOf(p), role)
+}
+
+// policyRole is hasRole's look-up in the policy, for q made by subjectOf.
+func (st *state) policyRole(q subject, role string) bool {
+	if q.id == "" || strings.Contains(q.id, ":") || len(st.roles) == 0 {
+		return false
+	}
+	if d, ok := st.roles[q.id][role]; ok && d <= maxDepth {
 		return true
 	}
-	for _, g := range subjectOf(p).groups {
+	for _, g := range q.groups {
 		if d, ok := st.roles[g][role]; ok && d+1 <= maxDepth {
 			return true
 		}

@@ -34,13 +34,22 @@ func subjectOf(p facade.Principal) subject { return subjectWith(p.ID, p.Groups) 
 
 func subjectWith(id string, names []string) subject {
 	s := subject{id: id}
+	var seen map[string]bool // past a few names, a set: 200 Entra groups are not 20,000 compares
+	if len(names) > 8 {
+		seen = make(map[string]bool, len(names))
+	}
 	for _, n := range names {
 		if !facade.ValidGroupName(n) {
 			continue
 		}
-		if g := prefixGroup + n; !slices.Contains(s.groups, g) {
-			s.groups = append(s.groups, g)
+		g := prefixGroup + n
+		switch {
+		case seen != nil && seen[g], seen == nil && slices.Contains(s.groups, g):
+			continue
+		case seen != nil:
+			seen[g] = true
 		}
+		s.groups = append(s.groups, g)
 	}
 	return s
 }
