@@ -88,7 +88,7 @@ func (s *Server) getBalance(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, balanceView{AccountID: a.ID, Balance: a.BalanceAmount(), Currency: a.Currency})
+	return writeJSON(c, http.StatusOK, balanceView{AccountID: a.ID, Balance: a.BalanceAmount(), Currency: a.Currency})
 }
 
 func (s *Server) getAccount(c echo.Context) error {
@@ -100,7 +100,7 @@ func (s *Server) getAccount(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, accountView{AccountID: a.ID, Owner: a.Owner, Currency: a.Currency,
+	return writeJSON(c, http.StatusOK, accountView{AccountID: a.ID, Owner: a.Owner, Currency: a.Currency,
 		Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC()})
 }
 
@@ -132,7 +132,7 @@ func (s *Server) listAccounts(c echo.Context) error {
 	if more {
 		view.Next = "/rs/account?" + url.Values{"after": {last}, "limit": {strconv.Itoa(limit)}}.Encode()
 	}
-	return c.JSON(http.StatusOK, view)
+	return writeJSON(c, http.StatusOK, view)
 }
 
 // viewableAccountIDs walks the account index after `after` until it has
@@ -182,7 +182,7 @@ func (s *Server) getStatement(c echo.Context) error {
 			Amount: e.SignedAmount(), Currency: e.Currency, CreatedAt: e.CreatedAt.UTC(),
 		})
 	}
-	return c.JSON(http.StatusOK, view)
+	return writeJSON(c, http.StatusOK, view)
 }
 
 func statementLimit(q string) (int, error) {

@@ -58,7 +58,7 @@ func (s *Server) listClasses(c echo.Context) error {
 	for _, id := range s.authz.ViewableClasses(principal(c)) {
 		view.Classes = append(view.Classes, classLink{ClassID: id, Grades: classGradesPath(id)})
 	}
-	return c.JSON(http.StatusOK, view)
+	return writeJSON(c, http.StatusOK, view)
 }
 
 // getClassGrades answers the students enrolled in a class, sorted by id and
@@ -111,7 +111,7 @@ func (s *Server) getClassGrades(c echo.Context) error {
 			"start": {strconv.Itoa(hi)}, "limit": {strconv.Itoa(limit)},
 		}.Encode()
 	}
-	return c.JSON(http.StatusOK, view)
+	return writeJSON(c, http.StatusOK, view)
 }
 
 func classGradesPath(class string) string { return "/class/" + url.PathEscape(class) + "/grades" }
@@ -226,7 +226,7 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 		}
 		view.count(view.Rows[i].Outcome)
 	}
-	return c.JSON(http.StatusOK, view)
+	return writeJSON(c, http.StatusOK, view)
 }
 
 // checkGradebook fills out[i] with what row i would do and reports which

@@ -93,7 +93,7 @@ func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
 
 func writeGrade(c echo.Context, status int, rec grades.Record) error {
 	c.Response().Header().Set("ETag", grades.ETag(rec.Version))
-	return c.JSON(status, rec)
+	return writeJSON(c, status, rec)
 }
 
 // defaultHistoryLimit is how many versions a history page holds when the
@@ -146,5 +146,5 @@ func (s *Server) getGradeHistory(c echo.Context) error {
 		}
 		view.Versions[i] = v
 	}
-	return c.JSON(http.StatusOK, view)
+	return writeJSON(c, http.StatusOK, view)
 }

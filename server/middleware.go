@@ -181,8 +181,7 @@ func methodLabel(m string) string {
 // the request.
 func requireXSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		id, _ := auth.IdentityFrom(c.Request().Context())
-		if err := auth.CheckXSRF(c.Request(), id); err != nil {
+		if err := auth.CheckXSRF(c.Request(), identity(c)); err != nil {
 			return err
 		}
 		return next(c)

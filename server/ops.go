@@ -12,7 +12,7 @@ import (
 )
 
 func (s *Server) healthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz reports whether this instance can serve: Redis reachable and a
@@ -40,7 +40,7 @@ func (s *Server) readyz(c echo.Context) error {
 	if s.draining.Load() {
 		body["status"] = "draining"
 	}
-	return c.JSON(status, body)
+	return writeJSON(c, status, body)
 }
 
 func okString(ok bool) string {

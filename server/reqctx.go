@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
 )
@@ -67,4 +69,13 @@ func withIdentity(ctx context.Context, id auth.Identity) context.Context {
 	c.identity, c.authed = id, true
 	c.principal = id.Principal
 	return ctx
+}
+
+// identity is the caller as authenticate found it (the zero Identity
+// before, and on the public routes).
+func identity(c echo.Context) auth.Identity {
+	if rc := requestContextOf(c.Request().Context()); rc != nil {
+		return rc.identity
+	}
+	return auth.Identity{}
 }

@@ -128,7 +128,7 @@ func chain(h echo.HandlerFunc, mws ...echo.MiddlewareFunc) echo.HandlerFunc {
 
 // openAPI serves the OpenAPI description of every route.
 func openAPI(c echo.Context) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, api.OpenAPI)
+	return writeEncodedJSON(c, http.StatusOK, api.OpenAPI)
 }
 
 // problemPage serves the page describing one error code

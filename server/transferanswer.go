@@ -19,15 +19,15 @@ import (
 func writeTransfer(c echo.Context, code int, v transferView) error {
 	if c.Request().URL.RawQuery != "" {
 		if _, pretty := c.QueryParams()["pretty"]; pretty {
-			return c.JSON(code, v)
+			return writeJSON(c, code, v)
 		}
 	}
 	var buf [320]byte
 	b, ok := appendTransferView(buf[:0], v)
 	if !ok {
-		return c.JSON(code, v)
+		return writeJSON(c, code, v)
 	}
-	return c.Blob(code, echo.MIMEApplicationJSON, b)
+	return writeEncodedJSON(c, code, b)
 }
 
 // appendTransferView appends v as encoding/json's Encoder writes it, or
