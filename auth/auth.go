@@ -1,16 +1,20 @@
 // Package auth says who is calling: a bearer token (HS256 or a JWKS), or a
 // browser session opened by signing in at the organization's OpenID
 // provider (docs/contract.md §2, "Authentication", "Browser sign-in",
-// "Anti-forgery"). It holds no server-side state: a session lives in a
-// sealed cookie, a sign-in in progress in another, so any instance can
-// answer any request and nothing here touches Redis.
+// "Anti-forgery").
+//
+// Sessions live in Redis (this package's key space, sessionstore.go),
+// shared by every instance, so they end for real (logout, idle time,
+// lifetime, `facade sessions revoke`); the cookie carries only a sealed
+// random id. A sign-in in progress is a sealed cookie of its own per
+// state, in the browser that started it.
 //
 // Each part stands alone and is built from its own settings: Sessions
-// seals and opens the cookies, SignIn is the relying party (login,
-// callback, logout: plain net/http handlers), CheckXSRF is the
-// anti-forgery rule, SameOrigin decides whether a request may use the
-// session cookie at all. The HTTP layer (package server) mounts them and
-// turns their errors into problem bodies.
+// keeps the sessions and seals their cookies, SignIn is the relying party
+// (login, callback, logout: each returns a Result the HTTP layer writes),
+// CheckXSRF is the anti-forgery rule, SameOrigin decides whether a request
+// may use the session cookie at all. The HTTP layer (package server)
+// mounts them and turns their errors into problem bodies.
 package auth
 
 import (

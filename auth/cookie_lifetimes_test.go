@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testredis"
 )
 
 // TestCookieLifetimesSentToTheBrowser: the lifetimes the browser is told
@@ -17,44 +19,42 @@ import (
 // minutes, and a used sign-in cookie is deleted at once.
 func TestCookieLifetimesSentToTheBrowser(t *testing.T) {
 	clock := testclock.New()
-	s, err := NewSessions(SessionConfig{Keys: [][]byte{make([]byte, 32)}, Now: clock.Now})
+	s, err := NewSessions(SessionConfig{Keys: [][]byte{make([]byte, 32)}, Now: clock.Now, Redis: testredis.Client(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	maxAge := func(rec *httptest.ResponseRecorder) map[string]int {
+	maxAge := func(cookies []*http.Cookie) map[string]int {
 		out := map[string]int{}
-		for _, c := range rec.Result().Cookies() {
+		for _, c := range cookies {
 			out[c.Name] = c.MaxAge
 		}
 		return out
 	}
 
-	rec := httptest.NewRecorder()
-	if _, err := s.issue(rec, facade.Principal{ID: "alice"}, clock.Now().Add(24*time.Hour), ""); err != nil {
+	_, cookies, err := s.Issue(context.Background(), facade.Principal{ID: "alice"}, clock.Now().Add(24*time.Hour), "", "")
+	if err != nil {
 		t.Fatal(err)
 	}
 	const day20h = (8 + 12) * 60 * 60
-	if got := maxAge(rec); got["facade-session"] != day20h || got["XSRF-TOKEN"] != day20h {
+	if got := maxAge(cookies); got["facade-session"] != day20h || got["XSRF-TOKEN"] != day20h {
 		t.Errorf("session cookies Max-Age %v, want %d (8 h + 12 h of grace)", got, day20h)
 	}
 
-	rec = httptest.NewRecorder()
-	if err := s.startFlow(rec, flow{State: "s"}); err != nil {
+	c, err := s.startFlow(flow{State: "s"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := maxAge(rec)["facade-signin"]; got != 600 {
-		t.Errorf("sign-in cookie Max-Age %d, want 600 (10 minutes)", got)
+	if c.Name != "facade-signin-s" || c.MaxAge != 600 {
+		t.Errorf("sign-in cookie %s Max-Age %d, want facade-signin-s for 600 s (10 minutes)", c.Name, c.MaxAge)
 	}
 
-	req := httptest.NewRequest(http.MethodGet, "/auth/callback", nil)
-	for _, c := range rec.Result().Cookies() {
-		req.AddCookie(c)
-	}
-	rec = httptest.NewRecorder()
-	if _, err := s.takeFlow(rec, req); err != nil {
+	req := httptest.NewRequest(http.MethodGet, "/auth/callback?state=s", nil)
+	req.AddCookie(c)
+	_, used, err := s.takeFlow(req, "s")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got, ok := maxAge(rec)["facade-signin"]; !ok || got != -1 {
+	if got, ok := maxAge(used)["facade-signin-s"]; !ok || got != -1 {
 		t.Errorf("used sign-in cookie Max-Age %d (sent: %v), want -1 (deleted)", got, ok)
 	}
 }

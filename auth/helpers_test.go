@@ -14,10 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/auth/demoidp"
 	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testredis"
 	"github.com/facade-dev/facade/internal/testsignin"
 )
 
@@ -27,6 +30,17 @@ var people = []demoidp.Person{
 	{Subject: "u-alice", Username: "alice", Name: "Alice", Role: "student", About: "student"},
 	{Subject: "u-mallory", Username: "mallory", Name: "Mallory", Role: "student", About: "the attacker"},
 	{Subject: "u-gina", Username: "gina", Name: "Gina", Role: "professor", Groups: manyGroups(48), About: "in many groups"},
+	{Subject: "u-entra", Username: "entra", Name: "Entra", Role: "developer", Groups: entraGroups(200), About: "in 200 Entra groups"},
+}
+
+// entraGroups names n groups as Microsoft Entra does: object ids, 36
+// characters each.
+func entraGroups(n int) []string {
+	g := make([]string, n)
+	for i := range g {
+		g[i] = fmt.Sprintf("%08x-4b1e-4c2a-9d3f-%012x", i, i*7919)
+	}
+	return g
 }
 
 // manyGroups names n groups of 24 characters: enough that a session
@@ -76,6 +90,7 @@ type rp struct {
 	signin   *auth.SignIn
 	swap     *tokenSwap
 	keys     [][]byte
+	rdb      *redis.Client
 }
 
 type rpOption func(*auth.SignInConfig, *auth.SessionConfig)
@@ -86,6 +101,16 @@ func withClientID(id string) rpOption {
 
 func withKeys(keys ...[]byte) rpOption {
 	return func(_ *auth.SignInConfig, s *auth.SessionConfig) { s.Keys = keys }
+}
+
+func withIdle(d time.Duration) rpOption {
+	return func(_ *auth.SignInConfig, s *auth.SessionConfig) { s.Idle = d }
+}
+
+// withStore keeps the sessions in rdb (another relying party's, to open
+// its cookies with other keys).
+func withStore(rdb *redis.Client) rpOption {
+	return func(_ *auth.SignInConfig, s *auth.SessionConfig) { s.Redis = rdb }
 }
 
 func withLifetime(d time.Duration) rpOption {
@@ -112,6 +137,10 @@ func startRP(t *testing.T, opts ...rpOption) *rp {
 	for _, o := range opts {
 		o(&cfg, &sc)
 	}
+	if sc.Redis == nil {
+		sc.Redis = testredis.Client(t)
+	}
+	p.rdb = sc.Redis.(*redis.Client)
 	var err error
 	if p.sessions, err = auth.NewSessions(sc); err != nil {
 		t.Fatal(err)
@@ -123,7 +152,7 @@ func startRP(t *testing.T, opts ...rpOption) *rp {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /auth/login", handle(p.signin.Login))
-	mux.HandleFunc("GET /auth/callback", handle(p.signin.Callback))
+	mux.HandleFunc("GET /auth/callback", handle(func(r *http.Request) (auth.Result, error) { return p.signin.Callback(r, "192.0.2.1") }))
 	mux.HandleFunc("POST /auth/logout", handle(p.signin.Logout))
 	mux.HandleFunc("GET /whoami", p.whoami)
 	mux.HandleFunc("POST /change", p.change)
@@ -143,11 +172,25 @@ func (p *rp) whoami(w http.ResponseWriter, r *http.Request) {
 		"groups": id.Principal.Groups, "expires_at": id.ExpiresAt.UTC().Format(time.RFC3339), "via": id.Via})
 }
 
-// handle answers a handler's error as the HTTP layer would (fail).
-func handle(h func(http.ResponseWriter, *http.Request) error) http.HandlerFunc {
+// handle writes a route's Result, or its error as the HTTP layer would
+// (fail), as package server does.
+func handle(h func(*http.Request) (auth.Result, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
+		res, err := h(r)
+		for _, c := range res.Cookies {
+			http.SetCookie(w, c)
+		}
+		switch {
+		case err != nil:
 			fail(w, r, err)
+		case res.Redirect != "":
+			http.Redirect(w, r, res.Redirect, res.Status)
+		case res.Body != nil:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(res.Status)
+			_ = json.NewEncoder(w).Encode(res.Body)
+		default:
+			w.WriteHeader(res.Status)
 		}
 	}
 }
@@ -170,7 +213,7 @@ func (p *rp) open(r *http.Request) (auth.Identity, bool, error) {
 	if !auth.SameOrigin(r, p.signin.Origin()) {
 		return auth.Identity{}, false, nil
 	}
-	return p.sessions.Open(r)
+	return p.sessions.Open(r.Context(), r, "192.0.2.1")
 }
 
 func cmp(a, b error) error {
@@ -185,7 +228,7 @@ func fail(w http.ResponseWriter, _ *http.Request, err error) {
 	code := facade.CodeOf(err)
 	status := map[facade.Code]int{
 		facade.ErrSignInFailed.Code: 400, facade.ErrSessionExpired.Code: 401, facade.ErrSessionInvalid.Code: 401,
-		facade.ErrXSRF.Code: 403,
+		facade.ErrXSRF.Code: 403, facade.ErrStoreUnavailable.Code: 503,
 	}[code]
 	if status == 0 {
 		status = 401
@@ -242,4 +285,18 @@ func me(b *testsignin.Browser, p *rp) (int, string) {
 	var me struct{ Sub string }
 	_ = json.Unmarshal(body, &me)
 	return resp.StatusCode, me.Sub
+}
+
+func TestMain(m *testing.M) { testredis.Main(m) }
+
+// flowCookieOf is b's one sign-in (flow) cookie at url.
+func flowCookieOf(t *testing.T, b *testsignin.Browser, url string) *http.Cookie {
+	t.Helper()
+	for _, c := range b.Jar.Cookies(mustURL(url)) {
+		if strings.HasPrefix(c.Name, "facade-signin-") {
+			return &http.Cookie{Name: c.Name, Value: c.Value, Path: "/"}
+		}
+	}
+	t.Fatal("no sign-in cookie")
+	return nil
 }

@@ -1,6 +1,8 @@
 package auth
 
 import (
+	"cmp"
+	"context"
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,10 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gorilla/securecookie"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
 )
@@ -42,6 +46,14 @@ const flowLifetime = 10 * time.Minute
 // token-missing.
 const cookieGrace = 12 * time.Hour
 
+// DefaultSessionIdle is FACADE_SESSION_IDLE's default.
+const DefaultSessionIdle = time.Hour
+
+// touchEvery is how stale a session's last-used time may get before a
+// request writes it again: the idle timeout slides, but a busy page costs
+// one write a minute, not one per request.
+const touchEvery = time.Minute
+
 // SessionConfig is what Sessions needs.
 type SessionConfig struct {
 	// Keys are FACADE_SESSION_KEYS, 32 bytes each (ParseKeys): the first
@@ -51,36 +63,55 @@ type SessionConfig struct {
 	// Lifetime is a session's longest life (FACADE_SESSION_LIFETIME); zero
 	// means DefaultSessionLifetime.
 	Lifetime time.Duration
+	// Idle ends a session unused this long (FACADE_SESSION_IDLE); zero
+	// means DefaultSessionIdle.
+	Idle time.Duration
 	// Secure marks cookies Secure with the __Host- prefix; false only for
 	// a public URL that is plain http on loopback (SecureCookies).
 	Secure bool
 	// Now is the clock sessions expire by; nil means time.Now.
 	Now func() time.Time
+	// Redis keeps the sessions, shared by every instance. NewSessions
+	// accepts nil (settings checks), but Sessions then opens none.
+	Redis redis.UniversalClient
 }
 
-// Sessions seals and opens the session and sign-in cookies: encrypted
-// (AES-256) and authenticated (HMAC-SHA256) by gorilla/securecookie, with
-// keys derived from each FACADE_SESSION_KEYS entry. Nothing is kept on the
-// server.
+// Sessions keeps browser sessions in Redis and seals their ids into the
+// session cookie: encrypted (AES-256) and authenticated (HMAC-SHA256) by
+// gorilla/securecookie, with keys derived from each FACADE_SESSION_KEYS
+// entry. The record (principal, any number of groups, anti-forgery token,
+// times, client address) never leaves the server, so a session holds what
+// the provider sends and ends for real: deleting the record ends it on
+// every instance at once.
 type Sessions struct {
 	codecs   []securecookie.Codec
 	lifetime time.Duration
+	idle     time.Duration
 	secure   bool
 	now      func() time.Time
+	rdb      redis.UniversalClient
 }
 
-// session is what a session cookie holds: the principal, not the
-// provider's tokens (they would not fit in 4 KiB with a long groups list),
-// except the ID token as a logout hint when it fits.
-type session struct {
-	Sub     string   `json:"sub"`
-	Role    string   `json:"role,omitempty"`
-	Groups  []string `json:"groups,omitempty"`
-	Expires int64    `json:"exp"`
-	// XSRF is this session's anti-forgery token, random per sign-in: the
-	// XSRF-TOKEN cookie carries it for the page, and an unsafe request on
-	// the session must send it back (CheckXSRF).
-	XSRF    string `json:"xsrf"`
+// sessionCookie is what the session cookie holds: the session's random id
+// and nothing else.
+type sessionCookie struct {
+	ID string `json:"id"`
+}
+
+// Record is a session as Redis keeps it (docs/contract.md §2, "Browser
+// sign-in").
+type Record struct {
+	Sub    string   `json:"sub"`
+	Role   string   `json:"role,omitempty"`
+	Groups []string `json:"groups,omitempty"`
+	// XSRF is this session's anti-forgery token, random per sign-in: an
+	// unsafe request on the session must send it back (CheckXSRF).
+	XSRF     string    `json:"xsrf"`
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"last_used"`
+	Expires  time.Time `json:"expires"`
+	Client   string    `json:"client,omitempty"` // the address it was last used from
+	// IDToken is the provider's ID token, the hint its logout takes.
 	IDToken string `json:"idt,omitempty"`
 }
 
@@ -92,10 +123,13 @@ func NewSessions(cfg SessionConfig) (*Sessions, error) {
 	if cfg.Lifetime <= 0 {
 		cfg.Lifetime = DefaultSessionLifetime
 	}
+	if cfg.Idle <= 0 {
+		cfg.Idle = DefaultSessionIdle
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Sessions{lifetime: cfg.Lifetime, secure: cfg.Secure, now: cfg.Now}
+	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, secure: cfg.Secure, now: cfg.Now, rdb: cfg.Redis}
 	for _, k := range cfg.Keys {
 		if len(k) != 32 {
 			return nil, configError("FACADE_SESSION_KEYS entries must be 32 bytes each")
@@ -108,6 +142,23 @@ func NewSessions(cfg SessionConfig) (*Sessions, error) {
 		s.codecs = append(s.codecs, c)
 	}
 	return s, nil
+}
+
+// NewSessionAdmin is Sessions for ops' tools (`facade sessions list|revoke`):
+// it reads and ends sessions in Redis and needs no keys, since it never
+// opens or seals a cookie.
+func NewSessionAdmin(cfg SessionConfig) *Sessions {
+	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, now: cfg.Now, rdb: cfg.Redis}
+	if s.lifetime <= 0 {
+		s.lifetime = DefaultSessionLifetime
+	}
+	if s.idle <= 0 {
+		s.idle = DefaultSessionIdle
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
 }
 
 // derive gives each use of a configured key its own key (HKDF-SHA256), so
@@ -165,31 +216,30 @@ func (s *Sessions) cookieName(name string) string {
 // SessionCookie is the session cookie's name under this configuration.
 func (s *Sessions) SessionCookie() string { return s.cookieName(sessionName) }
 
-// issue starts a new session for p that ends at the earlier of the
-// configured lifetime and notAfter (the ID token's expiry), with a fresh
-// anti-forgery token: a session someone planted before sign-in is never
-// continued (session fixation).
-func (s *Sessions) issue(w http.ResponseWriter, p facade.Principal, notAfter time.Time, idToken string) (session, error) {
+// Issue starts a new session for p, from client, that ends at the
+// earlier of the configured lifetime and notAfter (the ID token's expiry),
+// with a fresh id and anti-forgery token: a session someone planted
+// before sign-in is never continued (session fixation). It returns the
+// cookies to set.
+func (s *Sessions) Issue(ctx context.Context, p facade.Principal, notAfter time.Time, idToken, client string) (Record, []*http.Cookie, error) {
 	now := s.now()
 	exp := now.Add(s.lifetime)
 	if !notAfter.IsZero() && notAfter.Before(exp) {
 		exp = notAfter
 	}
-	ss := session{Sub: p.ID, Role: p.Role, Groups: p.Groups, Expires: exp.Unix(), XSRF: randomToken(), IDToken: idToken}
-	v, err := securecookie.EncodeMulti(sessionName, ss, s.codecs...)
-	if err != nil && ss.IDToken != "" {
-		// Too long with the ID token in it: keep the claims, lose only the
-		// logout hint (the provider's logout then asks the person).
-		ss.IDToken = ""
-		v, err = securecookie.EncodeMulti(sessionName, ss, s.codecs...)
-	}
+	exp = exp.Truncate(time.Second) // as /auth/me's expires_at says it
+	rec := Record{Sub: p.ID, Role: p.Role, Groups: p.Groups, XSRF: randomToken(),
+		Created: now, LastUsed: now, Expires: exp, Client: client, IDToken: idToken}
+	id := randomToken()
+	v, err := securecookie.EncodeMulti(sessionName, sessionCookie{ID: id}, s.codecs...)
 	if err != nil {
-		return session{}, err
+		return Record{}, nil, err
+	}
+	if err := s.store(ctx, id, rec); err != nil {
+		return Record{}, nil, err
 	}
 	maxAge := exp.Sub(now) + cookieGrace
-	http.SetCookie(w, s.cookie(sessionName, v, maxAge, true))
-	http.SetCookie(w, s.xsrfCookie(ss.XSRF, maxAge))
-	return ss, nil
+	return rec, []*http.Cookie{s.cookie(sessionName, v, maxAge, true), s.xsrfCookie(rec.XSRF, maxAge)}, nil
 }
 
 // cookie builds one of our cookies with the attributes of docs/contract.md
@@ -216,50 +266,62 @@ func (s *Sessions) xsrfCookie(value string, maxAge time.Duration) *http.Cookie {
 	return c
 }
 
-// clear removes the session and its XSRF-TOKEN cookie.
-func (s *Sessions) clear(w http.ResponseWriter) {
-	http.SetCookie(w, s.cookie(sessionName, "", -1, true))
-	http.SetCookie(w, s.xsrfCookie("", -1))
+// cleared are the cookies that remove the session and its XSRF-TOKEN.
+func (s *Sessions) cleared() []*http.Cookie {
+	return []*http.Cookie{s.cookie(sessionName, "", -1, true), s.xsrfCookie("", -1)}
 }
 
-// Open reads the request's session cookie. ok is false when there is none;
-// an error is facade.ErrSessionInvalid (it does not open with any
-// configured key) or facade.ErrSessionExpired.
-func (s *Sessions) Open(r *http.Request) (id Identity, ok bool, err error) {
+// sessionID opens the request's session cookie. ok is false when there is
+// none; an error is facade.ErrSessionInvalid (it does not open with any
+// configured key).
+func (s *Sessions) sessionID(r *http.Request) (id string, ok bool, err error) {
 	c, err := r.Cookie(s.SessionCookie())
 	if err != nil {
-		return Identity{}, false, nil
+		return "", false, nil
 	}
-	var ss session
-	if err := securecookie.DecodeMulti(sessionName, c.Value, &ss, s.codecs...); err != nil || !usableName(ss.Sub) {
-		return Identity{}, true, facade.ErrSessionInvalid
+	var sc sessionCookie
+	if err := securecookie.DecodeMulti(sessionName, c.Value, &sc, s.codecs...); err != nil || sc.ID == "" {
+		return "", true, facade.ErrSessionInvalid
 	}
-	exp := time.Unix(ss.Expires, 0)
-	if !s.now().Before(exp) {
+	return sc.ID, true, nil
+}
+
+// Open reads the request's session: its cookie, then its record (one Redis
+// read; a write at most once a minute, to slide the idle time). ok is false
+// when there is no session cookie; an error is facade.ErrSessionInvalid (the
+// cookie does not open), facade.ErrSessionExpired (the session has ended: logged
+// out, revoked, idle or past its lifetime), or ErrStoreUnavailable (Redis
+// could not be asked: not "signed out"). client is the caller's address,
+// kept for `facade sessions list`.
+func (s *Sessions) Open(ctx context.Context, r *http.Request, client string) (id Identity, ok bool, err error) {
+	sid, ok, err := s.sessionID(r)
+	if !ok || err != nil {
+		return Identity{}, ok, err
+	}
+	rec, err := s.load(ctx, sid)
+	if err != nil {
+		return Identity{}, true, err
+	}
+	now := s.now()
+	if !now.Before(rec.Expires) || now.Sub(rec.LastUsed) >= s.idle {
 		return Identity{}, true, facade.ErrSessionExpired
 	}
-	p := facade.Principal{ID: ss.Sub, Role: ss.Role, Groups: ss.Groups}
-	return Identity{Principal: p, ExpiresAt: exp, Via: ViaSession, xsrf: ss.XSRF}, true, nil
+	if now.Sub(rec.LastUsed) >= touchEvery {
+		rec.LastUsed = now
+		if client != "" {
+			rec.Client = client
+		}
+		s.touch(ctx, sid, rec)
+	}
+	p := facade.Principal{ID: rec.Sub, Role: rec.Role, Groups: rec.Groups}
+	return Identity{Principal: p, ExpiresAt: rec.Expires, Via: ViaSession, xsrf: rec.XSRF}, true, nil
 }
 
-// idTokenHint returns the ID token kept in the request's session, if any,
-// for the provider's logout. The session need not be current.
-func (s *Sessions) idTokenHint(r *http.Request) string {
-	c, err := r.Cookie(s.SessionCookie())
-	if err != nil {
-		return ""
-	}
-	var ss session
-	if securecookie.DecodeMulti(sessionName, c.Value, &ss, s.codecs...) != nil {
-		return ""
-	}
-	return ss.IDToken
-}
-
-// flow is a sign-in in progress, kept in its own short-lived sealed cookie
-// bound to the browser that started it: the callback accepts only the
-// state this browser was sent with (login CSRF), and the nonce and PKCE
-// verifier never leave the service unsealed.
+// flow is a sign-in in progress, kept in its own short-lived sealed
+// cookie bound to the browser that started it and named after its state
+// (flowCookie): the callback accepts only a state this browser was sent
+// with (login CSRF), several sign-ins may be in progress at once (tabs),
+// and the nonce and PKCE verifier never leave the service unsealed.
 type flow struct {
 	State    string `json:"state"`
 	Nonce    string `json:"nonce"`
@@ -268,34 +330,91 @@ type flow struct {
 	Expires  int64  `json:"exp"`
 }
 
-func (s *Sessions) startFlow(w http.ResponseWriter, f flow) error {
+// maxFlows bounds the sign-ins in progress one browser keeps: each is a
+// cookie of ~300 bytes sent with every request, and a page that started
+// sign-ins in a loop must not push the headers past their limit.
+const maxFlows = 5
+
+// flowCookie is the name (before any __Host- prefix) of the sign-in
+// cookie for state: the first 128 bits of the state, so a callback finds
+// its own flow and no other.
+func flowCookie(state string) string {
+	if len(state) > 22 {
+		state = state[:22]
+	}
+	return flowName + "-" + state
+}
+
+// startFlow seals f into its cookie.
+func (s *Sessions) startFlow(f flow) (*http.Cookie, error) {
 	f.Expires = s.now().Add(flowLifetime).Unix()
 	v, err := securecookie.EncodeMulti(flowName, f, s.codecs...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	http.SetCookie(w, s.cookie(flowName, v, flowLifetime, true))
-	return nil
+	return s.cookie(flowCookie(f.State), v, flowLifetime, true), nil
 }
 
-var errNoFlow = errors.New("no sign-in in progress in this browser")
-
-// takeFlow opens the request's sign-in cookie and removes it: a flow is
-// used once, whatever the outcome.
-func (s *Sessions) takeFlow(w http.ResponseWriter, r *http.Request) (flow, error) {
-	c, err := r.Cookie(s.cookieName(flowName))
-	if err != nil {
-		return flow{}, errNoFlow
+// oldFlows are the cookies that remove the request's oldest sign-ins in
+// progress, so that with the one being started at most maxFlows remain.
+func (s *Sessions) oldFlows(r *http.Request) []*http.Cookie {
+	type held struct {
+		name string
+		exp  int64
 	}
-	http.SetCookie(w, s.cookie(flowName, "", -1, true))
+	var flows []held
+	prefix := s.cookieName(flowName + "-")
+	for _, c := range r.Cookies() {
+		if !strings.HasPrefix(c.Name, prefix) {
+			continue
+		}
+		var f flow
+		_ = securecookie.DecodeMulti(flowName, c.Value, &f, s.codecs...) // unreadable: oldest
+		flows = append(flows, held{c.Name, f.Expires})
+	}
+	if len(flows) < maxFlows {
+		return nil
+	}
+	slices.SortFunc(flows, func(a, b held) int { return cmp.Compare(a.exp, b.exp) })
+	var out []*http.Cookie
+	for _, f := range flows[:len(flows)-maxFlows+1] {
+		c := s.cookie("", "", -1, true)
+		c.Name = f.name
+		out = append(out, c)
+	}
+	return out
+}
+
+// Why a callback found no usable sign-in of this browser: each has its
+// own words on the page a person sees (SignInFailure).
+var (
+	errNoFlow      = errors.New("no sign-in in progress in this browser for this state")
+	errFlowExpired = errors.New("the sign-in took too long")
+)
+
+// takeFlow opens the request's sign-in cookie for state and returns the
+// cookie that removes it: a flow is used once, whatever the outcome.
+func (s *Sessions) takeFlow(r *http.Request, state string) (flow, []*http.Cookie, error) {
+	if state == "" {
+		return flow{}, nil, errNoFlow
+	}
+	name := flowCookie(state)
+	c, err := r.Cookie(s.cookieName(name))
+	if err != nil {
+		return flow{}, nil, errNoFlow
+	}
+	used := []*http.Cookie{s.cookie(name, "", -1, true)}
 	var f flow
 	if err := securecookie.DecodeMulti(flowName, c.Value, &f, s.codecs...); err != nil {
-		return flow{}, err
+		return flow{}, used, errNoFlow
 	}
 	if !s.now().Before(time.Unix(f.Expires, 0)) {
-		return flow{}, errors.New("the sign-in took too long")
+		return flow{}, used, errFlowExpired
 	}
-	return f, nil
+	if !equal(f.State, state) {
+		return flow{}, used, errors.New("state does not match this browser's sign-in")
+	}
+	return f, used, nil
 }
 
 // randomToken is 32 random bytes, base64url: state, nonce, XSRF tokens.

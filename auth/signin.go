@@ -2,8 +2,8 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -135,113 +135,173 @@ func (cfg SignInConfig) Check() error {
 // Origin is the service's public origin, where the session cookie counts.
 func (s *SignIn) Origin() string { return s.origin }
 
-// The handlers are net/http handlers that return their error instead of
-// writing it: the HTTP layer's one error path answers it (a problem body).
+var errProviderRefused = errors.New("the provider refused")
+
+// SignInFailure says in words, for the person who tried, why a sign-in
+// (facade.ErrSignInFailed) did not complete: fixed sentences, never a library's
+// text.
+func SignInFailure(err error) string {
+	switch {
+	case errors.Is(err, errNoFlow):
+		return "This sign-in was not started in this browser, or it was already used (for example by going back to it). Nothing was changed."
+	case errors.Is(err, errFlowExpired):
+		return "The sign-in took more than 10 minutes, so it was stopped. Nothing was changed."
+	case errors.Is(err, errProviderRefused):
+		return "Your organization's sign-in did not sign you in (it was cancelled or refused there)."
+	case errors.Is(err, errNoUser):
+		return "Your organization's sign-in did not say who you are in a way this service can use. Ask the people who run it."
+	}
+	return "The answer of your organization's sign-in could not be verified, so you were not signed in."
+}
+
+// Result is what a sign-in route answers, for the HTTP layer to write:
+// the cookies to set (also with an error: a used sign-in cookie is removed
+// whatever the outcome), then a redirect to Redirect (Status 302 or 303),
+// a JSON Body (200), or nothing (204).
+type Result struct {
+	Cookies  []*http.Cookie
+	Status   int
+	Redirect string
+	Body     any
+}
 
 // Login starts a sign-in: GET /auth/login?return_to=<path>. It seals a new
-// state, nonce and PKCE verifier into the sign-in cookie and sends the
-// browser to the provider.
-func (s *SignIn) Login(w http.ResponseWriter, r *http.Request) error {
+// state, nonce and PKCE verifier into a sign-in cookie of its own, named
+// after the state, so several sign-ins may be in progress in one browser
+// (tabs) without one disturbing another, and sends the browser to the
+// provider.
+func (s *SignIn) Login(r *http.Request) (Result, error) {
 	f := flow{
 		State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(),
 		ReturnTo: SafeReturnTo(r.URL.Query().Get("return_to")),
 	}
-	if err := s.cfg.Sessions.startFlow(w, f); err != nil {
-		return facade.Wrap(facade.ErrInternal, err)
+	c, err := s.cfg.Sessions.startFlow(f)
+	if err != nil {
+		return Result{}, facade.Wrap(facade.ErrInternal, err)
 	}
+	cookies := append(s.cfg.Sessions.oldFlows(r), c)
 	to := s.oauth.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
-	http.Redirect(w, r, to, http.StatusFound)
-	return nil
+	return Result{Cookies: cookies, Status: http.StatusFound, Redirect: to}, nil
 }
 
 // Callback completes a sign-in: GET /auth/callback?code=&state=. Every
-// check must pass (this browser's own sign-in cookie, state, the code
-// exchange with the PKCE verifier, the ID token's signature, issuer,
+// check must pass (this browser's own sign-in cookie for that state, the
+// code exchange with the PKCE verifier, the ID token's signature, issuer,
 // audience and expiry, the nonce); then a new session replaces whatever
-// the browser held, and the browser goes back to return_to.
-func (s *SignIn) Callback(w http.ResponseWriter, r *http.Request) error {
-	p, idt, raw, f, err := s.complete(w, r)
+// the browser held, and the browser goes back to return_to. client is
+// the caller's address, kept with the session.
+func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
+	p, idt, raw, f, used, err := s.complete(r)
+	res := Result{Cookies: used}
 	if err != nil {
 		s.cfg.Log.Info("sign-in refused", "request_id", facade.RequestIDFrom(r.Context()), "reason", err.Error())
-		return facade.Wrap(facade.ErrSignInFailed, err)
+		return res, facade.Wrap(facade.ErrSignInFailed, err)
 	}
-	if _, err := s.cfg.Sessions.issue(w, p, idt.Expiry, raw); err != nil {
-		return facade.Wrap(facade.ErrInternal, err)
+	_, cookies, err := s.cfg.Sessions.Issue(r.Context(), p, idt.Expiry, raw, client)
+	if err != nil {
+		if errors.Is(err, facade.ErrStoreUnavailable) {
+			return res, err
+		}
+		return res, facade.Wrap(facade.ErrInternal, err)
 	}
-	s.cfg.Log.Info("signed in", "request_id", facade.RequestIDFrom(r.Context()), "principal", p.ID)
-	http.Redirect(w, r, s.cfg.PublicURL+f.ReturnTo, http.StatusSeeOther)
-	return nil
+	s.cfg.Log.Info("signed in", "request_id", facade.RequestIDFrom(r.Context()), "principal", p.ID, "groups", len(p.Groups))
+	res.Cookies = append(res.Cookies, cookies...)
+	res.Status, res.Redirect = http.StatusSeeOther, s.cfg.PublicURL+f.ReturnTo
+	return res, nil
 }
 
-func (s *SignIn) complete(w http.ResponseWriter, r *http.Request) (facade.Principal, *oidc.IDToken, string, flow, error) {
-	var none facade.Principal
-	f, err := s.cfg.Sessions.takeFlow(w, r)
+func (s *SignIn) complete(r *http.Request) (p facade.Principal, idt *oidc.IDToken, raw string, f flow, used []*http.Cookie, err error) {
+	f, used, err = s.cfg.Sessions.takeFlow(r, r.URL.Query().Get("state"))
 	if err != nil {
-		return none, nil, "", f, err
+		return p, nil, "", f, used, err
 	}
+	p, idt, raw, err = s.verify(r, f)
+	return p, idt, raw, f, used, err
+}
+
+func (s *SignIn) verify(r *http.Request, f flow) (facade.Principal, *oidc.IDToken, string, error) {
+	var none facade.Principal
 	q := r.URL.Query()
 	if !equal(f.State, q.Get("state")) {
-		return none, nil, "", f, errors.New("state does not match this browser's sign-in")
+		return none, nil, "", errors.New("state does not match this browser's sign-in")
 	}
 	if e := q.Get("error"); e != "" {
-		return none, nil, "", f, errors.New("the provider refused: " + truncate(e, 64))
+		return none, nil, "", fmt.Errorf("%w: %s", errProviderRefused, truncate(e, 64))
 	}
 	code := q.Get("code")
 	if code == "" {
-		return none, nil, "", f, errors.New("no code")
+		return none, nil, "", errors.New("no code")
 	}
 	ctx, cancel := context.WithTimeout(oidc.ClientContext(r.Context(), s.cfg.HTTPClient), 15*time.Second)
 	defer cancel()
 	tok, err := s.oauth.Exchange(ctx, code, oauth2.VerifierOption(f.Verifier))
 	if err != nil {
-		return none, nil, "", f, errors.New("code exchange: " + err.Error())
+		return none, nil, "", errors.New("code exchange: " + err.Error())
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return none, nil, "", f, errors.New("no ID token in the provider's answer")
+		return none, nil, "", errors.New("no ID token in the provider's answer")
 	}
 	idt, err := s.verifier.Verify(s.ctx, raw)
 	if err != nil {
-		return none, nil, "", f, errors.New("ID token: " + err.Error())
+		return none, nil, "", errors.New("ID token: " + err.Error())
 	}
 	if !equal(f.Nonce, idt.Nonce) {
-		return none, nil, "", f, errors.New("ID token: nonce does not match this sign-in")
+		return none, nil, "", errors.New("ID token: nonce does not match this sign-in")
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
-		return none, nil, "", f, err
+		return none, nil, "", err
 	}
 	if azp, ok := claims["azp"].(string); len(idt.Audience) > 1 && (!ok || azp != s.cfg.ClientID) {
 		// OpenID Connect Core 3.1.3.7: with several audiences, the
 		// authorized party must be us.
-		return none, nil, "", f, errors.New("ID token: authorized party is not this client")
+		return none, nil, "", errors.New("ID token: authorized party is not this client")
 	}
 	p, err := s.cfg.Claims.principal(claims)
-	return p, idt, raw, f, err
+	return p, idt, raw, err
 }
 
 // Logout ends the session: POST /auth/logout, from the service's own page
 // only (same origin, and the session's X-XSRF-TOKEN while the session is
-// current), so another site cannot sign a person out. It clears the
-// cookies and, when the provider offers an end_session_endpoint, answers
-// 200 with {"end_session_url": ...} for the page to visit (the provider
-// then ends its own session and returns to /ui/); otherwise 204.
-func (s *SignIn) Logout(w http.ResponseWriter, r *http.Request) error {
+// current), so another site cannot sign a person out. It deletes the
+// session in Redis (a copy of the cookie is refused afterwards, on every
+// instance), clears the cookies and, when the provider offers an
+// end_session_endpoint, answers 200 with {"end_session_url": ...} for the
+// page to visit (the provider then ends its own session and returns to
+// /ui/); otherwise 204.
+func (s *SignIn) Logout(r *http.Request) (Result, error) {
 	if !SameOrigin(r, s.origin) {
-		return facade.ErrXSRF
+		return Result{}, facade.ErrXSRF
 	}
-	id, ok, err := s.cfg.Sessions.Open(r)
-	if !ok || err != nil {
-		id = Identity{} // no current session: the header-and-cookie rule alone
+	ss := s.cfg.Sessions
+	var hint string
+	sid, ok, err := ss.sessionID(r)
+	if ok && err == nil {
+		rec, err := ss.load(r.Context(), sid)
+		switch {
+		case errors.Is(err, facade.ErrStoreUnavailable):
+			return Result{}, err
+		case err == nil:
+			// The session's own token decides, as on every other change.
+			if err := CheckXSRF(r, Identity{Via: ViaSession, xsrf: rec.XSRF}); err != nil {
+				return Result{}, err
+			}
+			if err := ss.remove(r.Context(), sid, rec.Sub); err != nil {
+				return Result{}, err
+			}
+			hint = rec.IDToken
+		}
 	}
-	if err := CheckXSRF(r, id); err != nil {
-		return err
+	if hint == "" {
+		// No current session: the header rule alone.
+		if err := CheckXSRF(r, Identity{}); err != nil {
+			return Result{}, err
+		}
 	}
-	hint := s.cfg.Sessions.idTokenHint(r)
-	s.cfg.Sessions.clear(w)
+	res := Result{Cookies: ss.cleared(), Status: http.StatusNoContent}
 	if s.endSession == "" {
-		w.WriteHeader(http.StatusNoContent)
-		return nil
+		return res, nil
 	}
 	q := url.Values{"client_id": {s.cfg.ClientID}, "post_logout_redirect_uri": {s.cfg.PublicURL + FallbackReturn}}
 	if hint != "" {
@@ -251,18 +311,8 @@ func (s *SignIn) Logout(w http.ResponseWriter, r *http.Request) error {
 	if strings.Contains(s.endSession, "?") {
 		sep = "&"
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"end_session_url": s.endSession + sep + q.Encode()})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, err = w.Write(b)
-	return err
+	res.Status, res.Body = http.StatusOK, map[string]string{"end_session_url": s.endSession + sep + q.Encode()}
+	return res, nil
 }
 
 // SafeReturnTo keeps return_to only when it is a path of this site:

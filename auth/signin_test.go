@@ -122,7 +122,7 @@ func TestReplayedCodeIsRefused(t *testing.T) {
 	p := startRP(t)
 	b := testsignin.NewBrowser(t)
 	cb := b.AtProvider(b.StartSignIn(p.url, "/ui/"), "u-alice")
-	flowCookie := b.Cookie(p.url, "facade-signin")
+	flowCookie := flowCookieOf(t, b, p.url)
 	if resp := b.Get(cb.String()); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("first use: %d", resp.StatusCode)
 	}

@@ -21,7 +21,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			// No bearer token: the session cookie, if this request may
 			// use it. A bearer token, when sent, always decides.
-			id, ok, err := s.session(c.Request())
+			id, ok, err := s.session(c.Request(), c.RealIP())
 			if c.Path() == auth.MePath && (err == nil && !ok) {
 				return next(c) // /auth/me answers "signed out"
 			}

@@ -250,7 +250,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		cfg.server.Origins, _ = server.NewOrigins([]string{"*"}, append(cfg.pageWrites, "http://"+ts.Listener.Addr().String()))
 	}
 	if cfg.signIn != nil {
-		deps.SignIn, deps.Sessions = cfg.signIn.start(t, "http://"+ts.Listener.Addr().String(), log)
+		deps.SignIn, deps.Sessions = cfg.signIn.start(t, "http://"+ts.Listener.Addr().String(), log, rdb)
 	}
 	srv, err := server.New(cfg.server, deps)
 	if err != nil {

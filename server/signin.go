@@ -2,7 +2,9 @@ package server
 
 import (
 	"errors"
+	"html"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -10,22 +12,25 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/server/problem"
+	"github.com/facade-dev/facade/web"
 )
 
 // signInRoutes mounts /auth/me (for bearer and session callers alike)
-// and, when browser sign-in is configured, the relying party's routes of
-// package auth (docs/contract.md §2, "Browser sign-in"). Those three need
-// no credential and run their own checks: the sign-in cookie, state and
-// ID token on the callback; same origin and the session's X-XSRF-TOKEN on
-// logout.
+// and, when browser sign-in is configured, the relying party's routes
+// (docs/contract.md §2, "Browser sign-in"): package auth keeps the
+// protocol and returns a Result; these handlers write it. Those three
+// need no credential and run their own checks: the sign-in cookie, state
+// and ID token on the callback; same origin and the session's
+// X-XSRF-TOKEN on logout.
 func (s *Server) signInRoutes(e *echo.Echo, api []echo.MiddlewareFunc) {
 	e.Match([]string{http.MethodGet, http.MethodHead}, auth.MePath, chain(s.me, api...))
 	if s.signin == nil {
 		return
 	}
-	e.GET(auth.LoginPath, handle(s.signin.Login))
-	e.GET(auth.CallbackPath, handle(s.signin.Callback))
-	e.POST(auth.LogoutPath, chain(handle(s.signin.Logout), limitBody))
+	e.GET(auth.LoginPath, s.login)
+	e.GET(auth.CallbackPath, s.callback)
+	e.POST(auth.LogoutPath, chain(s.logout, limitBody))
 }
 
 // isSignInRoute reports whether the matched route is one of the routes
@@ -34,10 +39,90 @@ func isSignInRoute(route string) bool {
 	return route == auth.LoginPath || route == auth.CallbackPath || route == auth.LogoutPath
 }
 
-// handle runs a net/http handler of package auth that returns its error,
-// so the error takes the one error path (problem.Handler).
-func handle(h func(http.ResponseWriter, *http.Request) error) echo.HandlerFunc {
-	return func(c echo.Context) error { return h(c.Response(), c.Request()) }
+func (s *Server) login(c echo.Context) error {
+	res, err := s.signin.Login(c.Request())
+	return writeSignIn(c, res, err)
+}
+
+// callback completes a sign-in. A refusal is shown to people as a page in
+// the page's style saying what happened, with a link that starts a new
+// sign-in; programs asking for JSON (application/problem+json) get the
+// problem.
+func (s *Server) callback(c echo.Context) error {
+	res, err := s.signin.Callback(c.Request(), c.RealIP())
+	if err != nil && errors.Is(err, facade.ErrSignInFailed) && wantsPage(c.Request()) {
+		setCookies(c, res.Cookies)
+		c.Response().Header().Set("Content-Security-Policy", web.CSP)
+		return c.HTMLBlob(problem.Status(facade.ErrSignInFailed), signInFailedPage(auth.SignInFailure(err)))
+	}
+	return writeSignIn(c, res, err)
+}
+
+func (s *Server) logout(c echo.Context) error {
+	res, err := s.signin.Logout(c.Request())
+	return writeSignIn(c, res, err)
+}
+
+// writeSignIn writes what package auth answered: its cookies (also with
+// an error), then the error through the one error path, or the redirect,
+// JSON body or empty answer.
+func writeSignIn(c echo.Context, res auth.Result, err error) error {
+	setCookies(c, res.Cookies)
+	switch {
+	case err != nil:
+		return err
+	case res.Redirect != "":
+		return c.Redirect(res.Status, res.Redirect)
+	case res.Body != nil:
+		return c.JSON(res.Status, res.Body)
+	}
+	return c.NoContent(res.Status)
+}
+
+func setCookies(c echo.Context, cookies []*http.Cookie) {
+	for _, ck := range cookies {
+		c.SetCookie(ck)
+	}
+}
+
+// wantsPage reports whether the caller is a person's browser (navigating:
+// Accept names text/html) rather than a program asking for a problem.
+func wantsPage(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		if strings.Contains(v, "text/html") {
+			return true
+		}
+	}
+	return false
+}
+
+// signInFailedPage is the page a refused sign-in shows: the page's style
+// sheet, what happened in words, and a link that starts a new sign-in.
+func signInFailedPage(what string) []byte {
+	var b strings.Builder
+	b.WriteString(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Sign-in did not complete - Facade</title>
+<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/ui/app.css">
+</head>
+<body>
+<header class="top"><p class="brand">Facade</p></header>
+<main id="main">
+<h1>Sign-in did not complete</h1>
+<p id="what">`)
+	b.WriteString(html.EscapeString(what))
+	b.WriteString(`</p>
+<p><a id="signin-again" class="button primary" href="/auth/login?return_to=%2Fui%2F">Sign in again</a></p>
+</main>
+</body>
+</html>
+`)
+	return []byte(b.String())
 }
 
 // signedOutKey is where authenticate leaves, for /auth/me, why a session
@@ -104,9 +189,9 @@ func signedOut(err error) (reason string, ok bool) {
 // session authenticates r by the session cookie, when sign-in is
 // configured and r may use it (same origin only: auth.SameOrigin). ok is
 // false when the request has no session to offer.
-func (s *Server) session(r *http.Request) (id auth.Identity, ok bool, err error) {
+func (s *Server) session(r *http.Request, client string) (id auth.Identity, ok bool, err error) {
 	if s.sessions == nil || !auth.SameOrigin(r, s.signin.Origin()) {
 		return auth.Identity{}, false, nil
 	}
-	return s.sessions.Open(r)
+	return s.sessions.Open(r.Context(), r, client)
 }

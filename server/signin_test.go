@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/auth/demoidp"
 	"github.com/facade-dev/facade/internal/testclock"
@@ -23,6 +25,13 @@ import (
 type signInEnv struct {
 	clock  *testclock.Clock
 	issuer string
+	// sessions is the server's, for ops' list and revoke.
+	sessions *auth.Sessions
+	// idTokenLifetime is the provider's (zero: its one hour), which a
+	// session never outlives.
+	idTokenLifetime time.Duration
+	// count, when set, counts the commands the sessions send to Redis.
+	count *commandCount
 }
 
 // withSignIn turns browser sign-in on, at a real embedded provider whose
@@ -36,13 +45,14 @@ var signInPeople = []demoidp.Person{
 	{Subject: "carol", Username: "carol", Name: "Carol", Role: "developer"},
 }
 
-func (si *signInEnv) start(t testing.TB, publicURL string, log *slog.Logger) (*auth.SignIn, *auth.Sessions) {
+func (si *signInEnv) start(t testing.TB, publicURL string, log *slog.Logger, rdb redis.UniversalClient) (*auth.SignIn, *auth.Sessions) {
 	t.Helper()
 	var h http.Handler
 	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(idp.Close)
 	p, err := demoidp.New(demoidp.Config{Issuer: idp.URL, People: signInPeople, Clients: []demoidp.Client{{
 		ID: "facade", RedirectURIs: []string{publicURL + auth.CallbackPath}, PostLogoutURIs: []string{publicURL + "/ui/"},
+		IDTokenLifetime: si.idTokenLifetime,
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -50,10 +60,17 @@ func (si *signInEnv) start(t testing.TB, publicURL string, log *slog.Logger) (*a
 	h, si.issuer = p, idp.URL
 	si.clock = testclock.New()
 	si.clock.Advance(time.Since(si.clock.Now())) // the provider signs on the machine's clock
-	sessions, err := auth.NewSessions(auth.SessionConfig{Keys: [][]byte{bytes.Repeat([]byte{9}, 32)}, Now: si.clock.Now})
+	if si.count != nil {
+		counted := redis.NewClient(rdb.(*redis.Client).Options())
+		counted.AddHook(si.count)
+		t.Cleanup(func() { _ = counted.Close() })
+		rdb = counted
+	}
+	sessions, err := auth.NewSessions(auth.SessionConfig{Keys: [][]byte{bytes.Repeat([]byte{9}, 32)}, Now: si.clock.Now, Redis: rdb})
 	if err != nil {
 		t.Fatal(err)
 	}
+	si.sessions = sessions
 	signin, err := auth.NewSignIn(context.Background(), auth.SignInConfig{
 		Issuer: idp.URL, ClientID: "facade", PublicURL: publicURL, Sessions: sessions, Now: si.clock.Now, Log: log,
 	})

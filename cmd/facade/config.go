@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/redisdb"
 	"github.com/facade-dev/facade/server"
@@ -37,6 +39,7 @@ type settings struct {
 	OIDCScopes                      []string
 	SessionKeys                     [][]byte
 	SessionLifetime                 time.Duration
+	SessionIdle                     time.Duration
 	Model, Policy                   string
 	PolicyAllowShrink               bool // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload
 	ReadOrigins, WriteOrigins       []string
@@ -87,6 +90,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		{&s.JWTMaxLifetime, "FACADE_JWT_MAX_LIFETIME", "24h", false},
 		{&s.DrainDelay, "FACADE_DRAIN_DELAY", "5s", true},
 		{&s.SessionLifetime, "FACADE_SESSION_LIFETIME", "8h", false},
+		{&s.SessionIdle, "FACADE_SESSION_IDLE", "1h", false},
 	}
 	for _, d := range durations {
 		v, err := time.ParseDuration(env(d.name, d.def))
@@ -148,7 +152,7 @@ func (s settings) checkService(err error) error {
 	add(s.authConfig(nil).Check())
 	if s.OIDCIssuer != "" {
 		add(s.signInConfig(nil, nil).Check())
-		_, err := auth.NewSessions(s.sessionConfig(nil))
+		_, err := auth.NewSessions(s.sessionConfig(nil, nil))
 		add(err)
 	}
 	_, err = server.NewOrigins(s.ReadOrigins, s.WriteOrigins)
@@ -181,12 +185,12 @@ func (s settings) claims() auth.Claims {
 
 // sessionConfig is the sealed sessions the settings describe: Secure
 // cookies unless the public URL is plain http on loopback.
-func (s settings) sessionConfig(now func() time.Time) auth.SessionConfig {
+func (s settings) sessionConfig(rdb redis.UniversalClient, now func() time.Time) auth.SessionConfig {
 	secure := true
 	if u, err := url.Parse(s.PublicURL); err == nil {
 		secure = auth.SecureCookies(u.Scheme, u.Hostname())
 	}
-	return auth.SessionConfig{Keys: s.SessionKeys, Lifetime: s.SessionLifetime, Secure: secure, Now: now}
+	return auth.SessionConfig{Keys: s.SessionKeys, Lifetime: s.SessionLifetime, Idle: s.SessionIdle, Secure: secure, Now: now, Redis: rdb}
 }
 
 // signInConfig is the relying party the settings describe.

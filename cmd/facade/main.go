@@ -37,6 +37,8 @@ var commands = []command{
 		run: func(ctx context.Context, c *cmdEnv) error { return cmdSeed(ctx, c) }},
 	{name: "policy", synopsis: "casbin policy tools: " + strings.Join(policyTools, ", "),
 		run: func(_ context.Context, c *cmdEnv) error { return cmdPolicy(c.args, c.getenv, c.stdout, c.stderr) }},
+	{name: "sessions", synopsis: "list or end a principal's browser sessions: list|revoke --sub ID",
+		run: cmdSessions},
 	{name: "version", synopsis: "print the module version and commit (also --version)",
 		run: func(_ context.Context, c *cmdEnv) error { return cmdVersion(c) }},
 }

@@ -89,7 +89,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	if err != nil {
 		return nil, err
 	}
-	signin, sessions, err := newSignIn(ctx, s, log, now)
+	signin, sessions, err := newSignIn(ctx, s, rdb, log, now)
 	if err != nil {
 		return nil, err
 	}
@@ -120,11 +120,11 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 // newSignIn builds browser sign-in when FACADE_OIDC_ISSUER is set (both
 // nil otherwise): the sealed sessions and the relying party, which reads
 // the provider's discovery document now, so a wrong issuer stops start-up.
-func newSignIn(ctx context.Context, s settings, log *slog.Logger, now func() time.Time) (*auth.SignIn, *auth.Sessions, error) {
+func newSignIn(ctx context.Context, s settings, rdb redis.UniversalClient, log *slog.Logger, now func() time.Time) (*auth.SignIn, *auth.Sessions, error) {
 	if s.OIDCIssuer == "" {
 		return nil, nil, nil
 	}
-	sessions, err := auth.NewSessions(s.sessionConfig(now))
+	sessions, err := auth.NewSessions(s.sessionConfig(rdb, now))
 	if err != nil {
 		return nil, nil, err
 	}

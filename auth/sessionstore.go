@@ -1,0 +1,181 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade"
+)
+
+// Redis keys of sessions, this package's only key space: a record per
+// session, and per principal the set of its session ids (for `facade
+// sessions list|revoke`). Records expire by themselves at the end of their
+// idle time or lifetime, whichever is first; an id left in a principal's
+// set after its record is gone is dropped the next time the set is read.
+const (
+	sessionKeyPrefix = "facade:session:id:"
+	subKeyPrefix     = "facade:session:sub:"
+)
+
+func sessionKey(id string) string { return sessionKeyPrefix + id }
+func subKey(sub string) string    { return subKeyPrefix + sub }
+
+// errNoStore is a Sessions built without Redis (settings checks) asked
+// for a session.
+var errNoStore = errors.New("auth: sessions have no store")
+
+// storeError is ErrStoreUnavailable for any failure to reach Redis: the
+// caller answers 503 with Retry-After, never "signed out".
+func storeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return facade.Wrap(facade.ErrStoreUnavailable, err)
+}
+
+// ttl is how long Redis keeps rec from now: until it would end unused.
+func (s *Sessions) ttl(rec Record) time.Duration {
+	now := s.now()
+	d := min(rec.Expires.Sub(now), rec.LastUsed.Add(s.idle).Sub(now))
+	return max(d, time.Second)
+}
+
+// store writes a new session and adds it to its principal's set.
+func (s *Sessions) store(ctx context.Context, id string, rec Record) error {
+	if s.rdb == nil {
+		return errNoStore
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, sessionKey(id), b, s.ttl(rec))
+		p.SAdd(ctx, subKey(rec.Sub), id)
+		// The set lives as long as the longest session in it can.
+		p.Expire(ctx, subKey(rec.Sub), s.lifetime+cookieGrace)
+		return nil
+	})
+	return storeError(err)
+}
+
+// load reads one session's record: facade.ErrSessionExpired when it is gone.
+func (s *Sessions) load(ctx context.Context, id string) (Record, error) {
+	if s.rdb == nil {
+		return Record{}, storeError(errNoStore)
+	}
+	b, err := s.rdb.Get(ctx, sessionKey(id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return Record{}, facade.ErrSessionExpired
+	}
+	if err != nil {
+		return Record{}, storeError(err)
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil || !usableName(rec.Sub) {
+		return Record{}, facade.ErrSessionInvalid
+	}
+	return rec, nil
+}
+
+// touch writes rec's new last-used time, only if the session still exists
+// (SET XX): a logout or revoke between the read and this write is never
+// undone. A failure is not the request's: the read succeeded, and the
+// session ends at most a minute early.
+func (s *Sessions) touch(ctx context.Context, id string, rec Record) {
+	b, err := json.Marshal(rec)
+	if err == nil {
+		_ = s.rdb.SetXX(ctx, sessionKey(id), b, s.ttl(rec)).Err()
+	}
+}
+
+// remove deletes one session everywhere.
+func (s *Sessions) remove(ctx context.Context, id, sub string) error {
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, sessionKey(id))
+		p.SRem(ctx, subKey(sub), id)
+		return nil
+	})
+	return storeError(err)
+}
+
+// SessionInfo is one of a principal's sessions as ops see it: never its
+// id or tokens, which would let the reader use it.
+type SessionInfo struct {
+	Created  time.Time `json:"created"`
+	LastUsed time.Time `json:"last_used"`
+	Expires  time.Time `json:"expires"`
+	Client   string    `json:"client"`
+}
+
+// List returns sub's current sessions, oldest first (`facade sessions
+// list`). Ids whose record is gone are dropped from the set.
+func (s *Sessions) List(ctx context.Context, sub string) ([]SessionInfo, error) {
+	if s.rdb == nil {
+		return nil, storeError(errNoStore)
+	}
+	ids, err := s.rdb.SMembers(ctx, subKey(sub)).Result()
+	if err != nil {
+		return nil, storeError(err)
+	}
+	gets := make([]*redis.StringCmd, len(ids))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			gets[i] = p.Get(ctx, sessionKey(id))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, storeError(err)
+	}
+	var out []SessionInfo
+	var gone []any
+	for i, g := range gets {
+		var rec Record
+		b, err := g.Bytes()
+		if err != nil || json.Unmarshal(b, &rec) != nil || !s.now().Before(rec.Expires) || s.now().Sub(rec.LastUsed) >= s.idle {
+			gone = append(gone, ids[i])
+			continue
+		}
+		out = append(out, SessionInfo{Created: rec.Created, LastUsed: rec.LastUsed, Expires: rec.Expires, Client: rec.Client})
+	}
+	if len(gone) > 0 {
+		_ = s.rdb.SRem(ctx, subKey(sub), gone...).Err()
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	return out, nil
+}
+
+// Revoke ends every session of sub at once, on every instance (`facade
+// sessions revoke`): their next request is refused. It returns how many
+// records it deleted.
+func (s *Sessions) Revoke(ctx context.Context, sub string) (int, error) {
+	if s.rdb == nil {
+		return 0, storeError(errNoStore)
+	}
+	ids, err := s.rdb.SMembers(ctx, subKey(sub)).Result()
+	if err != nil {
+		return 0, storeError(err)
+	}
+	dels := make([]*redis.IntCmd, len(ids))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			dels[i] = p.Del(ctx, sessionKey(id))
+		}
+		p.Del(ctx, subKey(sub))
+		return nil
+	})
+	if err != nil {
+		return 0, storeError(err)
+	}
+	n := 0
+	for _, d := range dels {
+		n += int(d.Val())
+	}
+	return n, nil
+}
