@@ -189,6 +189,9 @@ func (a *Tokens) Cached(raw string) (Identity, bool) { return a.cache.get(raw) }
 // Identity verifies a raw token and returns who it speaks for. A refusal
 // is one of the token-* errors of docs/contract.md §2, saying why.
 func (a *Tokens) Identity(ctx context.Context, raw string) (Identity, error) {
+	if len(raw) > maxTokenLen {
+		return Identity{}, facade.ErrTokenMalformed
+	}
 	if id, ok := a.cache.get(raw); ok {
 		return id, nil
 	}
@@ -276,14 +279,20 @@ func tokenRefusal(err error) *facade.Error {
 	return facade.ErrTokenMalformed
 }
 
-// BearerToken reads the token of an Authorization: Bearer header.
+// maxTokenLen bounds a bearer token: a longer one was sent, so it is
+// refused as malformed (never as missing), before any parsing.
+const maxTokenLen = 8192
+
+// BearerToken reads the token of an Authorization: Bearer header: ok when
+// one was sent, whatever its length (Identity refuses one past 8192
+// characters as token-malformed).
 func BearerToken(h string) (string, bool) {
 	const prefix = "bearer "
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
 		return "", false
 	}
 	tok := strings.TrimSpace(h[len(prefix):])
-	return tok, tok != "" && len(tok) <= 8192
+	return tok, tok != ""
 }
 
 // MintOption tunes Mint.

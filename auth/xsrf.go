@@ -8,13 +8,15 @@ import (
 )
 
 // CheckXSRF is the anti-forgery rule of docs/contract.md §2: an unsafe
-// request carries X-XSRF-TOKEN, 1 to 256 visible ASCII characters; when an
-// XSRF-TOKEN cookie comes too, the header equals it; and when the caller
-// is authenticated by the session cookie, the header is the token issued
-// with that session. Cookies alone prove nothing here (a sibling subdomain
-// can write an XSRF-TOKEN cookie for this host), but the session's token
-// sits inside the sealed session, which no other site can read or forge.
-// Bearer callers keep the header-and-cookie rule.
+// request carries X-XSRF-TOKEN, 1 to 256 visible ASCII characters. When
+// the caller is authenticated by the session cookie, the session's own
+// token decides, and an XSRF-TOKEN cookie is not looked at: a sibling
+// subdomain can write that cookie for this host, so it must neither pass
+// (a token it chose) nor block (a second cookie first in the header) a
+// person's writes. The session's token sits in the session record, which
+// no other site can read or forge. Bearer callers keep the
+// header-and-cookie rule: when an XSRF-TOKEN cookie comes, the header
+// equals it.
 func CheckXSRF(r *http.Request, id Identity) error {
 	if SafeMethod(r.Method) {
 		return nil
@@ -23,10 +25,13 @@ func CheckXSRF(r *http.Request, id Identity) error {
 	if !visibleASCII(token, 256) {
 		return facade.ErrXSRF
 	}
-	if c, err := r.Cookie(XSRFCookie); err == nil && !equal(c.Value, token) {
-		return facade.ErrXSRF
+	if id.Via == ViaSession {
+		if !equal(id.xsrf, token) {
+			return facade.ErrXSRF
+		}
+		return nil
 	}
-	if id.Via == ViaSession && !equal(id.xsrf, token) {
+	if c, err := r.Cookie(XSRFCookie); err == nil && !equal(c.Value, token) {
 		return facade.ErrXSRF
 	}
 	return nil
