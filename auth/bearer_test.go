@@ -211,3 +211,24 @@ func TestMintReadsTheInjectedClock(t *testing.T) {
 		t.Errorf("on the minting clock: %+v, %v", id.Principal, err)
 	}
 }
+
+// TestGroupNamesAsProvidersSendThem: names with ':', '/', spaces and
+// non-ASCII letters are kept as sent; one with a control character (C0,
+// DEL, C1) or a format character is dropped whole, never rewritten into
+// another name; order is kept.
+func TestGroupNamesAsProvidersSendThem(t *testing.T) {
+	tokens, err := auth.NewTokens(context.Background(), auth.TokenConfig{Secret: bearerSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := []any{"acme:payments", "bad\nname", "team-a/admins", "del\x7fname", "Domain Users", "c1\u0085name",
+		"zero\u200bwidth", "Équipe Ventes", strings.Repeat("x", 257), 42}
+	tok := hs256(t, jwt.MapClaims{"sub": "bob", "groups": sent, "exp": time.Now().Add(time.Hour).Unix()})
+	id, err := tokens.Identity(context.Background(), tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(id.Principal.Groups, "|"); got != "acme:payments|team-a/admins|Domain Users|Équipe Ventes" {
+		t.Fatalf("groups kept: %q", got)
+	}
+}

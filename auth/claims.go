@@ -70,7 +70,11 @@ func groups(v any) []string {
 	}
 	var out []string
 	for _, r := range raw {
-		if s, ok := r.(string); ok && usableName(s) && len(out) < maxGroups {
+		// One rule for group names everywhere (facade.ValidGroupName): 1 to
+		// 256 printable characters, ':', '/' and spaces included. A name
+		// with a control or format character is dropped whole, never
+		// trimmed or rewritten into some other group's name.
+		if s, ok := r.(string); ok && facade.ValidGroupName(s) && len(out) < maxGroups {
 			out = append(out, s)
 		}
 	}

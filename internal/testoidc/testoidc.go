@@ -1,0 +1,187 @@
+// Package testoidc starts a real OpenID provider, independent of Facade's
+// embedded one, for tests: npm's oidc-provider 9.13.3 (OpenID Certified),
+// run by Node from provider.mjs with one confidential client and the
+// accounts a test names (any groups and role). The package is installed
+// with npm into this folder's node_modules by .ci/run, or by Start when
+// it is missing; nothing of it is committed. A test that cannot start it
+// fails, it never skips.
+//
+// SignIn drives the provider's own login and consent pages as a person's
+// browser would (internal/testsignin's scripted browser).
+package testoidc
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/facade-dev/facade/internal/testsignin"
+)
+
+// Version is the oidc-provider release the tests run (package.json).
+const Version = "9.13.3"
+
+// Account is one person at the provider: the claims its ID tokens carry
+// (for the scopes profile, groups and role).
+type Account struct {
+	PreferredUsername string   `json:"preferred_username,omitempty"`
+	Name              string   `json:"name,omitempty"`
+	Role              string   `json:"role,omitempty"`
+	Groups            []string `json:"groups,omitempty"`
+}
+
+// Config is the provider's one client and its accounts, by login (the sub).
+type Config struct {
+	ClientID      string             `json:"client_id"`
+	ClientSecret  string             `json:"client_secret"`
+	RedirectURI   string             `json:"redirect_uri"`
+	PostLogoutURI string             `json:"post_logout_redirect_uri"`
+	Accounts      map[string]Account `json:"accounts"`
+}
+
+// Provider is a running oidc-provider.
+type Provider struct {
+	URL string // the issuer
+	cfg Config
+}
+
+// dir is this package's folder, where provider.mjs and node_modules are.
+func dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+// Install puts oidc-provider into node_modules with npm when it is not
+// there yet (one installer at a time: a lock file beside it).
+func Install() error {
+	d := dir()
+	if _, err := os.Stat(filepath.Join(d, "node_modules", "oidc-provider", "package.json")); err == nil {
+		return nil
+	}
+	lock, err := os.OpenFile(filepath.Join(d, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(d, "node_modules", "oidc-provider", "package.json")); err == nil {
+		return nil
+	}
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--silent", "--no-package-lock")
+	cmd.Dir = d
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm install oidc-provider@%s: %v\n%s", Version, err, out)
+	}
+	return nil
+}
+
+// Start runs the provider on a free loopback port until the test ends.
+func Start(t testing.TB, cfg Config) *Provider {
+	t.Helper()
+	if err := Install(); err != nil {
+		t.Fatalf("testoidc: %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	conf := filepath.Join(t.TempDir(), "provider.json")
+	b, _ := json.Marshal(cfg)
+	if err := os.WriteFile(conf, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join(dir(), "provider.mjs"), strconv.Itoa(port), conf)
+	cmd.Dir = dir()
+	cmd.Env = append(os.Environ(), "NODE_ENV=test")
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("testoidc: node: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	ready := make(chan string, 1)
+	var lines []string
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "listening ") {
+				ready <- strings.TrimPrefix(sc.Text(), "listening ")
+			}
+			lines = append(lines, sc.Text())
+		}
+	}()
+	select {
+	case issuer := <-ready:
+		return &Provider{URL: issuer, cfg: cfg}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("testoidc: oidc-provider did not start: %s", strings.Join(lines, "\n"))
+	}
+	return nil
+}
+
+var formAction = regexp.MustCompile(`<form[^>]*action="([^"]+)"`)
+
+// SignIn follows b from the provider's authorize URL through its login
+// page (as login) and consent page, and returns the callback URL the
+// provider sends the browser back to (code and state).
+func (p *Provider) SignIn(b *testsignin.Browser, authorize *url.URL, login string) *url.URL {
+	b.T.Helper()
+	next := authorize
+	for hop := 0; hop < 20; hop++ {
+		if strings.HasPrefix(next.String(), p.cfg.RedirectURI) {
+			return next
+		}
+		resp := b.Get(next.String())
+		if loc := resp.Header.Get("Location"); loc != "" {
+			next, _ = next.Parse(loc)
+			continue
+		}
+		page := readAll(resp)
+		m := formAction.FindStringSubmatch(page)
+		if resp.StatusCode != http.StatusOK || m == nil {
+			b.T.Fatalf("testoidc: %s answered %d: %.500s", next, resp.StatusCode, page)
+		}
+		action, _ := next.Parse(m[1])
+		form := url.Values{"prompt": {"consent"}}
+		if strings.Contains(page, `name="login"`) {
+			form = url.Values{"prompt": {"login"}, "login": {login}, "password": {"any"}}
+		}
+		post := b.Do(http.MethodPost, action.String(), nil, form)
+		loc := post.Header.Get("Location")
+		if loc == "" {
+			b.T.Fatalf("testoidc: %s answered %d: %.500s", action, post.StatusCode, readAll(post))
+		}
+		next, _ = action.Parse(loc)
+	}
+	b.T.Fatalf("testoidc: no callback after 20 hops (last %s)", next)
+	return nil
+}
+
+func readAll(resp *http.Response) string {
+	var sb strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		sb.Write(buf[:n])
+		if err != nil {
+			return sb.String()
+		}
+	}
+}
