@@ -74,7 +74,7 @@ func writeSignIn(c echo.Context, res auth.Result, err error) error {
 	case res.Redirect != "":
 		return c.Redirect(res.Status, res.Redirect)
 	case res.Body != nil:
-		return c.JSON(res.Status, res.Body)
+		return writeJSON(c, res.Status, res.Body)
 	}
 	return c.NoContent(res.Status)
 }
@@ -161,7 +161,7 @@ func (s *Server) me(c echo.Context) error {
 		if s.signin != nil {
 			v.SignIn = auth.LoginPath
 		}
-		return c.JSON(http.StatusOK, v)
+		return writeJSON(c, http.StatusOK, v)
 	}
 	p := id.Principal
 	groups := p.Groups
@@ -169,7 +169,7 @@ func (s *Server) me(c echo.Context) error {
 		groups = []string{}
 	}
 	has := s.authz.Holdings(p)
-	return c.JSON(http.StatusOK, meView{SignedIn: true, Sub: p.ID, Role: p.Role, Groups: groups,
+	return writeJSON(c, http.StatusOK, meView{SignedIn: true, Sub: p.ID, Role: p.Role, Groups: groups,
 		ExpiresAt: id.ExpiresAt.UTC().Format(time.RFC3339), Via: id.Via, Has: &has, XSRFToken: id.XSRFToken()})
 }
 
