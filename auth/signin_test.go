@@ -232,3 +232,28 @@ func TestReturnToStaysOnTheSite(t *testing.T) {
 		t.Fatalf("a path of the site was not kept: %q", got)
 	}
 }
+
+// TestSignInsInProgressAreBounded: a browser keeps at most 5 sign-ins in
+// progress (each a cookie sent with every request): starting more drops
+// the oldest, and the newest still completes.
+func TestSignInsInProgressAreBounded(t *testing.T) {
+	p := startRP(t)
+	b := testsignin.NewBrowser(t)
+	var last *url.URL
+	for range 8 {
+		last = b.StartSignIn(p.url, "/ui/")
+		p.clock.Advance(time.Second) // the oldest is the one that expires first
+	}
+	n := 0
+	for _, c := range b.Jar.Cookies(mustURL(p.url)) {
+		if strings.HasPrefix(c.Name, "facade-signin-") {
+			n++
+		}
+	}
+	if n != 5 {
+		t.Fatalf("%d sign-in cookies after 8 sign-ins started; want 5", n)
+	}
+	if resp := b.Get(b.AtProvider(last, "u-alice").String()); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the newest sign-in: %d", resp.StatusCode)
+	}
+}
