@@ -100,3 +100,37 @@ func TestBrowserSignedOutLoadIsQuiet(t *testing.T) {
 		t.Errorf("a signed-out load started a sign-in: %q", logins)
 	}
 }
+
+// TestBrowserTwoTabsSignInAtOnce: in one Chromium, a first tab goes to the
+// provider's page, a second tab opens the page and signs in, then the
+// first tab finishes its own sign-in: both land signed in (each sign-in
+// keeps its own state; opening the page disturbs none).
+func TestBrowserTwoTabsSignInAtOnce(t *testing.T) {
+	e := newEnv(t, withSignIn(&signInEnv{}), withPageOrigin())
+	b := testbrowser.New(t)
+	toProvider := []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(e.url + "/ui/"),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"] #signin-link`)),
+		chromedp.Click(chromedp.ID("signin-link")),
+		chromedp.WaitVisible(chromedp.ID("person-bob")),
+	}
+	b.Do(toProvider...)
+	second, cancel := chromedp.NewContext(b.Ctx) // a second tab of the same browser
+	defer cancel()
+	// The first action opens the tab, on a context that lives as long as it.
+	if err := chromedp.Do(second); err != nil {
+		t.Fatalf("second tab: %v", err)
+	}
+	run := func(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		ctx, stop := context.WithTimeout(ctx, testbrowser.Wait)
+		defer stop()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("second tab: %v", err)
+		}
+	}
+	run(second, toProvider...)
+	run(second, chromedp.Click(chromedp.ID("person-bob")), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"] #signout`)))
+	b.Do(chromedp.Click(chromedp.ID("person-bob")), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="true"] #signout`)))
+	b.WaitText("#who", "Signed in as bob (professor)")
+}
