@@ -23,7 +23,8 @@ type Reason string
 // sentence of every (Code, Reason) pair a check can produce.
 const (
 	ReasonMalformed   Reason = "malformed"    // not in the parameter's grammar
-	ReasonNotPositive Reason = "not_positive" // an amount of zero
+	ReasonNotPositive Reason = "not_positive" // an amount of zero, or negative
+	ReasonLeadingZero Reason = "leading_zero" // an amount written with leading zeros (007)
 	ReasonTooPrecise  Reason = "too_precise"  // more decimals than the currency has
 	ReasonOverLimit   Reason = "over_limit"   // above the largest transfer
 	ReasonUnquoted    Reason = "unquoted"     // an If-Match tag written without its quotes
@@ -112,6 +113,9 @@ var (
 	// ErrBadGradebook refuses a whole gradebook file that could be misread
 	// (docs/contract.md §4): nothing of it is written.
 	ErrBadGradebook = newCode("bad_gradebook")
+	// ErrBadReference: a transfer's reference that is empty, too long or
+	// holds a control character.
+	ErrBadReference = newCode("bad_reference")
 
 	// Authentication (401): why the bearer token was not accepted, one
 	// code per cause so that a client knows whether to sign in again,
@@ -126,7 +130,11 @@ var (
 	ErrTokenBadSignature    = newCode("token_bad_signature")
 
 	ErrForbidden = newCode("forbidden")
-	ErrNotFound  = newCode("not_found")
+	// ErrDestinationRefused: the caller may send from the source account
+	// but not pay into the destination (no transfer or receive on it),
+	// decided from the ids alone, like every refusal.
+	ErrDestinationRefused = newCode("destination_refused")
+	ErrNotFound           = newCode("not_found")
 
 	ErrGradeExists     = newCode("grade_exists")
 	ErrVersionMismatch = newCode("version_mismatch")

@@ -43,7 +43,7 @@ func parseAmount(s string, cur Currency, maxMajor int64) (int64, facade.Reason) 
 	whole, frac, ok := splitAmount(s)
 	switch {
 	case !ok:
-		return 0, facade.ReasonMalformed
+		return 0, outsideGrammar(s)
 	case len(frac) > cur.Exponent:
 		return 0, facade.ReasonTooPrecise
 	case !withinMax(whole, frac, maxMajor):
@@ -57,6 +57,30 @@ func parseAmount(s string, cur Currency, maxMajor int64) (int64, facade.Reason) 
 		return 0, facade.ReasonNotPositive
 	}
 	return minor, ""
+}
+
+// Amounts outside the grammar that a person wrote as a number all the
+// same, so the refusal names the rule they broke rather than
+// "malformed": a sign (-5 is not positive), leading zeros (007), or more
+// integer digits than the grammar has room for (over the limit, however
+// many digits: docs/contract.md §5).
+var (
+	negativeAmount    = regexp.MustCompile(`^-[0-9]+(\.[0-9]+)?$`)
+	leadingZeroAmount = regexp.MustCompile(`^0[0-9]+(\.[0-9]+)?$`)
+	longAmount        = regexp.MustCompile(`^[1-9][0-9]{15,}(\.[0-9]+)?$`)
+)
+
+// outsideGrammar names the rule an amount that fails amountPattern broke.
+func outsideGrammar(s string) facade.Reason {
+	switch {
+	case negativeAmount.MatchString(s):
+		return facade.ReasonNotPositive
+	case leadingZeroAmount.MatchString(s):
+		return facade.ReasonLeadingZero
+	case longAmount.MatchString(s):
+		return facade.ReasonOverLimit
+	}
+	return facade.ReasonMalformed
 }
 
 // amountParam names the amount in a refusal: the transfer path's

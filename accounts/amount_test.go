@@ -141,3 +141,24 @@ func isBadAmount(err error) bool {
 	var fe *facade.Error
 	return errors.As(err, &fe) && errors.Is(err, facade.ErrBadAmount)
 }
+
+// TestAmountRefusalsNameTheRuleAPersonBroke: an amount outside the grammar
+// that is still a number says what is wrong with it (docs/contract.md §5).
+func TestAmountRefusalsNameTheRuleAPersonBroke(t *testing.T) {
+	for s, want := range map[string]facade.Reason{
+		"-5": facade.ReasonNotPositive, "-0.50": facade.ReasonNotPositive, "-0": facade.ReasonNotPositive,
+		"007": facade.ReasonLeadingZero, "00": facade.ReasonLeadingZero, "00.5": facade.ReasonLeadingZero,
+		"99999999999999999999": facade.ReasonOverLimit, "1234567890123456": facade.ReasonOverLimit,
+		"1000000000000000.01": facade.ReasonOverLimit, "1000001": facade.ReasonOverLimit,
+		"0": facade.ReasonNotPositive, "1.001": facade.ReasonTooPrecise,
+		"+5": facade.ReasonMalformed, "1e3": facade.ReasonMalformed, "- 5": facade.ReasonMalformed,
+		"--5": facade.ReasonMalformed, "0123456789012345678": facade.ReasonLeadingZero, "５": facade.ReasonMalformed,
+		"": facade.ReasonMalformed, "1.": facade.ReasonMalformed,
+	} {
+		_, err := ParseAmount(s, eur, testMax)
+		var fe *facade.Error
+		if !errors.As(err, &fe) || len(fe.Invalid) != 1 || fe.Invalid[0].Reason != want {
+			t.Errorf("ParseAmount(%q): %v, want reason %s", s, err, want)
+		}
+	}
+}

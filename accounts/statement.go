@@ -33,6 +33,18 @@ type StatementEntry struct {
 	Amount       int64
 	Currency     Currency
 	CreatedAt    time.Time
+	Reference    string // "" for none
+	// BalanceAfter is the account's balance right after this transfer, in
+	// minor units; nil for a transfer recorded before balances were kept.
+	BalanceAfter *int64
+}
+
+// BalanceAfterAmount returns BalanceAfter as an Amount, nil when unknown.
+func (e StatementEntry) BalanceAfterAmount() *Amount {
+	if e.BalanceAfter == nil {
+		return nil
+	}
+	return &Amount{Minor: *e.BalanceAfter, Currency: e.Currency}
 }
 
 // SignedAmount returns the amount with its sign for the account: negative
@@ -90,7 +102,8 @@ func (s *Store) statementEntries(ctx context.Context, id string, tids []string) 
 	cmds := make([]*redis.SliceCmd, len(tids))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, tid := range tids {
-			cmds[i] = p.HMGet(ctx, transferKey(tid), "from", "to", "amount", "currency", "exponent", "created")
+			cmds[i] = p.HMGet(ctx, transferKey(tid), "from", "to", "amount", "currency", "exponent", "created",
+				"ref", "from_after", "to_after")
 		}
 		return nil
 	})
@@ -108,12 +121,14 @@ func (s *Store) statementEntries(ctx context.Context, id string, tids []string) 
 }
 
 // decodeEntry builds an entry from HMGET from to amount currency exponent
-// created of one transfer record.
+// created ref from_after to_after of one transfer record. The last three
+// are absent from records written before references and balances were
+// kept.
 func decodeEntry(id, tid string, vals []any) (StatementEntry, error) {
-	var f [6]string
+	var f [9]string
 	for i, v := range vals {
 		s, ok := v.(string)
-		if !ok {
+		if !ok && i < 6 {
 			return StatementEntry{}, corrupt("transfer " + tid + " lacks a field")
 		}
 		f[i] = s
@@ -127,9 +142,18 @@ func decodeEntry(id, tid string, vals []any) (StatementEntry, error) {
 	e := StatementEntry{
 		TransferID: tid, Direction: Credit, Counterparty: f[0], Amount: amount,
 		Currency: Currency{Code: f[3], Exponent: exp}, CreatedAt: time.UnixMicro(created).UTC(),
+		Reference: f[6],
 	}
+	after := f[8]
 	if f[0] == id {
-		e.Direction, e.Counterparty = Debit, f[1]
+		e.Direction, e.Counterparty, after = Debit, f[1], f[7]
+	}
+	if after != "" {
+		b, err := strconv.ParseInt(after, 10, 64)
+		if err != nil {
+			return StatementEntry{}, corrupt("transfer " + tid + " balance after")
+		}
+		e.BalanceAfter = &b
 	}
 	return e, nil
 }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -115,6 +117,10 @@ type TransferRequest struct {
 	Amount         string
 	IdempotencyKey string // "" when the request carries none
 	Principal      string // the caller; idempotency keys are scoped to it
+	// Reference is the payer's words for the transfer ("Rent March"), ""
+	// for none: stored with it, shown on both statements, and part of
+	// the request an Idempotency-Key stands for.
+	Reference string
 }
 
 // Transfer is a transfer that happened. Amount is in minor units of Currency;
@@ -124,6 +130,7 @@ type Transfer struct {
 	Amount       int64
 	Currency     Currency
 	CreatedAt    time.Time
+	Reference    string // "" for none
 }
 
 // AmountValue returns the transfer's amount as an Amount, ready for JSON.
@@ -146,6 +153,26 @@ func ValidateIdempotencyKey(k string) error {
 
 func badIdempotencyKey() error {
 	return facade.ErrBadIdempotencyKey
+}
+
+// MaxReferenceLength is the most characters a transfer's reference has
+// (docs/contract.md §5), as a bank statement line holds.
+const MaxReferenceLength = 140
+
+// ValidateReference checks a transfer's reference: 1 to
+// MaxReferenceLength printable characters of valid UTF-8 (no control or
+// format character: a reference is shown on two people's statements, and
+// a right-to-left override would make it read as something else).
+func ValidateReference(ref string) error {
+	if ref == "" || !utf8.ValidString(ref) || utf8.RuneCountInString(ref) > MaxReferenceLength {
+		return facade.Refuse(facade.ErrBadReference, "reference", facade.ReasonMalformed)
+	}
+	for _, r := range ref {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return facade.Refuse(facade.ErrBadReference, "reference", facade.ReasonMalformed)
+		}
+	}
+	return nil
 }
 
 // Transfer moves req.Amount from req.From to req.To in one atomic Redis
@@ -197,6 +224,11 @@ func validateTransfer(req TransferRequest, maxMajor int64) error {
 			return err
 		}
 	}
+	if req.Reference != "" {
+		if err := ValidateReference(req.Reference); err != nil {
+			return err
+		}
+	}
 	if req.From == req.To {
 		return facade.ErrSameAccount
 	}
@@ -217,8 +249,9 @@ func transferKeys(req TransferRequest, tid string) []string {
 
 // transferArgs lists one transfer's arguments after its key count.
 func transferArgs(req TransferRequest, tid string, maxMajor int64) []any {
-	args := make([]any, 0, 3+MaxExponent+1)
-	return appendAmountByExponent(append(args, tid, req.From, req.To), req.Amount, maxMajor)
+	args := make([]any, 0, 3+MaxExponent+2)
+	args = appendAmountByExponent(append(args, tid, req.From, req.To), req.Amount, maxMajor)
+	return append(args, req.Reference)
 }
 
 // appendAmountByExponent appends the amount parsed once per possible
@@ -278,9 +311,12 @@ func decodeFields(req TransferRequest, replayed int64, f [5]string) (Transfer, b
 	if err := errors.Join(err1, err2, err3); err != nil || f[0] == "" {
 		return Transfer{}, false, corrupt("transfer reply")
 	}
+	// The reference is the request's: a replay answers only a request
+	// whose reference is the first one's (transfer.lua).
 	return Transfer{
 		ID: f[0], From: req.From, To: req.To, Amount: amount,
 		Currency: Currency{Code: f[2], Exponent: exp}, CreatedAt: time.UnixMicro(created).UTC(),
+		Reference: req.Reference,
 	}, replayed == 1, nil
 }
 

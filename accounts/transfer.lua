@@ -9,11 +9,11 @@
 --   destination statement, record of this transfer id,
 --   idempotency record (only when the request carries a key)
 -- ARGV[1] idempotency record lifetime, seconds
--- then 8 arguments per transfer:
+-- then 9 arguments per transfer:
 --   number of its keys (5, or 6 with an idempotency record), transfer id,
 --   source id, destination id, then the amount in minor units for a
 --   currency exponent of 0..3, or "" when the amount has more decimals
---   than that exponent allows
+--   than that exponent allows, then the reference ("" for none)
 --
 -- Returns the batch's creation time (Redis's clock in µs, "" when no
 -- transfer of it happened), then one reply per transfer, in order:
@@ -146,19 +146,21 @@ local function covers(balance, amt)
   return true
 end
 
--- record writes what a transfer leaves besides balances: its record, its
+-- record writes what a transfer leaves besides balances: its record (with
+-- its reference and both balances after it, for the statements), its
 -- ledger entry, its statement lines, its idempotency record.
-local function record(tid, from, to, amount, src, idem, srcStmt, dstStmt, recordKey)
+local function record(tid, from, to, amount, ref, srcAfter, dstAfter, src, idem, srcStmt, dstStmt, recordKey)
   local at, currency = now(), src[1]
   redis.call('HSET', recordKey, 'from', from, 'to', to, 'amount', amount,
-    'currency', currency, 'exponent', src[2], 'created', at)
+    'currency', currency, 'exponent', src[2], 'created', at, 'ref', ref,
+    'from_after', srcAfter, 'to_after', dstAfter)
   redis.call('XADD', ledger, '*', 'transfer', tid, 'from', from, 'to', to,
     'amount', amount, 'currency', currency, 'created', at)
   push(srcStmt, tid)
   push(dstStmt, tid)
   if idem then
     redis.call('HSET', idem, 'from', from, 'to', to, 'amount', amount, 'tid', tid,
-      'currency', currency, 'exponent', src[2], 'created', at)
+      'currency', currency, 'exponent', src[2], 'created', at, 'ref', ref)
     redis.call('EXPIRE', idem, ttl)
   end
 end
@@ -170,7 +172,7 @@ local function apply(k, a, resent)
   local srcKey, dstKey, srcStmt, dstStmt, recordKey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
   local idem
   if ARGV[a] == '6' then idem = KEYS[k + 5] end
-  local tid, from, to = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+  local tid, from, to, ref = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 8]
 
   -- A retry of this very call (go-redis resends a command whose reply was
   -- lost): it already happened, answer the same again.
@@ -194,11 +196,12 @@ local function apply(k, a, resent)
 
   -- Idempotency: the first answer for this key, or a refusal when the key
   -- was used for another request. Compared on minor units, so "5" and
-  -- "5.00" EUR are the same request.
+  -- "5.00" EUR are the same request; the reference is part of it (a
+  -- record written before references existed has none).
   if idem then
-    local first = redis.call('HMGET', idem, 'from', 'to', 'amount', 'tid', 'currency', 'exponent', 'created')
+    local first = redis.call('HMGET', idem, 'from', 'to', 'amount', 'tid', 'currency', 'exponent', 'created', 'ref')
     if first[4] then
-      if first[1] ~= from or first[2] ~= to or first[3] ~= amount then
+      if first[1] ~= from or first[2] ~= to or first[3] ~= amount or (first[8] or '') ~= ref then
         return 'FACADE_IDEMPOTENCY_REUSE'
       end
       return {1, first[4], first[3], first[5], first[6], first[7]}
@@ -215,7 +218,8 @@ local function apply(k, a, resent)
   local amt = #amount <= 15 and tonumber(amount)
   if amt and src.num and dst.num and dst.num + amt < 9007199254740992 then
     if src.num < amt then return 'FACADE_INSUFFICIENT_FUNDS' end
-    record(tid, from, to, amount, src, idem, srcStmt, dstStmt, recordKey)
+    record(tid, from, to, amount, ref, string.format('%.0f', src.num - amt),
+      string.format('%.0f', dst.num + amt), src, idem, srcStmt, dstStmt, recordKey)
     -- Last: a Redis error above (data Facade did not write) leaves the
     -- balances as they were.
     add(dstKey, dst, amt)
@@ -243,14 +247,15 @@ local function apply(k, a, resent)
   moved(dst, credited)
   moved(src, redis.call('HINCRBY', srcKey, 'balance', '-' .. amount))
 
-  record(tid, from, to, amount, src, idem, srcStmt, dstStmt, recordKey)
+  record(tid, from, to, amount, ref, src[3] or redis.call('HGET', srcKey, 'balance'),
+    dst[3] or redis.call('HGET', dstKey, 'balance'), src, idem, srcStmt, dstStmt, recordKey)
   return src[2] .. src[1]
 end
 
 -- One EXISTS over every transfer record of the batch: 0 unless this call
 -- is a resend of one that ran.
 local records, k = {}, 2
-for a = 2, #ARGV, 8 do
+for a = 2, #ARGV, 9 do
   records[#records + 1] = KEYS[k + 4]
   k = k + tonumber(ARGV[a])
 end
@@ -261,7 +266,7 @@ local resent = redis.call('EXISTS', unpack(records)) > 0
 -- batch goes on.
 local replies = {''}
 k = 2
-for a = 2, #ARGV, 8 do
+for a = 2, #ARGV, 9 do
   local ok, reply = pcall(apply, k, a, resent)
   if not ok then reply = 'FACADE_CORRUPT' end
   replies[#replies + 1] = reply

@@ -238,6 +238,13 @@ func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
 		(st.enforce(q, prefixAccount+to, actTransfer) || st.enforce(q, prefixAccount+to, actReceive)))
 }
 
+// MayDebit says whether p holds transfer on the account: asked only after
+// CanTransfer refused, to tell a refused destination (check the number)
+// from a refused source. Not counted: the refusal already was.
+func (a *Authorizer) MayDebit(p facade.Principal, accountID string) bool {
+	return facade.ValidID(accountID) && a.state().enforce(subjectOf(p), prefixAccount+accountID, actTransfer)
+}
+
 // ListAccount is CanViewAccount for building the caller's account list
 // (GET /rs/account): an account left out is not a refusal, so it is
 // counted apart, as ListProject's entries are.

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -51,6 +54,7 @@ type transferView struct {
 	Amount        accounts.Amount   `json:"amount"`
 	Currency      accounts.Currency `json:"currency"`
 	CreatedAt     time.Time         `json:"created_at"`
+	Reference     string            `json:"reference,omitempty"`
 }
 
 type statementLine struct {
@@ -58,8 +62,10 @@ type statementLine struct {
 	Direction    string            `json:"direction"`
 	Counterparty string            `json:"counterparty_account_id"`
 	Amount       accounts.Amount   `json:"amount"`
+	BalanceAfter *accounts.Amount  `json:"balance_after,omitempty"` // the account's balance right after it
 	Currency     accounts.Currency `json:"currency"`
 	CreatedAt    time.Time         `json:"created_at"`
+	Reference    string            `json:"reference,omitempty"`
 }
 
 type statementView struct {
@@ -179,7 +185,8 @@ func (s *Server) getStatement(c echo.Context) error {
 	for _, e := range entries {
 		view.Transfers = append(view.Transfers, statementLine{
 			TransferID: e.TransferID, Direction: string(e.Direction), Counterparty: e.Counterparty,
-			Amount: e.SignedAmount(), Currency: e.Currency, CreatedAt: e.CreatedAt.UTC(),
+			Amount: e.SignedAmount(), BalanceAfter: e.BalanceAfterAmount(), Currency: e.Currency,
+			CreatedAt: e.CreatedAt.UTC(), Reference: e.Reference,
 		})
 	}
 	return writeJSON(c, http.StatusOK, view)
@@ -189,9 +196,11 @@ func statementLimit(q string) (int, error) {
 	return pageLimit(q, defaultStatementLimit, accounts.MaxStatementLimit)
 }
 
-// transfer validates ids, amount and Idempotency-Key (400), checks
-// `transfer` on the from account and `transfer` or `receive` on the to
-// account (403), then runs the one atomic step.
+// transfer validates ids, amount, Idempotency-Key and the optional body
+// (400), checks `transfer` on the from account and `transfer` or
+// `receive` on the to account (403: destination-refused when only the
+// destination is refused, so a person checks the number), then runs the
+// one atomic step.
 func (s *Server) transfer(c echo.Context) error {
 	from, err := pathID(c, fromParam, facade.ValidID)
 	if err != nil {
@@ -209,12 +218,20 @@ func (s *Server) transfer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ref, err := transferReference(c)
+	if err != nil {
+		return err
+	}
 	p := principal(c)
 	if !s.authz.CanTransfer(p, from, to) {
-		return s.deny(c, "transfer", "account:"+from+"->account:"+to)
+		err := s.deny(c, "transfer", "account:"+from+"->account:"+to)
+		if s.authz.MayDebit(p, from) {
+			err = facade.ErrDestinationRefused
+		}
+		return err
 	}
 	t, replayed, err := s.accounts.Transfer(c.Request().Context(), accounts.TransferRequest{
-		From: from, To: to, Amount: amount, IdempotencyKey: key, Principal: p.ID,
+		From: from, To: to, Amount: amount, IdempotencyKey: key, Principal: p.ID, Reference: ref,
 	}, s.cfg.MaxTransfer)
 	if err != nil {
 		return err
@@ -224,8 +241,42 @@ func (s *Server) transfer(c echo.Context) error {
 	}
 	return writeTransfer(c, http.StatusCreated, transferView{
 		TransferID: t.ID, FromAccountID: t.From, ToAccountID: t.To,
-		Amount: t.AmountValue(), Currency: t.Currency, CreatedAt: t.CreatedAt.UTC(),
+		Amount: t.AmountValue(), Currency: t.Currency, CreatedAt: t.CreatedAt.UTC(), Reference: t.Reference,
 	})
+}
+
+// transferBody is a transfer's optional JSON body.
+type transferBody struct {
+	Reference *string `json:"reference"`
+}
+
+// transferReference reads the optional body {"reference": "..."}: no body
+// (the common case, read without allocating) or {} is no reference.
+func transferReference(c echo.Context) (string, error) {
+	r := c.Request()
+	if r.Body == nil || r.Body == http.NoBody {
+		return "", nil
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return "", facade.ErrBodyTooLarge
+		}
+		return "", facade.Wrap(facade.ErrMalformedBody, err)
+	}
+	if len(body) == 0 {
+		return "", nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var b transferBody
+	if err := decodeJSON(c, &b); err != nil {
+		return "", err
+	}
+	if b.Reference == nil {
+		return "", nil
+	}
+	return *b.Reference, accounts.ValidateReference(*b.Reference)
 }
 
 // idempotencyKey returns the header's value, "" when absent; a header that

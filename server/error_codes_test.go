@@ -104,20 +104,25 @@ func TestEveryAmountMistakeSaysWhichRuleItBroke(t *testing.T) {
 	seedAccounts(t, e)
 	alice := token(t, "alice", "customer")
 	for amount, rule := range map[string]string{
-		"-5":                   "malformed",
+		"-5":                   "not-positive",
+		"-0.50":                "not-positive",
+		"007":                  "leading-zero",
+		"00.5":                 "leading-zero",
+		"+5":                   "malformed",
 		"1e3":                  "malformed",
 		"5,00":                 "malformed",
 		"abc":                  "malformed",
 		"NaN":                  "malformed",
 		"%EF%BC%95":            "malformed", // full-width 5
-		"05":                   "malformed",
+		"05":                   "leading-zero",
 		"0.001":                "too-precise", // EUR has 2 decimals: known once the account is read
 		"0.0001":               "too-precise", // no currency has 4
 		"0":                    "not-positive",
 		"0.00":                 "not-positive",
 		"2000000":              "over-limit",
 		"1000000.01":           "over-limit",
-		"99999999999999999999": "malformed", // more digits than the grammar allows
+		"99999999999999999999": "over-limit", // digits: over the limit however many
+		"1000000000000000.5":   "over-limit",
 	} {
 		wantInvalid(t, e, "amount "+amount,
 			req{method: "POST", path: "/rs/transfer/from/1001/to/2002/amount/" + amount, token: alice},

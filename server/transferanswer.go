@@ -52,7 +52,12 @@ func appendTransferView(b []byte, v transferView) ([]byte, bool) {
 	b = appendJSONString(b, v.Currency.Code)
 	b = append(b, `,"created_at":"`...)
 	b = v.CreatedAt.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, "\"}\n"...)
+	b = append(b, '"')
+	if v.Reference != "" {
+		b = append(b, `,"reference":`...)
+		b = appendJSONString(b, v.Reference)
+	}
+	b = append(b, "}\n"...)
 	return b, true
 }
 

@@ -34,6 +34,9 @@ func transferViews() []transferView {
 		out = append(out, transferView{
 			TransferID: s, FromAccountID: s, ToAccountID: s,
 			Amount: accounts.Amount{Minor: 42, Currency: cur}, Currency: cur, CreatedAt: at,
+		}, transferView{
+			TransferID: "t", FromAccountID: "a", ToAccountID: "b",
+			Amount: accounts.Amount{Minor: 42, Currency: cur}, Currency: cur, CreatedAt: at, Reference: s,
 		})
 	}
 	for _, t := range []time.Time{{}, time.Unix(0, 0).UTC(), at.Truncate(time.Second), at.Add(100 * time.Microsecond), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)} {

@@ -63,8 +63,9 @@ var problems = map[facade.Code]problemKind{
 	facade.ErrBadAmount.Code: {status: 400, detail: "The amount is not one this service can transfer; errors says which rule it broke.",
 		advice: "Write the amount in the currency's major unit with ASCII digits and at most as many decimals as the currency has, for example 12.50 for EUR or 1200 for JPY.",
 		reasons: map[facade.Reason]string{
-			facade.ReasonMalformed:   "The amount must be ASCII digits with an optional decimal point, such as 12.50: no sign, exponent, comma, spaces or leading zeros.",
-			facade.ReasonNotPositive: "The amount must be more than zero.",
+			facade.ReasonMalformed:   "The amount must be ASCII digits with an optional decimal point, such as 12.50: no sign, exponent, comma or spaces.",
+			facade.ReasonLeadingZero: "The amount must not start with a zero unless it is below 1: write 7, not 007, and 0.50.",
+			facade.ReasonNotPositive: "The amount must be more than zero (a transfer always moves money from the source to the destination; swap them to move it back).",
 			facade.ReasonTooPrecise:  "The amount has more decimals than the account's currency allows (2 for EUR, 0 for JPY).",
 			facade.ReasonOverLimit:   "The amount is over the largest single transfer this service allows.",
 		}},
@@ -96,6 +97,11 @@ var problems = map[facade.Code]problemKind{
 		advice: "Send one JSON object with exactly the fields the endpoint describes in /openapi.json, each once, and nothing after it."},
 	facade.ErrUnknownCurrency.Code: {status: 400, detail: "The currency is not a supported ISO 4217 code.",
 		advice: "Use an ISO 4217 currency code the service knows, such as EUR, USD or JPY."},
+	facade.ErrBadReference.Code: {status: 400, detail: "The transfer's reference must be 1 to 140 printable characters.",
+		advice: "Send the body {\"reference\": \"Rent March\"} with 1 to 140 characters and no control characters, or send no body for a transfer without one.",
+		reasons: map[facade.Reason]string{
+			facade.ReasonMalformed: "The reference must be 1 to 140 printable characters (no line breaks or control characters).",
+		}},
 	facade.ErrMalformedRequest.Code: {status: 400, detail: "The request is malformed.",
 		advice: "The request line, Host header or an escape in the path could not be read. Check what your client sends."},
 
@@ -141,6 +147,8 @@ var problems = map[facade.Code]problemKind{
 
 	facade.ErrForbidden.Code: {status: 403, detail: "You are not permitted to perform this operation.",
 		advice: "The policy does not give you this permission on this target. Ask the target's owner or the operators for access; the answer is the same whether the target exists or not."},
+	facade.ErrDestinationRefused.Code: {status: 403, detail: "You may not pay into this account; check the account number.",
+		advice: "You may send money from the source account, but the policy does not let you pay into this destination, whether or not it exists. Check the number; if it is right, ask the operators for the right to pay into it."},
 	facade.ErrXSRF.Code: {status: 403, detail: "A valid X-XSRF-TOKEN header is required for this request.",
 		advice: "Send X-XSRF-TOKEN on POST and PUT: 1 to 256 visible ASCII characters, equal to the XSRF-TOKEN cookie when one is set."},
 	facade.ErrOriginRefused.Code: {status: 403, detail: "Requests from this origin are not permitted.",

@@ -14,6 +14,8 @@ const words = {
   'token-bad-signature': 'That token is not signed by this service. Get a token for this one.',
   'session-expired': 'Your session has ended. Sign in again to continue.',
   'session-invalid': 'Your session is no longer valid. Sign in again to continue.',
+  'destination-refused': 'You may not pay into that account. Check the account number; if it is right, ask whoever manages access for you.',
+  'bad-reference': 'The reference must be 1 to 140 characters on one line. Shorten it or leave it out.',
   'forbidden': 'You are not allowed to do this. If you need to, ask whoever manages access for you.',
   'not-found': 'That does not exist (any more). Go back to the list and pick again.',
   'xsrf': 'The page\'s safety check failed. Reload the page and try again.',
@@ -67,7 +69,8 @@ const words = {
 // Finer words for an amount, from errors[].code.
 const amountWords = {
   'malformed': 'Write the amount with digits and a dot for decimals, e.g. 12.50.',
-  'not-positive': 'The amount must be more than zero.',
+  'leading-zero': 'Write the amount without leading zeros, e.g. 7 rather than 007.',
+  'not-positive': 'The amount must be more than zero. To move money back, send it from the other account.',
   'too-precise': 'The amount has more decimals than the currency has. Round it.',
   'over-limit': 'The amount is over the largest single transfer allowed. Send a smaller amount.',
 };
