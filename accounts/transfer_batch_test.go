@@ -196,7 +196,7 @@ func (g *scriptGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		}
 		nkeys, _ := args[2].(int)
 		g.mu.Lock()
-		g.sizes = append(g.sizes, (len(args)-3-nkeys-1)/8)
+		g.sizes = append(g.sizes, (len(args)-3-nkeys-1)/9) // 9 arguments a transfer (transfer.lua)
 		g.mu.Unlock()
 		g.held.Add(1)
 		<-g.release
