@@ -32,6 +32,7 @@ import (
 //	facade:accounts:{money}:index           zset   every account id, score 0 (ordered by id: ZRANGEBYLEX)
 //	facade:accounts:{money}:ledger          stream one entry per transfer, in execution order
 //	facade:accounts:{money}:idem:<digest>   hash  the first answer for an Idempotency-Key, 24 h
+//	facade:accounts:{money}:cursor-key      string the 32-byte key sealing account list cursors
 //
 // Balances and amounts are canonical decimal integers of minor units;
 // "created" is the Redis server's clock in Unix microseconds.
@@ -42,6 +43,7 @@ func statementKey(id string) string { return keyPrefix + "statement:" + id }
 func transferKey(tid string) string { return keyPrefix + "transfer:" + tid }
 func ledgerKey() string             { return keyPrefix + "ledger" }
 func indexKey() string              { return keyPrefix + "index" }
+func cursorKeyKey() string          { return keyPrefix + "cursor-key" }
 
 // idempotencyKey scopes an Idempotency-Key to its principal. The two are
 // hashed with a length prefix, so ("a:b","c") and ("a","b:c") differ, and a

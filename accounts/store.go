@@ -27,6 +27,7 @@ type Store struct {
 	// transfers applies concurrent transfers in batches, one script call
 	// each (applyTransfers).
 	transfers *redisdb.Combiner[*transferCall]
+	cursors   cursorKeys // seals the account list's cursors (cursor.go)
 }
 
 // pipelines is how many read pipelines may be in flight at once: enough

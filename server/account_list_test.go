@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -61,7 +62,7 @@ func TestAccountListIsExactlyTheViewableStoredAccounts(t *testing.T) {
 			t.Errorf("%s's accounts: %q next %q, want %q", who, got, next, want)
 		}
 	}
-	// Pages of two for the auditor: after= continues where next says.
+	// Pages of two for the auditor: next's cursor continues where it says.
 	ida := token(t, "ida", "staff")
 	var all []string
 	for path := "/rs/account?limit=2"; path != ""; {
@@ -75,7 +76,7 @@ func TestAccountListIsExactlyTheViewableStoredAccounts(t *testing.T) {
 	if len(all) != 4 || !strings.HasPrefix(all[3], "m1 ") {
 		t.Errorf("paged walk: %q", all)
 	}
-	for _, bad := range []string{"?limit=0", "?limit=101", "?limit=x", "?after=a%2Fb", "?after=" + strings.Repeat("a", 65)} {
+	for _, bad := range []string{"?limit=0", "?limit=101", "?limit=x", "?after=1001", "?cursor=1001", "?cursor=" + strings.Repeat("A", 200)} {
 		if r := e.do(req{method: "GET", path: "/rs/account" + bad, token: ida}); r.status != 400 {
 			t.Errorf("GET /rs/account%s: %d, want 400", bad, r.status)
 		}
@@ -107,11 +108,35 @@ func TestAccountListWalksABoundedNumberOfAccounts(t *testing.T) {
 	}
 	mallory := token(t, "mallory", "customer")
 	ids, next := listAccounts(t, e, mallory, "/rs/account")
-	if len(ids) != 0 || next != "/rs/account?after=a09999&limit=25" {
+	if len(ids) != 0 || !strings.HasPrefix(next, "/rs/account?cursor=") || accountIDs.MatchString(strings.TrimPrefix(next, "/rs/account?")) {
 		t.Fatalf("first page: %q next %q", ids, next)
 	}
+	first := next
 	ids, next = listAccounts(t, e, mallory, next)
 	if strings.Join(ids, "|") != "m1 EUR 5" || next != "" {
 		t.Fatalf("second page: %q next %q", ids, next)
 	}
+	// The cursor is mallory's alone, and cannot be edited or chosen.
+	cursor := strings.TrimSuffix(strings.TrimPrefix(first, "/rs/account?cursor="), "&limit=25")
+	edited := []byte(cursor)
+	edited[len(edited)/2] ^= 1
+	for who, path := range map[string]string{
+		"ida with mallory's cursor": first,
+		"mallory, edited":           "/rs/account?cursor=" + string(edited),
+		"mallory, truncated":        "/rs/account?cursor=" + cursor[:len(cursor)-4],
+		"mallory, not base64":       "/rs/account?cursor=a09999",
+		"mallory, after=":           "/rs/account?after=a09999",
+	} {
+		tok := mallory
+		if strings.HasPrefix(who, "ida") {
+			tok = token(t, "ida", "staff")
+		}
+		r := e.do(req{method: "GET", path: path, token: tok})
+		if p := decodeProblem(t, r); r.status != 400 || p.Code != "bad-parameter" {
+			t.Errorf("%s: %d %s", who, r.status, r.body)
+		}
+	}
 }
+
+// accountIDs matches any of the 10,001 ids of the walk test.
+var accountIDs = regexp.MustCompile(`a[0-9]{5}`)

@@ -45,6 +45,10 @@ type accountView struct {
 	Currency  accounts.Currency `json:"currency"`
 	Balance   accounts.Amount   `json:"balance"`
 	CreatedAt time.Time         `json:"created_at"`
+	// TransferLimit is the largest single transfer (FACADE_MAX_TRANSFER,
+	// major units), on the account record only: so that a client never
+	// offers a transfer it knows will be refused.
+	TransferLimit *int64 `json:"transfer_limit,omitempty"`
 }
 
 type transferView struct {
@@ -106,21 +110,30 @@ func (s *Server) getAccount(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	limit := s.cfg.MaxTransfer
 	return writeJSON(c, http.StatusOK, accountView{AccountID: a.ID, Owner: a.Owner, Currency: a.Currency,
-		Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC()})
+		Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC(), TransferLimit: &limit})
 }
 
 // listAccounts answers the caller's accounts: every stored account on
 // which it holds view_account (wildcard grants included), in id order,
-// paged with ?after=<last id>&limit=N.
+// paged with ?limit=N and the sealed ?cursor= of the previous page's next
+// (docs/contract.md §5): a cursor never names an account, and the walk
+// starts only where the service left it, never where a caller chooses.
 func (s *Server) listAccounts(c echo.Context) error {
 	limit, err := pageLimit(c.QueryParam("limit"), defaultAccountPage, maxPageLimit)
 	if err != nil {
 		return err
 	}
-	after := c.QueryParam("after")
-	if after != "" && !facade.ValidID(after) {
-		return facade.ErrBadParameter
+	if _, ok := c.QueryParams()["after"]; ok {
+		return facade.Refuse(facade.ErrBadParameter, "after", facade.ReasonUnknownParameter)
+	}
+	ctx, p := c.Request().Context(), principal(c)
+	after := ""
+	if cursor := c.QueryParam("cursor"); cursor != "" {
+		if after, err = s.accounts.OpenCursor(ctx, p.ID, cursor); err != nil {
+			return err
+		}
 	}
 	ids, last, more, err := s.viewableAccountIDs(c, after, limit)
 	if err != nil {
@@ -136,7 +149,11 @@ func (s *Server) listAccounts(c echo.Context) error {
 			Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC()})
 	}
 	if more {
-		view.Next = "/rs/account?" + url.Values{"after": {last}, "limit": {strconv.Itoa(limit)}}.Encode()
+		cursor, err := s.accounts.SealCursor(ctx, p.ID, last)
+		if err != nil {
+			return err
+		}
+		view.Next = "/rs/account?" + url.Values{"cursor": {cursor}, "limit": {strconv.Itoa(limit)}}.Encode()
 	}
 	return writeJSON(c, http.StatusOK, view)
 }

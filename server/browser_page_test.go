@@ -255,8 +255,11 @@ func TestBrowserProfessorChangesAGradeWithConfirmation(t *testing.T) {
 	b.WaitText("#status", "Nothing was changed.")
 	// Confirm saves once.
 	b.Do(click(`button[data-save="alice"]`), visible(`#confirm`), click(`#confirm-yes`))
-	b.WaitText("#status", "alice now has A- (version 2).")
+	b.WaitText("#status", "alice's grade is now A-.")
 	b.WaitText(`tr[data-student="alice"] .grade`, "A-")
+	// The history beside the grade is redrawn with it.
+	b.WaitText("#history-h", "History of alice's grade")
+	b.WaitText("#history li", "B → A-, changed by bob")
 	// The same grade again: nothing to send.
 	b.Do(chromedp.SetValue(chromedp.ID("grade-alice"), "A-"), click(`button[data-save="alice"]`))
 	b.WaitText("#status", "alice already has A-; nothing to change.")
@@ -269,8 +272,12 @@ func TestBrowserProfessorChangesAGradeWithConfirmation(t *testing.T) {
 
 	b.Do(click(`a[data-history="alice"]`))
 	b.WaitText("#history-h", "History of alice")
-	if v := b.Texts("#history li"); len(v) != 2 || !strings.HasPrefix(v[0], "Version 2: B → A- by bob") || !strings.HasPrefix(v[1], "Version 1: set to B by seed") {
+	if v := b.Texts("#history li"); len(v) != 2 || !strings.HasPrefix(v[0], "Version 2: B → A-, changed by bob, ") ||
+		!strings.HasPrefix(v[1], "Version 1: B, recorded when the grades were loaded, ") || !strings.Contains(v[1], "20") {
 		t.Errorf("history: %q", v)
+	}
+	if n := testbrowser.Eval[int](b, `document.querySelectorAll('ol#history').length`); n != 0 {
+		t.Error("the history is a numbered list whose entries carry their own version numbers: numbered twice")
 	}
 	if loc := testbrowser.Eval[string](b, `location.hash`); loc != "#/grades/english-101/alice" {
 		t.Errorf("history address: %q", loc)
@@ -294,7 +301,7 @@ func TestBrowserConflictIsExplained(t *testing.T) {
 	b.Do(chromedp.SetValue(chromedp.ID("grade-alice"), "A"), click(`button[data-save="alice"]`), visible(`#confirm`), click(`#confirm-yes`))
 	b.WaitText("#error", "while you were looking, frank changed alice's grade to D (version 2")
 	b.WaitText(`tr[data-student="alice"] .grade`, "D")
-	if v := b.Texts("#history li"); len(v) != 2 || !strings.HasPrefix(v[0], "Version 2: B → D by frank") {
+	if v := b.Texts("#history li"); len(v) != 2 || !strings.HasPrefix(v[0], "Version 2: B → D, changed by frank") {
 		t.Errorf("history after the conflict: %q", v)
 	}
 	if s := b.Texts("#status")[0]; strings.Contains(s, "Saving") {
@@ -341,6 +348,9 @@ func TestBrowserGradebookDownloadAndUpload(t *testing.T) {
 	}
 	b.Do(click(`#book-apply`), visible(`#confirm`), click(`#confirm-yes`))
 	b.WaitText("#book-result h3", "Applied: 2 changed")
+	if rows := b.Texts("#book-rows tbody tr"); len(rows) != 3 || !strings.Contains(rows[0], "Changed B → A") || strings.Contains(rows[0], "Change now") {
+		t.Errorf("applied rows: %q", rows)
+	}
 	b.WaitText(`tr[data-student="ghost"] .grade`, "C+")
 	b.WaitText(`tr[data-student="alice"] .grade`, "A")
 }
@@ -369,7 +379,11 @@ func TestBrowserStudentSeesTheirGrade(t *testing.T) {
 	b := testbrowser.New(t)
 	b.OpenPage(e.url, token(t, "alice", "student"))
 	b.WaitText("#own-grade", "English: B")
-	b.WaitText("#history-h", "History of alice")
+	b.WaitText("#own-grade-by", "Recorded when the grades were loaded on ")
+	b.WaitText("#history-h", "How your grade changed")
+	if text := b.BodyText(); strings.Contains(text, "seed") || strings.Contains(text, "History of alice") || strings.Contains(text, "Version") {
+		t.Errorf("the student's page speaks of seeds, versions or herself in the third person:\n%s", text)
+	}
 	b.CheckView("student's grade")
 	b.Do(chromedp.Navigate(e.url + "/ui/#/grades/english-101"))
 	b.WaitText("#own-grade", "English: B") // no class view for a student
@@ -410,19 +424,47 @@ func TestBrowserAccountHolderTransfers(t *testing.T) {
 	b.Do(click(`#transfer-review`), visible(`#confirm`), click(`#confirm-yes`))
 	b.WaitText("#status", "Sent EUR 12.50 from 1001 to 2002.")
 	b.WaitText("#balance", "EUR 237.50")
+	// The person's focus moves to what happened, not to the page's start.
+	b.WaitFor(`document.activeElement.id === 'transfer-result'`)
+	b.WaitText("#transfer-result", "Sent EUR 12.50 from 1001 to 2002.")
 	if rows := b.Texts(`#statement tbody tr`); len(rows) != 1 || !strings.Contains(rows[0], "Money out") ||
-		!strings.Contains(rows[0], "to 2002") || !strings.Contains(rows[0], "-EUR 12.50") && !strings.Contains(rows[0], "−EUR 12.50") {
-		t.Errorf("alice's statement: %q", rows)
+		!strings.Contains(rows[0], "to 2002") || !strings.Contains(rows[0], "-EUR 12.50") && !strings.Contains(rows[0], "−EUR 12.50") ||
+		!strings.Contains(rows[0], "EUR 237.50") || !strings.Contains(rows[0], "20") {
+		t.Errorf("alice's statement (date with its year, amount, balance after): %q", rows)
 	}
 	if got := balance(t, e, "2002"); got != "112.50" {
 		t.Errorf("2002 holds %s, want 112.50", got)
 	}
-	// Too much: the refusal in words.
-	b.Do(chromedp.SetValue(chromedp.ID("transfer-to"), "2002"), chromedp.SetValue(chromedp.ID("transfer-amount"), "5000"),
+	// Too much, or over the limit: never offered, and the words say what
+	// to do instead.
+	for amount, words := range map[string]string{
+		"5000":    "Account 1001 holds EUR 237.50: send at most that",
+		"2000000": "One transfer may move at most EUR 1,000,000.00",
+		"007":     "without leading zeros",
+		"-5":      "more than zero",
+	} {
+		b.Do(chromedp.SetValue(chromedp.ID("transfer-to"), "2002"), chromedp.SetValue(chromedp.ID("transfer-amount"), amount),
+			click(`#transfer-review`))
+		b.WaitText("#error", words)
+		if testbrowser.Eval[bool](b, `!!document.getElementById('confirm')`) {
+			t.Errorf("a transfer of %s, which would be refused, is offered", amount)
+			b.Do(click(`#confirm-no`))
+		}
+	}
+	// A reference travels with the transfer to both statements.
+	b.Do(chromedp.SetValue(chromedp.ID("transfer-amount"), "7.50"), chromedp.SetValue(chromedp.ID("transfer-ref"), "Rent March"),
 		click(`#transfer-review`), visible(`#confirm`))
-	b.WaitText("#confirm", "holds less than that")
+	b.WaitText("#confirm", "Reference: Rent March")
 	b.Do(click(`#confirm-yes`))
-	b.WaitText("#error", "does not hold enough money for this transfer. Choose a smaller amount.")
+	b.WaitText("#transfer-result", "Sent EUR 7.50 from 1001 to 2002 (Rent March).")
+	if rows := b.Texts(`#statement tbody tr`); len(rows) != 2 || !strings.Contains(rows[0], "Rent March") || !strings.Contains(rows[0], "EUR 230.00") {
+		t.Errorf("the statement after a transfer with a reference: %q", rows)
+	}
+	// A mistyped destination: check the number, not "not allowed".
+	b.Do(chromedp.SetValue(chromedp.ID("transfer-to"), "2020"), chromedp.SetValue(chromedp.ID("transfer-amount"), "1"),
+		chromedp.SetValue(chromedp.ID("transfer-ref"), ""), click(`#transfer-review`), visible(`#confirm`), click(`#confirm-yes`))
+	b.WaitText("#error", "You may not pay into account 2020. You may not pay into that account. Check the account number")
+	b.WaitFor(`document.activeElement.id === 'transfer-to'`)
 	// 2002, which alice may pay into but not view: refused, in words.
 	b.Do(chromedp.Navigate(e.url + "/ui/#/accounts/2002"))
 	b.WaitText("#error", "You are not allowed to do this.")
@@ -431,7 +473,8 @@ func TestBrowserAccountHolderTransfers(t *testing.T) {
 	// 2002, from 1001.
 	b.OpenPage(e.url, token(t, "ida", "staff"))
 	b.Do(chromedp.Navigate(e.url+"/ui/#/accounts/2002"), visible(`#statement`))
-	if rows := b.Texts(`#statement tbody tr`); len(rows) != 1 || !strings.Contains(rows[0], "Money in") || !strings.Contains(rows[0], "from 1001") {
+	if rows := b.Texts(`#statement tbody tr`); len(rows) != 2 || !strings.Contains(rows[1], "Money in") || !strings.Contains(rows[1], "from 1001") ||
+		!strings.Contains(rows[0], "Rent March") || !strings.Contains(rows[0], "EUR 120.00") {
 		t.Errorf("2002's statement: %q", rows)
 	}
 }
@@ -533,7 +576,7 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 		}
 		b.TabTo(`#confirm-yes`)
 		b.Press("\r")
-		b.WaitText("#status", "ghost now has A (version 1).")
+		b.WaitText("#status", "ghost's grade is now A.")
 	})
 	t.Run("account holder sends money", func(t *testing.T) {
 		b := testbrowser.New(t)

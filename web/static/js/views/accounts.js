@@ -4,7 +4,8 @@
 // shown in the account's currency.
 
 import {get, request, enc} from '../api.js';
-import {h, fill, when, money, decimals, table, confirmDialog} from '../dom.js';
+import {h, fill, money, decimals, table, confirmDialog} from '../dom.js';
+import {explain} from '../words.js';
 
 export const allowed = () => true;
 
@@ -48,42 +49,65 @@ async function account(ctx, id) {
   const rows = st.transfers.map(t => {
     const credit = t.direction === 'credit';
     return h('tr', {'data-transfer': t.transfer_id, class: credit ? 'credit' : 'debit'},
-      h('td', {}, when(t.created_at)),
+      h('td', {class: 'date'}, statementDate(t.created_at)),
       h('td', {}, h('span', {class: 'dir ' + (credit ? 'in' : 'out')}, h('span', {'aria-hidden': 'true'}, credit ? '↓ ' : '↑ '),
         credit ? 'Money in' : 'Money out'), ' ', credit ? 'from ' + t.counterparty_account_id : 'to ' + t.counterparty_account_id),
-      h('td', {class: 'num'}, money(t.amount, t.currency)));
+      h('td', {class: 'ref'}, t.reference || h('span', {class: 'hint'}, '—')),
+      h('td', {class: 'num'}, money(t.amount, t.currency)),
+      h('td', {class: 'num after'}, t.balance_after === undefined ? '—' : money(t.balance_after, t.currency)));
   });
   fill(ctx.el, 
     h('p', {class: 'crumbs'}, h('a', {href: '#/accounts'}, 'Your accounts')),
     h('h1', {tabindex: '-1', id: 'account-h'}, 'Account ' + a.account_id),
     h('p', {class: 'big'}, 'Balance: ', h('strong', {id: 'balance'}, money(a.balance, a.currency)),
       h('span', {class: 'hint'}, ` (owner ${a.owner})`)),
+    h('p', {id: 'transfer-result', class: 'result', tabindex: '-1', hidden: !ctx.result}, ctx.result || ''),
     transferForm(ctx, a, others.filter(o => o.account_id !== a.account_id)),
     h('h2', {id: 'statement-h'}, 'Statement'),
-    rows.length ? table(`Statement of ${a.account_id}, newest first`, ['When', 'Money in or out', 'Amount'], rows, {id: 'statement'})
+    rows.length ? table(`Statement of ${a.account_id}, newest first`, ['Date', 'Money in or out', 'Reference', 'Amount', 'Balance after'], rows, {id: 'statement'})
       : h('p', {}, 'No money has moved in or out of this account yet.'));
   ctx.status(`Account ${a.account_id}: ${rows.length} ${rows.length === 1 ? 'entry' : 'entries'}.`);
 }
 
+const dateFormat = new Intl.DateTimeFormat('en-GB', {day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit'});
+
+// statementDate shows the date and time with the year, as a bank
+// statement does (a relative "3 days ago" cannot be reconciled).
+function statementDate(iso) {
+  const t = new Date(iso);
+  return isNaN(t) ? '—' : h('time', {datetime: t.toISOString()}, dateFormat.format(t));
+}
+
 // checkAmount applies the API's amount rules before asking, so a typo is
-// explained at once; the server checks again.
-function checkAmount(text, currency) {
-  if (!amountSyntax.test(text)) return 'Write the amount with digits and a dot for decimals, e.g. 12.50.';
+// explained at once and a transfer the service would refuse is never
+// offered (docs/contract.md §5); the server checks again.
+function checkAmount(text, a) {
+  const currency = a.currency;
+  if (/^-/.test(text)) return 'The amount must be more than zero. To move money back, send it from the other account.';
+  if (/^0[0-9]/.test(text)) return 'Write the amount without leading zeros, e.g. 7 rather than 007.';
+  if (!/^[0-9]+(\.[0-9]+)?$/.test(text)) return 'Write the amount with digits and a dot for decimals, e.g. 12.50.';
   const d = (text.split('.')[1] || '').length;
   if (d > decimals(currency)) return `${currency} has ${decimals(currency)} decimals at most. Round the amount.`;
   if (Number(text) <= 0) return 'The amount must be more than zero.';
+  if (!amountSyntax.test(text) || (a.transfer_limit !== undefined && Number(text) > a.transfer_limit)) {
+    return `One transfer may move at most ${money(a.transfer_limit ?? 1e15 - 1, currency)}. Send a smaller amount, or split it into several transfers.`;
+  }
+  if (Number(text) > a.balance) {
+    return `Account ${a.account_id} holds ${money(a.balance, currency)}: send at most that, or pay money in first.`;
+  }
   return '';
 }
 
 function transferForm(ctx, a, others) {
   const to = h('input', {id: 'transfer-to', type: 'text', autocomplete: 'off', list: 'own-accounts', 'aria-describedby': 'to-hint', required: true});
   const amount = h('input', {id: 'transfer-amount', type: 'text', inputmode: 'decimal', autocomplete: 'off', 'aria-describedby': 'amount-hint', required: true});
-  let pending = null; // {to, amount, key}: the idempotency key of an attempt, reused when it is retried unchanged
+  const ref = h('input', {id: 'transfer-ref', type: 'text', autocomplete: 'off', maxlength: '140', 'aria-describedby': 'ref-hint'});
+  let pending = null; // {to, amount, ref, key}: the idempotency key of an attempt, reused when it is retried unchanged
   const send = async e => {
     e.preventDefault();
     ctx.clearError();
-    const dest = to.value.trim(), sum = amount.value.trim();
-    const problem = !dest ? 'Write the account to pay into.' : dest === a.account_id ? 'Choose another account than this one.' : checkAmount(sum, a.currency);
+    const dest = to.value.trim(), sum = amount.value.trim(), words = ref.value.trim();
+    const problem = !dest ? 'Write the account to pay into.' : dest === a.account_id ? 'Choose another account than this one.' : checkAmount(sum, a);
     if (problem) {
       showWords(problem);
       (dest && dest !== a.account_id ? amount : to).focus();
@@ -92,20 +116,31 @@ function transferForm(ctx, a, others) {
     const after = a.balance - Number(sum);
     const ok = await confirmDialog('Send this transfer?', [
       `${money(Number(sum), a.currency)} leaves account ${a.account_id} and goes to account ${dest}.`,
-      after >= 0 ? `${a.account_id} will then hold ${money(after, a.currency)}.` : `${a.account_id} holds less than that; the transfer will be refused.`,
-      'Once sent, only the receiver can send it back.'], `Send ${money(Number(sum), a.currency)}`);
+      words ? `Reference: ${words}` : null,
+      `${a.account_id} will then hold ${money(after, a.currency)}.`,
+      'Once sent, only the receiver can send it back.'].filter(Boolean), `Send ${money(Number(sum), a.currency)}`);
     if (!ok) return ctx.status('Nothing was sent.');
-    if (!pending || pending.to !== dest || pending.amount !== sum) pending = {to: dest, amount: sum, key: crypto.randomUUID()};
+    if (!pending || pending.to !== dest || pending.amount !== sum || pending.ref !== words) {
+      pending = {to: dest, amount: sum, ref: words, key: crypto.randomUUID()};
+    }
     ctx.status('Sending…');
     try {
       const {data} = await request(`/rs/transfer/from/${enc(a.account_id)}/to/${enc(dest)}/amount/${enc(sum)}`,
-        {method: 'POST', headers: {'Idempotency-Key': pending.key}});
+        words ? {method: 'POST', headers: {'Idempotency-Key': pending.key, 'Content-Type': 'application/json'}, body: JSON.stringify({reference: words})}
+          : {method: 'POST', headers: {'Idempotency-Key': pending.key}});
       pending = null;
+      ctx.result = `Sent ${money(data.amount, data.currency)} from ${data.from_account_id} to ${data.to_account_id}` +
+        (data.reference ? ` (${data.reference}).` : '.');
       await account(ctx, a.account_id);
-      ctx.status(`Sent ${money(data.amount, data.currency)} from ${data.from_account_id} to ${data.to_account_id}.`);
-      ctx.focus(document.getElementById('balance'));
+      ctx.status(ctx.result);
+      ctx.focus(document.getElementById('transfer-result'));
     } catch (err) {
       ctx.status('');
+      if (err && err.code === 'destination-refused') {
+        showWords(`You may not pay into account ${dest}. ${explain(err)}`);
+        to.focus();
+        return;
+      }
       ctx.fail(err);
     }
   };
@@ -115,7 +150,10 @@ function transferForm(ctx, a, others) {
       h('p', {id: 'to-hint', class: 'hint'}, 'The account number of the receiver.'),
       h('datalist', {id: 'own-accounts'}, others.map(o => h('option', {value: o.account_id}, `${o.account_id} (${o.currency})`)))),
     h('div', {class: 'field'}, h('label', {for: 'transfer-amount'}, `Amount in ${a.currency}`), amount,
-      h('p', {id: 'amount-hint', class: 'hint'}, decimals(a.currency) ? `With a dot for decimals, e.g. ${(12.5).toFixed(decimals(a.currency))}.` : 'Whole units, e.g. 500.')),
+      h('p', {id: 'amount-hint', class: 'hint'}, (decimals(a.currency) ? `With a dot for decimals, e.g. ${(12.5).toFixed(decimals(a.currency))}.` : 'Whole units, e.g. 500.') +
+        ` At most ${money(Math.min(a.balance, a.transfer_limit ?? a.balance), a.currency)} now.`)),
+    h('div', {class: 'field'}, h('label', {for: 'transfer-ref'}, 'Reference (optional)'), ref,
+      h('p', {id: 'ref-hint', class: 'hint'}, 'What the receiver reads on their statement, e.g. Rent March.')),
     h('button', {type: 'submit', id: 'transfer-review', class: 'primary'}, 'Review transfer…'));
 }
 

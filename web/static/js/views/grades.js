@@ -40,9 +40,23 @@ async function ownGrade(ctx) {
   const history = h('section', {'aria-labelledby': 'history-h'});
   fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your grade'),
     h('p', {id: 'own-grade', class: 'big'}, 'English: ', h('strong', {}, rec.grade)),
-    h('p', {}, `Version ${rec.version}, set by ${rec.updated_by} `, when(rec.updated_at), '.'),
+    h('p', {id: 'own-grade-by'}, byWhom(rec.updated_by, 'Given by ' + rec.updated_by, 'Recorded when the grades were loaded'), ' on ', fullDay(rec.updated_at), '.'),
     history);
-  await drawHistory(ctx, history, sub);
+  await drawHistory(ctx, history, sub, false, true);
+}
+
+// byWhom names who set a grade in a person's words: grades loaded with
+// the service's data were set by no person ("seed").
+function byWhom(who, named, loaded = 'recorded when the grades were loaded') {
+  return who === 'seed' ? loaded : named;
+}
+
+const dayFormat = new Intl.DateTimeFormat('en-GB', {day: 'numeric', month: 'long', year: 'numeric'});
+
+// fullDay is a date with its year, in a <time> with the exact moment.
+function fullDay(iso) {
+  const t = new Date(iso);
+  return isNaN(t) ? '—' : h('time', {datetime: t.toISOString(), title: fullDate(iso)}, dayFormat.format(t));
 }
 
 async function classList(ctx) {
@@ -74,7 +88,7 @@ async function classView(ctx, cls, openStudent) {
   const state = {cls, anyChange, students: new Map(students.map(s => [s.student_id, s]))};
   const tbody = h('tbody');
   const history = h('section', {id: 'history-panel', 'aria-labelledby': 'history-h'});
-  const book = anyChange ? gradebook(ctx, state, () => refresh()) : null;
+  const book = anyChange ? gradebook(ctx, state, () => refresh(), history) : null;
   const refresh = async () => {
     const fresh = await loadClass(cls);
     if (!ctx.alive()) return;
@@ -113,7 +127,7 @@ function row(ctx, state, s, refresh, history) {
   return h('tr', {'data-student': s.student_id},
     h('th', {scope: 'row'}, s.student_id),
     h('td', {}, h('span', {class: 'grade'}, s.grade || h('span', {class: 'hint'}, 'none yet')),
-      s.grade ? h('span', {class: 'hint block'}, `v${s.version} by ${s.updated_by}, `, when(s.updated_at)) : null),
+      s.grade ? h('span', {class: 'hint block'}, `version ${s.version}, ${byWhom(s.updated_by, 'by ' + s.updated_by)}, `, when(s.updated_at)) : null),
     control,
     h('td', {}, h('a', {href: `#/grades/${enc(state.cls)}/${enc(s.student_id)}`, 'data-history': s.student_id,
       'aria-label': 'History of ' + s.student_id}, 'History')));
@@ -151,7 +165,8 @@ async function change(ctx, state, s, select, refresh, history) {
     if (s.grade) headers['If-Match'] = `"${s.version}"`;
     const {data} = await request(gradePath(s.student_id), {method, body, headers});
     await refresh();
-    ctx.status(`${s.student_id} now has ${data.grade} (version ${data.version}).`);
+    await drawHistory(ctx, history, s.student_id);
+    ctx.status(`${s.student_id}'s grade is now ${data.grade}.`);
   } catch (err) {
     if (!(err instanceof ApiError) || !['version-mismatch', 'grade-exists'].includes(err.code)) {
       ctx.status('');
@@ -181,13 +196,18 @@ function showWords(ctx, text) {
   e.hidden = false;
 }
 
-async function drawHistory(ctx, panel, student, focus) {
+// drawHistory shows a grade's changes, newest first, beside the grade:
+// redrawn whenever that grade changes. own: the student's own page, in
+// the words a student uses (no version numbers).
+async function drawHistory(ctx, panel, student, focus, own) {
   const {versions} = await get(gradePath(student) + '/history');
   if (!ctx.alive()) return;
-  const heading = h('h2', {id: 'history-h', tabindex: '-1'}, 'History of ' + student);
-  panel.replaceChildren(heading, h('ol', {id: 'history', class: 'history'}, versions.map(v => h('li', {},
-    v.previous_grade ? `Version ${v.version}: ${v.previous_grade} → ${v.grade} by ${v.updated_by}, `
-      : `Version ${v.version}: set to ${v.grade} by ${v.updated_by}, `, when(v.updated_at)))));
+  panel.dataset.student = student;
+  const heading = h('h2', {id: 'history-h', tabindex: '-1'}, own ? 'How your grade changed' : 'History of ' + student + '\'s grade');
+  panel.replaceChildren(heading, h('ul', {id: 'history', class: 'history plain'}, versions.map(v => h('li', {'data-version': v.version},
+    own ? '' : h('span', {class: 'hint'}, `Version ${v.version}: `),
+    v.previous_grade ? `${v.previous_grade} → ${v.grade}, ` : `${v.grade}, `,
+    byWhom(v.updated_by, (v.previous_grade ? 'changed by ' : 'given by ') + v.updated_by), ', ', fullDay(v.updated_at)))));
   if (focus) ctx.focus(heading);
 }
 
@@ -203,7 +223,7 @@ async function downloadBook(ctx, cls) {
 }
 
 // gradebook is the upload form: preview (dry run) first, then apply.
-function gradebook(ctx, state, refresh) {
+function gradebook(ctx, state, refresh, history) {
   const file = h('input', {type: 'file', id: 'book-file', accept: '.csv,text/csv', 'aria-describedby': 'book-hint'});
   const out = h('div', {id: 'book-result'});
   const preview = async e => {
@@ -235,6 +255,8 @@ function gradebook(ctx, state, refresh) {
       if (!ctx.alive()) return;
       fill(out, ...outcomeTable(data, 'Applied'));
       await refresh();
+      const shown = history.dataset.student;
+      if (shown && data.rows.some(r => r.student_id === shown && r.outcome === 'changed')) await drawHistory(ctx, history, shown);
       ctx.status(`Applied: ${data.changed} changed, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused.`);
       ctx.focus(out.querySelector('h3'));
     } catch (err) {
@@ -252,18 +274,18 @@ function upload(cls, text, dryRun) {
     {method: 'POST', body: text, headers: {'Content-Type': 'text/csv'}});
 }
 
-const outcomeWords = {changed: 'Change', unchanged: 'No change', stale: 'Stale', refused: 'Refused'};
+const outcomeWords = {changed: 'Changed', unchanged: 'No change', stale: 'Not changed', refused: 'Refused'};
 
 function outcomeTable(data, heading) {
   const rows = data.rows.map(r => {
     let what = '';
-    if (r.outcome === 'changed') what = data.dry_run ? `${r.previous_grade || 'none'} → ${r.grade}` : `now ${r.grade} (version ${r.version})`;
+    if (r.outcome === 'changed') what = `${r.previous_grade || 'none'} → ${r.grade}`;
     else if (r.outcome === 'stale') what = `${rowWords(r.code)} Now ${r.previous_grade || 'none'}${r.updated_by ? ', by ' + r.updated_by : ''}.`;
     else if (r.outcome === 'refused') what = rowWords(r.code);
     else what = 'already ' + (r.grade || 'without a grade');
     return h('tr', {'data-line': r.line, class: 'outcome-' + r.outcome},
       h('td', {}, r.line), h('td', {}, r.student_id), h('td', {}, r.grade || '—'),
-      h('td', {}, h('strong', {}, outcomeWords[r.outcome] || r.outcome), ' ', what));
+      h('td', {}, h('strong', {}, r.outcome === 'changed' && data.dry_run ? 'Would change' : outcomeWords[r.outcome] || r.outcome), ' ', what));
   });
   return [h('h3', {tabindex: '-1'}, `${heading}: ${data.changed} ${data.dry_run ? 'would change' : 'changed'}, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused`),
     table('Rows of the gradebook', ['Line', 'Student', 'Grade', 'Outcome'], rows, {id: 'book-rows'})];
