@@ -58,7 +58,8 @@ var families = []struct {
 		facade.ErrMalformedBody, facade.ErrOriginRefused, facade.ErrUnsupportedMedia}}},
 	{"AccountRead", "The caller's accounts, an account, its balance or statement", [][]*facade.Error{signedIn, jsonAPI, dataRead}},
 	{"Transfer", "A transfer", [][]*facade.Error{signedIn, jsonAPI, {
-		facade.ErrBadAmount, facade.ErrBadIdempotencyKey, facade.ErrBadIdentifier, facade.ErrForbidden,
+		facade.ErrBadAmount, facade.ErrBadIdempotencyKey, facade.ErrBadIdentifier, facade.ErrBadReference,
+		facade.ErrMalformedBody, facade.ErrUnsupportedMedia, facade.ErrForbidden, facade.ErrDestinationRefused,
 		facade.ErrOriginRefused, facade.ErrNotFound, facade.ErrBalanceLimit, facade.ErrCurrencyMismatch,
 		facade.ErrIdempotencyReuse, facade.ErrInsufficientFunds, facade.ErrSameAccount, facade.ErrStoreUnavailable}}},
 	{"BuildRead", "Bamboo's read API", [][]*facade.Error{signedIn, jsonAPI, upstream, {
