@@ -109,6 +109,7 @@ function transferForm(ctx, a, others) {
     const dest = to.value.trim(), sum = amount.value.trim(), words = ref.value.trim();
     const problem = !dest ? 'Write the account to pay into.' : dest === a.account_id ? 'Choose another account than this one.' : checkAmount(sum, a);
     if (problem) {
+      ctx.status(''); // the last transfer's result is not this attempt's
       showWords(problem);
       (dest && dest !== a.account_id ? amount : to).focus();
       return;
