@@ -77,6 +77,6 @@ func isPublicPath(p string) bool {
 // match, not the raw path, so no spelling of a path can reach an API route
 // without a token.
 func isPublicRoute(route string) bool {
-	return route == "/ui" || route == "/ui/*" || route == "/openapi.json" ||
+	return route == "/" || route == "/favicon.ico" || route == "/ui" || route == "/ui/*" || route == "/openapi.json" ||
 		route == "/problems" || route == "/problems/*"
 }

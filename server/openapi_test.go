@@ -27,7 +27,7 @@ import (
 var openAPI = sync.OnceValues(func() (*openAPIDoc, error) {
 	// The page's files are text; kin-openapi decodes JSON and plain text
 	// out of the box.
-	for _, ct := range []string{"text/html", "text/javascript", "text/css", "text/csv"} {
+	for _, ct := range []string{"text/html", "text/javascript", "text/css", "text/csv", "image/svg+xml"} {
 		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
 	}
 	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -25,4 +27,45 @@ func page(c echo.Context) error {
 // pageRoot sends /ui to /ui/ so the page's relative links resolve.
 func pageRoot(c echo.Context) error {
 	return c.Redirect(http.StatusMovedPermanently, "/ui/")
+}
+
+// rootIndex is what / answers a program: where the service's parts are.
+var rootIndex = map[string]string{
+	"page":     "/ui/",
+	"openapi":  "/openapi.json",
+	"problems": "/problems",
+	"me":       "/auth/me",
+}
+
+// root answers /: a browser (an Accept that names text/html) goes to the
+// page, a program gets a small JSON index. It needs no token, so a person
+// who types the service's address never meets a 401.
+func root(c echo.Context) error {
+	c.Response().Header().Add(echo.HeaderVary, "Accept")
+	if wantsHTML(c.Request().Header.Values("Accept")) {
+		return c.Redirect(http.StatusSeeOther, "/ui/")
+	}
+	return c.JSON(http.StatusOK, rootIndex)
+}
+
+// wantsHTML reports whether an Accept header names text/html (q above 0),
+// as every browser's navigation does and no JSON client's does.
+func wantsHTML(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && mt == "text/html" {
+				if q, ok := params["q"]; !ok || qAbove0(q) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// favicon sends /favicon.ico, which browsers ask for on pages that name
+// no icon (an API answer opened in a tab), to the page's icon.
+func favicon(c echo.Context) error {
+	return c.Redirect(http.StatusMovedPermanently, "/ui/favicon.svg")
 }

@@ -116,6 +116,9 @@ func (s *Server) routes() {
 	// The browser page (package web): public, its own CSP.
 	public("/ui", pageRoot)
 	public("/ui/*", page)
+	// The service's address: browsers to the page, programs an index.
+	public("/", root)
+	public("/favicon.ico", favicon)
 }
 
 // chain wraps h in mws, the first outermost, once, at registration.

@@ -15,7 +15,6 @@ import (
 	_ "embed"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -109,9 +108,10 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	pg := &loginPage{store: st, callback: op.AuthCallbackURL(provider),
+	apps := slices.Compact(slices.Sorted(slices.Values(formTargets)))
+	pg := &loginPage{store: st, callback: op.AuthCallbackURL(provider), apps: apps,
 		csp: "default-src 'none'; style-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' " +
-			strings.Join(slices.Compact(slices.Sorted(slices.Values(formTargets))), " ")}
+			strings.Join(apps, " ")}
 	interceptor := op.NewIssuerInterceptor(provider.IssuerFromRequest)
 	mux.HandleFunc("GET /login", pg.show)
 	mux.HandleFunc("POST /login", interceptor.HandlerFunc(pg.choose))
@@ -437,6 +437,7 @@ type loginPage struct {
 	store    *storage
 	callback func(context.Context, string) string
 	csp      string
+	apps     []string // the origins of the applications it signs in to
 }
 
 //go:embed login.html
@@ -459,7 +460,7 @@ func (l *loginPage) headers(w http.ResponseWriter, contentType string) {
 func (l *loginPage) show(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("authRequestID")
 	if _, err := l.store.AuthRequestByID(r.Context(), id); err != nil {
-		http.Error(w, "This sign-in has expired or is unknown; start again from the application.", http.StatusBadRequest)
+		l.deadEnd(w, http.StatusBadRequest, "This sign-in has expired or is unknown", "Start again from the application: its sign-in brings you back here.")
 		return
 	}
 	var people []Person
@@ -476,7 +477,7 @@ func (l *loginPage) show(w http.ResponseWriter, r *http.Request) {
 func (l *loginPage) choose(w http.ResponseWriter, r *http.Request) {
 	id := r.PostFormValue("id")
 	if err := l.store.signIn(id, r.PostFormValue("person")); err != nil {
-		http.Error(w, "This sign-in has expired or is unknown; start again from the application.", http.StatusBadRequest)
+		l.deadEnd(w, http.StatusBadRequest, "This sign-in has expired or is unknown", "Start again from the application: its sign-in brings you back here.")
 		return
 	}
 	http.Redirect(w, r, l.callback(r.Context(), id), http.StatusSeeOther)
@@ -488,6 +489,38 @@ func (l *loginPage) style(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (l *loginPage) signedOut(w http.ResponseWriter, _ *http.Request) {
-	l.headers(w, "text/plain; charset=utf-8")
-	fmt.Fprintln(w, "Signed out of the demo provider.")
+	l.deadEnd(w, http.StatusOK, "Signed out of the demo provider", "You are signed out of the application and of this provider.")
+}
+
+// deadEndTemplate is a page where a person's way through the provider
+// ends: it says what happened and links back to each application, so
+// nobody is left on a bare sentence.
+var deadEndTemplate = template.Must(template.New("end").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{{.Title}}: Facade demo identity provider</title>
+<link rel="stylesheet" href="/login.css">
+</head>
+<body>
+<main>
+  <h1>{{.Title}}</h1>
+  <p>{{.Next}}</p>
+  <ul>{{range .Apps}}
+    <li><a id="back" href="{{.}}/ui/">Back to Facade ({{.}})</a></li>{{end}}
+  </ul>
+</main>
+</body>
+</html>
+`))
+
+func (l *loginPage) deadEnd(w http.ResponseWriter, status int, title, next string) {
+	l.headers(w, "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = deadEndTemplate.Execute(w, struct {
+		Title, Next string
+		Apps        []string
+	}{title, next, l.apps})
 }

@@ -9,7 +9,8 @@ import (
 // The pages at /problems/<code> describe each cause for people: a body's
 // type is the address of its page. They are built once from the table, so
 // a code cannot exist without its page, and they hold no script or style:
-// the page's strict Content-Security-Policy applies as is.
+// the page's strict Content-Security-Policy applies as is, and they wear
+// the page's own style sheet and icon (from /ui/, the same origin).
 
 type pageView struct {
 	Code, Title, Detail, Advice string
@@ -25,8 +26,11 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Code}}: {{.Title}}</title>
+<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/ui/app.css">
 </head>
 <body>
+<header class="top"><p class="brand"><a href="/ui/">Facade</a></p></header>
 <main>
 <h1>{{.Code}}</h1>
 <p>HTTP status {{.Status}} {{.Title}}.</p>
@@ -36,16 +40,16 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 {{- if .Reasons}}
 <h2>Rules an input can break</h2>
 <p>The answer's <code>errors</code> list names each input that was wrong (<code>parameter</code>) and the rule it broke (<code>code</code>):</p>
-<table>
+<div class="scroll" tabindex="0" role="region" aria-label="Rules"><table>
 <thead><tr><th scope="col">code</th><th scope="col">meaning</th></tr></thead>
 <tbody>
 {{- range .Reasons}}
 <tr><td><code>{{.Code}}</code></td><td>{{.Detail}}</td></tr>
 {{- end}}
 </tbody>
-</table>
+</table></div>
 {{- end}}
-<p><a href="/problems">Every problem type</a></p>
+<p><a href="/problems">Every problem type</a> · <a href="/ui/">Back to the page</a></p>
 </main>
 </body>
 </html>
@@ -57,19 +61,22 @@ var indexTemplate = template.Must(template.New("index").Parse(`<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Problem types</title>
+<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/ui/app.css">
 </head>
 <body>
+<header class="top"><p class="brand"><a href="/ui/">Facade</a></p></header>
 <main>
 <h1>Problem types</h1>
 <p>Every error answer is an RFC 9457 problem whose <code>code</code> names its cause; its <code>type</code> is the address of the page describing it.</p>
-<table>
+<div class="scroll" tabindex="0" role="region" aria-label="Problem types"><table>
 <thead><tr><th scope="col">code</th><th scope="col">status</th><th scope="col">meaning</th></tr></thead>
 <tbody>
 {{- range .}}
 <tr><td><a href="/problems/{{.Code}}">{{.Code}}</a></td><td>{{.Status}}</td><td>{{.Detail}}</td></tr>
 {{- end}}
 </tbody>
-</table>
+</table></div>
 </main>
 </body>
 </html>
