@@ -16,10 +16,13 @@ let me = null; // {sub, role, groups, via} from /auth/me, or null
 let current = null; // {ctx}: the view on screen
 let generation = 0; // bumped on every render and sign-out: late answers of an old view are dropped
 
-// startView is where a person lands: students and professors on grades,
-// everyone else on builds.
+// startView is where a person lands: where they work (docs/contract.md
+// §9), from what /auth/me says they have here: grading staff and students
+// on grades, developers on builds, account holders on accounts. Someone
+// with nothing here lands on the first view, which says so.
 function startView(who) {
-  return who.role === 'student' || who.role === 'professor' ? 'grades' : 'builds';
+  const order = ['grades', 'builds', 'accounts'];
+  return order.find(n => views[n].allowed(who)) || 'builds';
 }
 
 function route() {
@@ -101,6 +104,9 @@ function clearMessages() {
 }
 
 function showSignIn() {
+  // The sign-in returns to the view this tab shows now, whichever tab and
+  // whenever it was opened (also after someone signed out here).
+  $('signin-link').href = '/auth/login?return_to=' + encodeURIComponent(location.pathname + location.hash);
   $('view').replaceChildren();
   $('tabs').hidden = true;
   $('signout').hidden = true;
@@ -112,7 +118,9 @@ async function signedIn(who) {
   me = Object.freeze({...who});
   $('signin').hidden = true;
   $('token').value = '';
-  $('who').textContent = 'Signed in as ' + me.sub + (me.role ? ' (' + me.role + ')' : '');
+  // Named, not labelled by the token's role: what a person may do is
+  // said where it matters (a view-only class says "view only").
+  $('who').textContent = 'Signed in as ' + me.sub;
   $('tabs').hidden = false;
   $('signout').hidden = false;
   if (!location.hash.replace(/^#\/?/, '')) location.replace('#/' + startView(me));
@@ -170,7 +178,7 @@ async function boot() {
   $('token-form').addEventListener('submit', useToken);
   $('signout').addEventListener('click', () => signOut());
   $('signin-link').href = '/auth/login?return_to=' + encodeURIComponent(location.pathname + location.hash);
-  window.addEventListener('hashchange', route);
+  window.addEventListener('hashchange', route); // signed out, route keeps the sign-in link's return address
   // A page restored from the back-forward cache may hold a previous view:
   // load it afresh, which asks who is signed in again.
   window.addEventListener('pageshow', e => e.persisted && location.reload());

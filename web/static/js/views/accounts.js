@@ -7,7 +7,9 @@ import {get, request, enc} from '../api.js';
 import {h, fill, money, decimals, table, confirmDialog} from '../dom.js';
 import {explain} from '../words.js';
 
-export const allowed = () => true;
+// Shown to whoever holds an account here (/auth/me's has; without it,
+// a pasted token of an older service, to everyone).
+export const allowed = me => !me.has || me.has.accounts;
 
 const amountSyntax = /^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$/;
 
