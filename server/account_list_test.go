@@ -140,3 +140,39 @@ func TestAccountListWalksABoundedNumberOfAccounts(t *testing.T) {
 
 // accountIDs matches any of the 10,001 ids of the walk test.
 var accountIDs = regexp.MustCompile(`a[0-9]{5}`)
+
+// TestAccountListTellsNoGrantPrincipalNothing: with more stored accounts
+// than one page's walk (10,052), a principal holding no account grant
+// gets an empty list and no cursor, the same as with three accounts: the
+// answer says nothing about how many accounts others hold. A principal
+// with grants gets cursors that name none of them.
+func TestAccountListTellsNoGrantPrincipalNothing(t *testing.T) {
+	e := newEnv(t)
+	seedAccounts(t, e)
+	carol := token(t, "carol", "developer")
+	few := e.do(req{method: "GET", path: "/rs/account", token: carol})
+	st := accounts.NewStore(e.rdb, quietLog)
+	for i := range 10_049 {
+		a := accounts.Account{ID: fmt.Sprintf("h%05d", i), Owner: "x", Currency: accounts.Currency{Code: "EUR", Exponent: 2}}
+		if _, err := st.Create(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	many := e.do(req{method: "GET", path: "/rs/account?limit=1", token: carol})
+	if few.body != `{"accounts":[]}`+"\n" || many.body != few.body || many.header.Get("ETag") != few.header.Get("ETag") {
+		t.Errorf("no-grant carol: with 3 accounts %s, with 10,052 %s", few.body, many.body)
+	}
+	// mallory (m1, not stored) walks: her cursors never name an account.
+	mallory := token(t, "mallory", "customer")
+	path, pages := "/rs/account?limit=1", 0
+	for ; path != ""; pages++ {
+		var ids []string
+		ids, path = listAccounts(t, e, mallory, path)
+		if len(ids) != 0 || regexp.MustCompile(`h[0-9]{5}|1001|2002|3003`).MatchString(path) {
+			t.Fatalf("mallory's page %d: %q next %q", pages, ids, path)
+		}
+	}
+	if pages != 2 {
+		t.Errorf("mallory walked %d pages of 10,052 accounts, want 2 (10,000 a page)", pages)
+	}
+}

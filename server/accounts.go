@@ -129,6 +129,11 @@ func (s *Server) listAccounts(c echo.Context) error {
 		return facade.Refuse(facade.ErrBadParameter, "after", facade.ReasonUnknownParameter)
 	}
 	ctx, p := c.Request().Context(), principal(c)
+	if !s.authz.Holdings(p).Accounts {
+		// No account grant at all: nothing to walk, and no cursor that
+		// would say how many accounts others hold (docs/contract.md §5).
+		return c.JSON(http.StatusOK, accountListView{Accounts: []accountView{}})
+	}
 	after := ""
 	if cursor := c.QueryParam("cursor"); cursor != "" {
 		if after, err = s.accounts.OpenCursor(ctx, p.ID, cursor); err != nil {
