@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -101,6 +102,14 @@ func New(t *testing.T) *Tab {
 		}
 		return "exception: " + msg
 	})
+	// What Chromium itself logs to the console: a resource that failed to
+	// load (a 401, a missing favicon), a violation.
+	go collect(b, cdplog.EntryAdded, func(ev cdplog.EventEntryAdded) string {
+		if ev.Entry == nil || ev.Entry.Level != cdplog.EntryLevelError {
+			return ""
+		}
+		return "log error: " + ev.Entry.Text + " " + ev.Entry.URL
+	})
 	b.inflight = map[network.RequestID]int{}
 	go track(b, network.RequestWillBeSent, func(ev network.EventRequestWillBeSent) (network.RequestID, int) {
 		if ev.RedirectResponse != nil { // the same request id, going on
@@ -117,7 +126,7 @@ func New(t *testing.T) *Tab {
 	go track(b, network.LoadingFinished, func(ev network.EventLoadingFinished) (network.RequestID, int) { return ev.RequestID, -1 })
 	go track(b, network.LoadingFailed, func(ev network.EventLoadingFailed) (network.RequestID, int) { return ev.RequestID, -1 })
 	// A headless window is at least 500px wide; emulate the phone's.
-	b.Do(chromedp.EmulateViewport(PhoneWidth, PhoneHeight, chromedp.EmulateMobile), reportCSPViolations, enableNetwork)
+	b.Do(chromedp.EmulateViewport(PhoneWidth, PhoneHeight, chromedp.EmulateMobile), reportCSPViolations, enableNetwork, enableLog)
 	t.Cleanup(func() {
 		b.checkCSP()
 		if t.Failed() {
@@ -134,6 +143,26 @@ func New(t *testing.T) *Tab {
 		cancelAlloc()
 	})
 	return b
+}
+
+var enableLog = chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+	_, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{})
+	return err
+})
+
+// ConsoleErrors returns the console's errors and warnings so far, and
+// what Chromium logged as errors (failed loads), in order: a person's
+// console stays clean on every view (docs/contract.md §9).
+func (b *Tab) ConsoleErrors() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, c := range b.console {
+		if !strings.Contains(c, marker) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 var enableNetwork = chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
