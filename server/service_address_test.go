@@ -32,8 +32,16 @@ func TestServiceAddressSendsBrowsersToThePage(t *testing.T) {
 			t.Errorf("GET / with Accept %q: %s", accept, r.body)
 		}
 	}
-	if r := e.do(req{method: "GET", path: "/favicon.ico"}); r.status != 301 || r.header.Get("Location") != "/ui/favicon.svg" {
-		t.Errorf("/favicon.ico: %d %q", r.status, r.header.Get("Location"))
+	for _, m := range []string{"GET", "HEAD"} {
+		if r := e.do(req{method: m, path: "/favicon.ico"}); r.status != 301 || r.header.Get("Location") != "/ui/favicon.svg" {
+			t.Errorf("%s /favicon.ico: %d %q", m, r.status, r.header.Get("Location"))
+		}
+	}
+	if r := e.do(req{method: "HEAD", path: "/"}); r.status != 200 || r.body != "" {
+		t.Errorf("HEAD /: %d %q", r.status, r.body)
+	}
+	if r := e.do(req{method: "HEAD", path: "/", header: map[string]string{"Accept": "text/html"}}); r.status != 303 {
+		t.Errorf("HEAD / from a browser: %d", r.status)
 	}
 	if r := e.do(req{method: "GET", path: "/ui/favicon.svg"}); r.status != 200 || r.header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(r.body, "<svg") {
 		t.Errorf("/ui/favicon.svg: %d %q", r.status, r.header.Get("Content-Type"))
