@@ -132,7 +132,7 @@ func (s *Server) listAccounts(c echo.Context) error {
 	if !s.authz.Holdings(p).Accounts {
 		// No account grant at all: nothing to walk, and no cursor that
 		// would say how many accounts others hold (docs/contract.md §5).
-		return c.JSON(http.StatusOK, accountListView{Accounts: []accountView{}})
+		return writeJSON(c, http.StatusOK, accountListView{Accounts: []accountView{}})
 	}
 	after := ""
 	if cursor := c.QueryParam("cursor"); cursor != "" {

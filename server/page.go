@@ -45,7 +45,7 @@ func root(c echo.Context) error {
 	if wantsHTML(c.Request().Header.Values("Accept")) {
 		return c.Redirect(http.StatusSeeOther, "/ui/")
 	}
-	return c.JSON(http.StatusOK, rootIndex)
+	return writeJSON(c, http.StatusOK, rootIndex)
 }
 
 // wantsHTML reports whether an Accept header names text/html (q above 0),
