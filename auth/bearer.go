@@ -280,12 +280,14 @@ func tokenRefusal(err error) *facade.Error {
 }
 
 // maxTokenLen bounds a bearer token: a longer one was sent, so it is
-// refused as malformed (never as missing), before any parsing.
-const maxTokenLen = 8192
+// refused as malformed (never as missing), before any parsing. 12 KiB
+// holds an access token carrying Microsoft Entra's 200 group ids (about
+// 10 KB) and stays inside the 16 KiB all headers may take together.
+const maxTokenLen = 12 << 10
 
 // BearerToken reads the token of an Authorization: Bearer header: ok when
-// one was sent, whatever its length (Identity refuses one past 8192
-// characters as token-malformed).
+// one was sent, whatever its length (Identity refuses one past 12 KiB
+// as token-malformed).
 func BearerToken(h string) (string, bool) {
 	const prefix = "bearer "
 	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {

@@ -233,4 +233,18 @@ func BenchmarkGradeWithPolicyRoles(b *testing.B) {
 			}
 		}
 	})
+	// The most groups a token may bring (auth's bound), none granting
+	// anything: every one of them is looked at.
+	many := make([]string, 2048)
+	for i := range many {
+		many[i] = fmt.Sprintf("%08x-aaaa-4e6a-9b7c-2d1f0e9a8b7c", i)
+	}
+	outsider := facade.Principal{ID: "outsider", Groups: many}
+	b.Run("deny-2048-groups", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if a.CanViewGrade(outsider, "s"+strconv.Itoa(i%20_000)) {
+				b.Fatal("allow")
+			}
+		}
+	})
 }

@@ -35,14 +35,14 @@ func TestPlantedXSRFCookieNeitherPassesNorBlocks(t *testing.T) {
 	}
 }
 
-// TestOversizeBearerTokenIsMalformed: a bearer token past 8192 characters
-// (9 KB) was sent, so it is token-malformed with RFC 6750's
-// invalid_token, never token-missing.
+// TestOversizeBearerTokenIsMalformed: a bearer token past 12 KiB (13 KB,
+// inside the 16 KiB of headers) was sent, so it is token-malformed with
+// RFC 6750's invalid_token, never token-missing.
 func TestOversizeBearerTokenIsMalformed(t *testing.T) {
 	e := newEnv(t)
-	r := e.do(req{method: "GET", path: "/rs/account", token: strings.Repeat("a", 9*1024)})
+	r := e.do(req{method: "GET", path: "/rs/account", token: strings.Repeat("a", 13*1024)})
 	if r.status != 401 || r.problem(t)["code"] != "token-malformed" || !strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
-		t.Fatalf("a 9 KB bearer token: %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.body)
+		t.Fatalf("a 13 KB bearer token: %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.body)
 	}
 }
 
