@@ -120,16 +120,7 @@ func NewSessions(cfg SessionConfig) (*Sessions, error) {
 	if len(cfg.Keys) == 0 {
 		return nil, configError("FACADE_SESSION_KEYS is required with FACADE_OIDC_ISSUER")
 	}
-	if cfg.Lifetime <= 0 {
-		cfg.Lifetime = DefaultSessionLifetime
-	}
-	if cfg.Idle <= 0 {
-		cfg.Idle = DefaultSessionIdle
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, secure: cfg.Secure, now: cfg.Now, rdb: cfg.Redis}
+	s := newSessions(cfg)
 	for _, k := range cfg.Keys {
 		if len(k) != 32 {
 			return nil, configError("FACADE_SESSION_KEYS entries must be 32 bytes each")
@@ -147,8 +138,12 @@ func NewSessions(cfg SessionConfig) (*Sessions, error) {
 // NewSessionAdmin is Sessions for ops' tools (`facade sessions list|revoke`):
 // it reads and ends sessions in Redis and needs no keys, since it never
 // opens or seals a cookie.
-func NewSessionAdmin(cfg SessionConfig) *Sessions {
-	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, now: cfg.Now, rdb: cfg.Redis}
+func NewSessionAdmin(cfg SessionConfig) *Sessions { return newSessions(cfg) }
+
+// newSessions is Sessions with cfg's zero values filled in, without the
+// cookie codecs.
+func newSessions(cfg SessionConfig) *Sessions {
+	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, secure: cfg.Secure, now: cfg.Now, rdb: cfg.Redis}
 	if s.lifetime <= 0 {
 		s.lifetime = DefaultSessionLifetime
 	}
