@@ -18,7 +18,6 @@
 package auth
 
 import (
-	"context"
 	"time"
 
 	"github.com/facade-dev/facade"
@@ -45,35 +44,3 @@ type Identity struct {
 // a bearer token): /auth/me hands it to the page, which sends it back in
 // X-XSRF-TOKEN instead of reading a cookie another site could plant.
 func (id Identity) XSRFToken() string { return id.xsrf }
-
-type identityKey struct{}
-
-// WithIdentity returns a context carrying id and its principal (so
-// facade.PrincipalFrom sees it too).
-func WithIdentity(ctx context.Context, id Identity) context.Context {
-	return facade.WithPrincipal(context.WithValue(ctx, identityKey{}, id), id.Principal)
-}
-
-// IdentityFrom returns the identity in ctx, if any.
-func IdentityFrom(ctx context.Context) (Identity, bool) {
-	switch id := ctx.Value(identityKey{}).(type) {
-	case Identity:
-		return id, true
-	case *Identity: // IdentityValue's
-		return *id, true
-	}
-	return Identity{}, false
-}
-
-// IdentityValue answers a context's Value for WithIdentity's key with id,
-// for a context type that holds the identity in place (package server's
-// per-request context, one allocation for all of a request's values); ok
-// is false for any other key, and when id is nil (not authenticated yet:
-// the context answers as its parent would). The principal is the
-// facade.Scope's, which the same context holds.
-func IdentityValue(key any, id *Identity) (v any, ok bool) {
-	if _, mine := key.(identityKey); mine && id != nil {
-		return id, true
-	}
-	return nil, false
-}

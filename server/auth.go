@@ -56,15 +56,6 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// setIdentity records the caller in the request's context (in place: see
-// requestContext).
-func setIdentity(c echo.Context, id auth.Identity) {
-	r := c.Request()
-	if ctx := withIdentity(r.Context(), id); ctx != r.Context() {
-		c.SetRequest(r.WithContext(ctx))
-	}
-}
-
 // isPublicPath lists what needs no token: the ops endpoints (served on the
 // API address only when FACADE_OPS_ADDR is not set apart).
 func isPublicPath(p string) bool {

@@ -42,11 +42,6 @@ func (c *requestContext) Value(key any) any {
 	if _, ok := key.(requestContextKey); ok {
 		return c
 	}
-	if c.authed {
-		if v, ok := auth.IdentityValue(key, &c.identity); ok {
-			return v
-		}
-	}
 	return c.Context.Value(key)
 }
 
@@ -59,16 +54,17 @@ func requestContextOf(ctx context.Context) *requestContext {
 	return c
 }
 
-// withIdentity is auth.WithIdentity for a request's context: in place
-// when the request has a requestContext, a new context otherwise.
-func withIdentity(ctx context.Context, id auth.Identity) context.Context {
-	c := requestContextOf(ctx)
-	if c == nil {
-		return auth.WithIdentity(ctx, id)
+// setIdentity records the caller in the request's context, in place (see
+// requestContext); a request that came without one (baseHeaders makes it
+// for every request) is given one.
+func setIdentity(c echo.Context, id auth.Identity) {
+	rc := requestContextOf(c.Request().Context())
+	if rc == nil {
+		rc = newRequestContext(c.Request().Context(), newRequestID())
+		c.SetRequest(c.Request().WithContext(rc))
 	}
-	c.identity, c.authed = id, true
-	c.principal = id.Principal
-	return ctx
+	rc.identity, rc.authed = id, true
+	rc.principal = id.Principal
 }
 
 // identity is the caller as authenticate found it (the zero Identity

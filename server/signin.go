@@ -154,8 +154,8 @@ type meView struct {
 // me answers who the caller is; authenticate let it through without a
 // credential, or with a session that has ended.
 func (s *Server) me(c echo.Context) error {
-	id, ok := auth.IdentityFrom(c.Request().Context())
-	if !ok || id.Principal.ID == "" {
+	id := identity(c)
+	if id.Principal.ID == "" {
 		v := meView{}
 		v.Reason, _ = c.Get(signedOutKey).(string)
 		if s.signin != nil {
