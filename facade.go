@@ -10,7 +10,6 @@
 package facade
 
 import (
-	"context"
 	"strconv"
 	"strings"
 )
@@ -68,29 +67,3 @@ func (k PrincipalKey) Principal() Principal {
 	return p
 }
 
-type principalKey struct{}
-
-// WithPrincipal returns a context that carries p.
-func WithPrincipal(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
-// PrincipalFrom returns the principal stored in ctx, or the zero Principal.
-func PrincipalFrom(ctx context.Context) Principal {
-	p, _ := ctx.Value(principalKey{}).(Principal)
-	return p
-}
-
-type requestIDKey struct{}
-
-// WithRequestID returns a context that carries the request's id, so log
-// lines written deep in a store can name the request they belong to.
-func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
-
-// RequestIDFrom returns the request id in ctx, or "".
-func RequestIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}

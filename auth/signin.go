@@ -194,7 +194,7 @@ func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
 	p, idt, raw, f, used, err := s.complete(r)
 	res := Result{Cookies: used}
 	if err != nil {
-		s.cfg.Log.Info("sign-in refused", "request_id", facade.RequestIDFrom(r.Context()), "reason", err.Error())
+		s.cfg.Log.InfoContext(r.Context(), "sign-in refused", "reason", err.Error())
 		return res, facade.Wrap(facade.ErrSignInFailed, err)
 	}
 	_, cookies, err := s.cfg.Sessions.Issue(r.Context(), p, idt.Expiry, raw, client)
@@ -204,7 +204,7 @@ func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
 		}
 		return res, facade.Wrap(facade.ErrInternal, err)
 	}
-	s.cfg.Log.Info("signed in", "request_id", facade.RequestIDFrom(r.Context()), "principal", p.ID, "groups", len(p.Groups))
+	s.cfg.Log.InfoContext(r.Context(), "signed in", "principal", p.ID, "groups", len(p.Groups))
 	res.Cookies = append(res.Cookies, cookies...)
 	res.Status, res.Redirect = http.StatusSeeOther, s.cfg.PublicURL+f.ReturnTo
 	return res, nil

@@ -582,6 +582,11 @@ rb_run() {
 	before=$(run_ns "$redis_pid")
 	out=$(redis-benchmark -p "$redis_port" -c "$CONNECTIONS" --threads "$THREADS" -n "$n" -r 100000000 --csv "$@" 2>&1)
 	after=$(run_ns "$redis_pid")
+	if grep -q '^Error' <<<"$out"; then
+		# A script refused (its arguments out of step with accounts/transfer.lua,
+		# say) would otherwise be timed as if it had run.
+		die "redis-benchmark $name: $(grep -m1 '^Error' <<<"$out")"
+	fi
 	# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
 	record "$name" "$(tail -1 <<<"$out" | tr -d '"' | awk -F, -v n="$n" -v cpu=$((after - before)) -v per="$per" \
 		'{printf "%.0f %d %d %.1f 0 0 0", $2 * per, $5 * 1000, $7 * 1000, cpu / 1000 / n / per}')"
@@ -639,13 +644,13 @@ round_transfer() {
 	local k='facade:accounts:{money}:'
 	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}ledger" "${k}account:$acct_c" "${k}account:$acct_d" \
 		"${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__" \
-		86400 5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10
+		86400 5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10 ''
 	# The same in batches of TRANSFER_BATCH, as accounts.Store sends
 	# concurrent transfers: what one Redis core (the money slot) can apply.
 	local i keys=("${k}ledger") args=(86400)
 	for ((i = 0; i < TRANSFER_BATCH; i++)); do
 		keys+=("${k}account:$acct_c" "${k}account:$acct_d" "${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__")
-		args+=(5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10)
+		args+=(5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10 '')
 	done
 	RB_PER=$TRANSFER_BATCH rb_run b-transfer-batch EVALSHA "$own_script_sha" "${#keys[@]}" "${keys[@]}" "${args[@]}"
 }

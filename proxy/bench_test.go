@@ -116,11 +116,11 @@ func BenchmarkRawBlobBaseline(b *testing.B) {
 	f.e.ServeHTTP(rec, benchRequest(target))
 	body := rec.Body.Bytes()
 	e := newTestServer(f.h)
-	e.handle("/raw", withTestPrincipal(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	e.handle("/raw", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("X-Cache", "HIT")
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
-	})))
+	}))
 	serveLoop(b, e, benchRequest("/raw?expand=projects.project.plans&max-results=100"), nil)
 }
 

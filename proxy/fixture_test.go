@@ -265,13 +265,6 @@ func (t *testRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.routes[best].h.ServeHTTP(w, r)
 }
 
-func withTestPrincipal(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := facade.Principal{ID: r.Header.Get("X-Test-Sub"), Role: r.Header.Get("X-Test-Role")}
-		next.ServeHTTP(w, r.WithContext(facade.WithPrincipal(r.Context(), p)))
-	})
-}
-
 // writeProblem answers with the server's problem body for err
 // (server/problem renders it; the server's own writer adds logging).
 func writeProblem(w http.ResponseWriter, _ *http.Request, err error) {

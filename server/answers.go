@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -155,13 +154,6 @@ func (c *answeringConn) hold(p []byte) {
 	c.held = append(c.held, c.copies[start:start+len(p):start+len(p)])
 }
 
-// goAnswer matches net/http's own answers, each of which it writes in one
-// Write: its error answers, with exactly these headers (responses from
-// handlers always carry a Date header and write Connection before
-// Content-Type, so never match), and the 417 it sends for an Expect other
-// than 100-continue (a status no handler of the service uses).
-var goAnswer = regexp.MustCompile(`^HTTP/1\.1 (?:(\d{3}) [^\r\n]*\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n|(417) Expectation Failed\r\n)`)
-
 func (c *answeringConn) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
@@ -170,30 +162,41 @@ func (c *answeringConn) Write(p []byte) (int, error) {
 		c.hold(p)
 		return len(p), nil
 	}
-	if !mayBeGoAnswer(p) {
+	status := goAnswerStatus(p)
+	if status == 0 {
 		return c.Conn.Write(p)
 	}
-	m := goAnswer.FindSubmatch(p)
-	if m == nil {
-		return c.Conn.Write(p)
-	}
-	status, _ := strconv.Atoi(string(m[1]) + string(m[2]))
 	if _, err := c.Conn.Write(connProblem(status)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// mayBeGoAnswer is a cheap test before goAnswer: most writes are bodies, or
-// a handler's headers, whose first header line is not Content-Type (every
-// handler's response carries Cache-Control). The regexp on every write was
-// a visible share of a request's CPU in bench/run.sh.
-func mayBeGoAnswer(p []byte) bool {
-	if !bytes.HasPrefix(p, []byte("HTTP/1.1 ")) {
-		return false
+// goErrorHeaders are the headers of net/http's own error answers, exactly
+// (its errorHeaders). A handler's response never starts with them: it
+// always carries Cache-Control and a Date before Content-Type.
+const goErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// goAnswerStatus is the status of p when p is one of net/http's own
+// answers, each of which it writes in one Write: an error answer with
+// exactly goErrorHeaders, or the 417 it sends for an Expect other than
+// 100-continue (a status no handler of the service uses). Any other write
+// is 0. Most writes are bodies, which the first test turns away.
+func goAnswerStatus(p []byte) int {
+	rest, ok := bytes.CutPrefix(p, []byte("HTTP/1.1 "))
+	if !ok || len(rest) < 4 || rest[3] != ' ' {
+		return 0
 	}
-	eol := bytes.IndexByte(p, '\n')
-	return eol > 0 && (bytes.HasPrefix(p[eol+1:], []byte("Content-Type: text/plain")) || bytes.HasPrefix(p[9:], []byte("417 ")))
+	eol := bytes.IndexByte(rest, '\r')
+	isError := eol > 0 && bytes.HasPrefix(rest[eol:], []byte(goErrorHeaders))
+	if !isError && !bytes.HasPrefix(rest, []byte("417 Expectation Failed\r\n")) {
+		return 0
+	}
+	status, err := strconv.Atoi(string(rest[:3]))
+	if err != nil {
+		return 0
+	}
+	return status
 }
 
 // goRefusals are net/http's own statuses and what the service says instead.

@@ -31,11 +31,10 @@ type requestContext struct {
 
 type requestContextKey struct{}
 
-// newRequestContext starts a request's context. Its parent carries the id
-// for facade.RequestIDFrom too: package auth's sign-in names the request
-// in its log lines.
+// newRequestContext starts a request's context. A record logged with it
+// (or a context derived from it) carries its id: see LogHandler.
 func newRequestContext(parent context.Context, id string) *requestContext {
-	return &requestContext{Context: facade.WithRequestID(parent, id), id: id}
+	return &requestContext{Context: parent, id: id}
 }
 
 func (c *requestContext) Value(key any) any {
