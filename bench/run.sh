@@ -45,7 +45,7 @@
 #   CONNECTIONS=32    wrk and redis-benchmark connections
 #   THREADS=2         wrk and redis-benchmark threads
 #   ROUNDS=3          alternating rounds; the table shows medians
-#   PRINCIPALS=600    rotating principals (see bench/README.md: the default
+#   PRINCIPALS=2000   rotating principals (see bench/README.md: the default
 #                     rate limit allows 50/s each)
 #   PROJECTS=100 PLANS=5 ARTIFACT_MB=1024
 #   ARTIFACT_RUNS=3   alternations of the artifact downloads in each round
@@ -73,7 +73,7 @@ DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-32}
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-3}
-PRINCIPALS=${PRINCIPALS:-600}
+PRINCIPALS=${PRINCIPALS:-2000}
 PROJECTS=${PROJECTS:-100}
 PLANS=${PLANS:-5}
 ARTIFACT_MB=${ARTIFACT_MB:-1024}

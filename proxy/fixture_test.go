@@ -74,6 +74,7 @@ type options struct {
 	policy          string
 	publicURL       string
 	viewEntries     int
+	viewBytes       int64
 	redis           *redis.Client // nil: a fresh DB of the shared test server
 	// upstreamHandler, when set, is the upstream instead of the test
 	// Bamboo (fixture.bamboo is then nil).
@@ -139,7 +140,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	}
 	clock := testclock.New()
 	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, Now: clock.Now}, log)
-	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, CacheTTL: o.cacheTTL, Now: clock.Now,
+	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, ViewCacheBytes: o.viewBytes, CacheTTL: o.cacheTTL, Now: clock.Now,
 		Favourites: favourites.New(rdb)}, up, c, az, log)
 	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs, clock: clock}
 	f.e = newTestServer(h)

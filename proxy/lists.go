@@ -214,10 +214,14 @@ func (h *Handler) prunedView(entry cache.Entry, base string, p facade.Principal,
 
 // view returns the view under key from the view cache, or builds it once
 // (concurrent requests for one key share the build), finishes it for the
-// key's base and tags it.
+// key's base and tags it. The cache entry names its body, held once in
+// h.bodies for every view equal to it; a body evicted from there is built
+// again.
 func (h *Handler) view(key viewKey, build func() ([]byte, error)) (view, error) {
 	if v, ok := h.views.get(key); ok {
-		return v, nil
+		if v.body, ok = h.bodies.get(v.sum); ok {
+			return v, nil
+		}
 	}
 	v, err, _ := h.builds.Do(flightKey(key), func() (any, error) {
 		body, err := build()
@@ -225,7 +229,9 @@ func (h *Handler) view(key viewKey, build func() ([]byte, error)) (view, error) 
 			return nil, err
 		}
 		v := h.shared(newView(finish(body, key.base)))
-		h.views.add(key, v, int64(len(v.body)))
+		entry := v
+		entry.body = nil
+		h.views.add(key, entry, viewEntryCost(key))
 		return v, nil
 	})
 	if err != nil {

@@ -27,8 +27,8 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -63,10 +63,13 @@ type Config struct {
 	// connection's scheme (TLS or not) and the Host header; X-Forwarded-*
 	// headers are not trusted.
 	PublicURL string
-	// ViewCacheEntries bounds the in-process cache of encoded responses.
+	// ViewCacheEntries bounds the distinct encoded responses held in
+	// process; the index in front of them, which says which response is
+	// whose, holds up to viewIndexFactor times as many callers and
+	// queries (principals who see the same things share one response).
 	// Zero means DefaultViewCacheEntries.
 	ViewCacheEntries int
-	// ViewCacheBytes bounds the same cache by size (a view of a large
+	// ViewCacheBytes bounds the same responses by size (a view of a large
 	// project list can be megabytes). Zero means DefaultViewCacheBytes.
 	ViewCacheBytes int64
 	// CacheTTL should be the shared cache's TTL (FACADE_CACHE_TTL): an
@@ -95,8 +98,8 @@ type Handler struct {
 	az     *authz.Authorizer
 	log    *slog.Logger
 	l1     *lru[string, l1Entry]
-	views  *lru[viewKey, view]
-	bodies *lru[string, []byte] // view bodies by tag, so equal views share one copy
+	views  *lru[viewKey, view]   // who gets which body: bodies are held in bodies, not here
+	bodies *lru[bodyKey, []byte] // view bodies by content, so equal views share one copy
 	vis    *lru[visibilityKey, []visibleProject]
 	index  *lru[string, *projectsIndex]
 	lists  *lru[string, *listIndex] // collected lists taken apart, by document version
@@ -136,13 +139,13 @@ func New(cfg Config, up *upstream.Client, c *cache.Cache, az *authz.Authorizer, 
 	h := &Handler{
 		cfg: cfg, up: up, cache: c, az: az, log: logger,
 		l1:    newLRU[string, l1Entry](l1Entries, l1Bytes),
-		views: newLRU[viewKey, view](cfg.ViewCacheEntries, cfg.ViewCacheBytes),
-		vis:   newLRU[visibilityKey, []visibleProject](cfg.ViewCacheEntries, cfg.ViewCacheBytes/4),
+		views: newLRU[viewKey, view](viewIndexFactor*cfg.ViewCacheEntries, viewIndexFactor*int64(cfg.ViewCacheEntries)*512),
+		vis:   newLRU[visibilityKey, []visibleProject](viewIndexFactor*cfg.ViewCacheEntries, cfg.ViewCacheBytes/4),
 		// Two: the current list and, briefly, the one before it, so that
 		// requests straddling a refresh do not parse in turn.
 		index:  newLRU[string, *projectsIndex](2, 1<<62),
 		lists:  newLRU[string, *listIndex](64, cfg.ViewCacheBytes),
-		bodies: newLRU[string, []byte](cfg.ViewCacheEntries, cfg.ViewCacheBytes/4),
+		bodies: newLRU[bodyKey, []byte](cfg.ViewCacheEntries, cfg.ViewCacheBytes),
 	}
 	h.fetchProjects = h.fetchAllProjects
 	return h
@@ -278,6 +281,28 @@ type view struct {
 	// fields are the ETag and Content-Length header values, made once
 	// with the view (Answer).
 	fields *[2]string
+	// sum names body in Handler.bodies, where the view cache finds it: a
+	// view cache entry holds no body of its own (see Handler.view).
+	sum bodyKey
+}
+
+// bodyKey names a view body by its SHA-256, so that equal keys are equal
+// bytes: a body found by key is served to whoever's view names it. (The
+// ETag's 64-bit hash is no such proof.) It is computed once per view
+// built, never per request.
+type bodyKey [sha256.Size]byte
+
+// viewIndexFactor: how many view cache entries (a caller and a query, a
+// few hundred bytes each) per distinct body held. Principals of one team
+// share one body; round-robin requests of more principals than the index
+// holds would rebuild every view (bench/run.sh, 2,000 principals: a
+// quarter of the list's throughput, most of it in the garbage collector).
+const viewIndexFactor = 16
+
+// viewEntryCost is what a view cache entry costs against its budget (512
+// bytes an entry on average): its key and fields, not its body.
+func viewEntryCost(k viewKey) int64 {
+	return 256 + int64(len(k.doc)+len(k.principal.ID)+len(k.base))
 }
 
 func newView(body []byte) view {
@@ -304,16 +329,18 @@ func (v view) answer(status cache.Status) Answer {
 }
 
 // shared returns v with its body replaced by an equal one already held,
-// when there is one: principals who may see the same things (a team's
-// members) get byte-identical views, and one copy of them stays in the
-// processor's caches where one per principal would not (bench/run.sh:
-// 600 principals, a 49 KB list each). Only equal bytes are shared, so
-// nobody is served a byte of a view that is not exactly theirs.
+// when there is one, and holds v's body otherwise: principals who may see
+// the same things (a team's members) get byte-identical views, and one
+// copy of them stays in memory and in the processor's caches where one per
+// principal would not (bench/run.sh: 2,000 principals, a 49 KB list
+// each). Only equal bytes are shared (bodyKey), so nobody is served a byte
+// of a view that is not exactly theirs.
 func (h *Handler) shared(v view) view {
-	if b, ok := h.bodies.get(v.tag); ok && bytes.Equal(b, v.body) {
+	v.sum = sha256.Sum256(v.body)
+	if b, ok := h.bodies.get(v.sum); ok {
 		v.body = b
 		return v
 	}
-	h.bodies.add(v.tag, v.body, int64(len(v.body)))
+	h.bodies.add(v.sum, v.body, int64(len(v.body)))
 	return v
 }
