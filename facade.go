@@ -66,4 +66,3 @@ func (k PrincipalKey) Principal() Principal {
 	}
 	return p
 }
-

@@ -21,7 +21,7 @@ import (
 // happen exactly once, whether or not its first reply was lost.
 func TestRedisCrashMidRunLosesNoMoneyAndMovesItOnce(t *testing.T) {
 	srv := testredis.Start(t, testredis.Options{AOF: true})
-	s := NewStore(srv.Client(t), slog.New(slog.DiscardHandler))
+	s := NewStore(srv.Client(t), Config{Log: slog.New(slog.DiscardHandler)})
 	rdb := srv.Client(t)
 	ids := []string{"a1", "a2", "a3", "a4"}
 	opening := map[string]int64{}

@@ -16,7 +16,7 @@ import (
 func newTestStore(t testing.TB) (*Store, *redis.Client) {
 	t.Helper()
 	rdb := testredis.Client(t)
-	return NewStore(rdb, slog.New(slog.DiscardHandler)), rdb
+	return NewStore(rdb, Config{Log: slog.New(slog.DiscardHandler)}), rdb
 }
 
 // open creates account id with a balance given as decimal text.

@@ -35,30 +35,29 @@ type Store struct {
 // reads gather into batches.
 const pipelines = 4
 
-// Option configures a Store.
-type Option func(*Store)
+// Config tunes a Store. The zero Config works: every field documents
+// what its zero value means.
+type Config struct {
+	// Log receives the store's log lines; nil means slog.Default().
+	Log *slog.Logger
+	// Metrics counts transfers; nil means a private set.
+	Metrics *metrics.Metrics
+	// Now is the clock created accounts are stamped with; nil means
+	// time.Now. Transfers are stamped by Redis's own clock, inside their
+	// script.
+	Now func() time.Time
+}
 
-// WithMetrics counts transfers in m (default: a private set).
-func WithMetrics(m *metrics.Metrics) Option { return func(s *Store) { s.metrics = m } }
-
-// WithNow sets the clock created accounts are stamped with; nil means
-// time.Now. Transfers are stamped by Redis's own clock, inside their
-// script.
-func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
-
-// NewStore returns a store on rdb. A nil logger means slog.Default().
-func NewStore(rdb redis.UniversalClient, logger *slog.Logger, opts ...Option) *Store {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	s := &Store{rdb: rdb, log: logger}
-	for _, o := range opts {
-		o(s)
+// NewStore returns a store on rdb, tuned by cfg. It does not contact
+// Redis.
+func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
+	s := &Store{rdb: rdb, log: cfg.Log, metrics: metrics.Or(cfg.Metrics), now: cfg.Now}
+	if s.log == nil {
+		s.log = slog.Default()
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.metrics = metrics.Or(s.metrics)
 	s.batch = redisdb.NewBatcher(rdb, pipelines)
 	s.transfers = redisdb.NewCombiner(transferBatches, maxTransferBatch, s.applyTransfers)
 	return s

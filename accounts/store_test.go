@@ -165,7 +165,7 @@ func TestTransferKeysShareOneHashSlot(t *testing.T) {
 // time gets the store's clock's, not the machine's.
 func TestAccountsAreStampedByTheStoresClock(t *testing.T) {
 	when := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	s := NewStore(testredis.Client(t), nil, WithNow(func() time.Time { return when }))
+	s := NewStore(testredis.Client(t), Config{Now: func() time.Time { return when }})
 	if _, err := s.Seed(context.Background(), SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "1"}); err != nil {
 		t.Fatal(err)
 	}

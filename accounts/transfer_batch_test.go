@@ -285,7 +285,7 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestBatchCutShortInTheAppendOnlyFileIsAllOrNothingPerTransfer(t *testing.T) {
 	srv := testredis.Start(t, testredis.Options{AOF: true})
 	rdb := srv.Client(t)
-	s := NewStore(rdb, slog.New(slog.DiscardHandler))
+	s := NewStore(rdb, Config{Log: slog.New(slog.DiscardHandler)})
 	opening := openBatchAccounts(t, s, rdb)
 	aof := incrementalAOF(t, srv)
 	before := fileSize(t, aof)
@@ -445,7 +445,7 @@ func TestBatchOnMiniredis(t *testing.T) {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	s := NewStore(rdb, slog.New(slog.DiscardHandler))
+	s := NewStore(rdb, Config{Log: slog.New(slog.DiscardHandler)})
 	opening := openBatchAccounts(t, s, rdb)
 	cases := batchCases()
 	calls := make([]*transferCall, len(cases))

@@ -42,7 +42,7 @@ func TestCreditCeilingOnEveryStore(t *testing.T) {
 	for name, store := range transferStores {
 		t.Run(name, func(t *testing.T) {
 			rdb := store(t)
-			s := NewStore(rdb, slog.New(slog.DiscardHandler))
+			s := NewStore(rdb, Config{Log: slog.New(slog.DiscardHandler)})
 			ctx := context.Background()
 			for id, bal := range map[string]int64{"src": 300_000_000, "near": ceiling - 100_000_000, "full": maxInt64} {
 				if _, err := s.Create(ctx, Account{ID: id, Owner: "o", Currency: eur, Balance: bal}); err != nil {
@@ -83,7 +83,7 @@ func TestOverdraftRefusedOnTheStringPath(t *testing.T) {
 	for name, store := range transferStores {
 		t.Run(name, func(t *testing.T) {
 			rdb := store(t)
-			s := NewStore(rdb, slog.New(slog.DiscardHandler))
+			s := NewStore(rdb, Config{Log: slog.New(slog.DiscardHandler)})
 			ctx := context.Background()
 			open(t, s, "neg", "EUR", "0")
 			open(t, s, "small", "EUR", "5.00")
@@ -126,7 +126,7 @@ func TestOverdrawnAccountCoversNothing(t *testing.T) {
 	for name, store := range transferStores {
 		t.Run(name, func(t *testing.T) {
 			rdb := store(t)
-			s := NewStore(rdb, slog.New(slog.DiscardHandler))
+			s := NewStore(rdb, Config{Log: slog.New(slog.DiscardHandler)})
 			ctx := context.Background()
 			open(t, s, "A", "EUR", "0")
 			open(t, s, "B", "EUR", "0")

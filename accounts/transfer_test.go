@@ -324,7 +324,7 @@ func TestCreditThatWouldOverflowIsRefused(t *testing.T) {
 func TestEveryTransferAttemptIsAudited(t *testing.T) {
 	rdb := testredis.Client(t)
 	var buf testlog.Buffer
-	s := NewStore(rdb, slog.New(slog.NewJSONHandler(&buf, nil)))
+	s := NewStore(rdb, Config{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
 	ctx := context.Background()
 	open(t, s, "A", "EUR", "1.00")
 	open(t, s, "B", "EUR", "0")
@@ -388,7 +388,7 @@ func transfersCounted(s *Store, outcome string) float64 {
 // bytes (an amount is whatever the URL held), marking the cut with "...".
 func TestAuditClipsOnlyWhatIsTooLong(t *testing.T) {
 	var buf testlog.Buffer
-	s := NewStore(testredis.Client(t), slog.New(slog.NewJSONHandler(&buf, nil)))
+	s := NewStore(testredis.Client(t), Config{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
 	longest, tooLong := strings.Repeat("a", 64), strings.Repeat("9", 65)
 	_, _, _ = s.Transfer(context.Background(), TransferRequest{From: longest, To: "B", Amount: tooLong, Principal: "alice"}, testMax)
 	var line map[string]any

@@ -18,7 +18,7 @@ import (
 // reporting corrupt data.
 func TestTransferWhileRedisIsDownKeepsTheCause(t *testing.T) {
 	srv := testredis.Start(t, testredis.Options{})
-	s := NewStore(srv.Client(t), slog.New(slog.DiscardHandler))
+	s := NewStore(srv.Client(t), Config{Log: slog.New(slog.DiscardHandler)})
 	open(t, s, "A", "EUR", "10.00")
 	open(t, s, "B", "EUR", "0")
 	srv.Stop()

@@ -16,14 +16,14 @@ import (
 
 // TokenConfig selects one of the two token modes of docs/contract.md §2. Exactly
 // one of Secret (HS256) or JWKSURL (RS256/ES256 with issuer and audience)
-// must be set.
+// must be set; every other field documents what its zero value means.
 type TokenConfig struct {
-	Secret   []byte
-	JWKSURL  string
-	Issuer   string
-	Audience string
+	Secret   []byte // FACADE_JWT_SECRET, at least 32 bytes; nil: JWKS mode
+	JWKSURL  string // FACADE_JWKS_URL; empty: HS256 mode
+	Issuer   string // FACADE_JWT_ISSUER, required with JWKSURL; ignored without
+	Audience string // FACADE_JWT_AUDIENCE, required with JWKSURL; ignored without
 	// Claims names the claims the principal is read from (user, role,
-	// groups), as for ID tokens.
+	// groups), as for ID tokens; zero fields mean the defaults.
 	Claims Claims
 	// MaxLifetime refuses tokens valid for longer (exp minus iat, or minus
 	// now without iat); zero means DefaultMaxLifetime.

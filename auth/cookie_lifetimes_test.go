@@ -19,7 +19,7 @@ import (
 // minutes, and a used sign-in cookie is deleted at once.
 func TestCookieLifetimesSentToTheBrowser(t *testing.T) {
 	clock := testclock.New()
-	s, err := NewSessions(SessionConfig{Keys: [][]byte{make([]byte, 32)}, Now: clock.Now, Redis: testredis.Client(t)})
+	s, err := NewSessions(testredis.Client(t), SessionConfig{Keys: [][]byte{make([]byte, 32)}, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

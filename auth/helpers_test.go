@@ -93,28 +93,35 @@ type rp struct {
 	rdb      *redis.Client
 }
 
-type rpOption func(*auth.SignInConfig, *auth.SessionConfig)
+// rpSetup is what startRP builds the relying party from.
+type rpSetup struct {
+	signin   auth.SignInConfig
+	sessions auth.SessionConfig
+	rdb      *redis.Client // nil: a fresh test Redis
+}
+
+type rpOption func(*rpSetup)
 
 func withClientID(id string) rpOption {
-	return func(c *auth.SignInConfig, _ *auth.SessionConfig) { c.ClientID = id }
+	return func(s *rpSetup) { s.signin.ClientID = id }
 }
 
 func withKeys(keys ...[]byte) rpOption {
-	return func(_ *auth.SignInConfig, s *auth.SessionConfig) { s.Keys = keys }
+	return func(s *rpSetup) { s.sessions.Keys = keys }
 }
 
 func withIdle(d time.Duration) rpOption {
-	return func(_ *auth.SignInConfig, s *auth.SessionConfig) { s.Idle = d }
+	return func(s *rpSetup) { s.sessions.Idle = d }
 }
 
 // withStore keeps the sessions in rdb (another relying party's, to open
 // its cookies with other keys).
 func withStore(rdb *redis.Client) rpOption {
-	return func(_ *auth.SignInConfig, s *auth.SessionConfig) { s.Redis = rdb }
+	return func(s *rpSetup) { s.rdb = rdb }
 }
 
 func withLifetime(d time.Duration) rpOption {
-	return func(_ *auth.SignInConfig, s *auth.SessionConfig) { s.Lifetime = d }
+	return func(s *rpSetup) { s.sessions.Lifetime = d }
 }
 
 var testKey = bytes.Repeat([]byte{7}, 32)
@@ -128,26 +135,27 @@ func startRP(t *testing.T, opts ...rpOption) *rp {
 	t.Cleanup(srv.Close)
 	p := &rp{t: t, url: srv.URL, idp: startIDP(t, srv.URL), clock: testclock.New(), swap: &tokenSwap{}}
 	p.clock.Advance(time.Since(p.clock.Now()))
-	sc := auth.SessionConfig{Keys: [][]byte{testKey}, Now: p.clock.Now}
-	cfg := auth.SignInConfig{
-		Issuer: p.idp.url, ClientID: "facade", PublicURL: srv.URL, Now: p.clock.Now,
-		Claims:     auth.Claims{User: "preferred_username"},
-		HTTPClient: &http.Client{Transport: p.swap, Timeout: 10 * time.Second},
+	setup := rpSetup{
+		sessions: auth.SessionConfig{Keys: [][]byte{testKey}, Now: p.clock.Now},
+		signin: auth.SignInConfig{
+			Issuer: p.idp.url, ClientID: "facade", PublicURL: srv.URL, Now: p.clock.Now,
+			Claims:     auth.Claims{User: "preferred_username"},
+			HTTPClient: &http.Client{Transport: p.swap, Timeout: 10 * time.Second},
+		},
 	}
 	for _, o := range opts {
-		o(&cfg, &sc)
+		o(&setup)
 	}
-	if sc.Redis == nil {
-		sc.Redis = testredis.Client(t)
+	if setup.rdb == nil {
+		setup.rdb = testredis.Client(t)
 	}
-	p.rdb = sc.Redis.(*redis.Client)
+	p.rdb = setup.rdb
 	var err error
-	if p.sessions, err = auth.NewSessions(sc); err != nil {
+	if p.sessions, err = auth.NewSessions(p.rdb, setup.sessions); err != nil {
 		t.Fatal(err)
 	}
-	p.keys = sc.Keys
-	cfg.Sessions = p.sessions
-	if p.signin, err = auth.NewSignIn(context.Background(), cfg); err != nil {
+	p.keys = setup.sessions.Keys
+	if p.signin, err = auth.NewSignIn(context.Background(), p.sessions, setup.signin); err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()

@@ -54,11 +54,13 @@ const DefaultSessionIdle = time.Hour
 // one write a minute, not one per request.
 const touchEvery = time.Minute
 
-// SessionConfig is what Sessions needs.
+// SessionConfig tunes Sessions. Every field documents what its zero value
+// means.
 type SessionConfig struct {
 	// Keys are FACADE_SESSION_KEYS, 32 bytes each (ParseKeys): the first
 	// seals, every one opens, so a new key goes first and an old one
-	// stays until the sessions it sealed have expired.
+	// stays until the sessions it sealed have expired. NewSessions refuses
+	// none; NewSessionAdmin ignores them.
 	Keys [][]byte
 	// Lifetime is a session's longest life (FACADE_SESSION_LIFETIME); zero
 	// means DefaultSessionLifetime.
@@ -71,9 +73,6 @@ type SessionConfig struct {
 	Secure bool
 	// Now is the clock sessions expire by; nil means time.Now.
 	Now func() time.Time
-	// Redis keeps the sessions, shared by every instance. NewSessions
-	// accepts nil (settings checks), but Sessions then opens none.
-	Redis redis.UniversalClient
 }
 
 // Sessions keeps browser sessions in Redis and seals their ids into the
@@ -115,12 +114,14 @@ type Record struct {
 	IDToken string `json:"idt,omitempty"`
 }
 
-// NewSessions checks cfg.
-func NewSessions(cfg SessionConfig) (*Sessions, error) {
+// NewSessions checks cfg and returns Sessions kept in rdb, shared by every
+// instance. It accepts a nil rdb (settings checks), but Sessions then
+// opens none. It does not contact Redis.
+func NewSessions(rdb redis.UniversalClient, cfg SessionConfig) (*Sessions, error) {
 	if len(cfg.Keys) == 0 {
 		return nil, configError("FACADE_SESSION_KEYS is required with FACADE_OIDC_ISSUER")
 	}
-	s := newSessions(cfg)
+	s := newSessions(rdb, cfg)
 	for _, k := range cfg.Keys {
 		if len(k) != 32 {
 			return nil, configError("FACADE_SESSION_KEYS entries must be 32 bytes each")
@@ -137,13 +138,15 @@ func NewSessions(cfg SessionConfig) (*Sessions, error) {
 
 // NewSessionAdmin is Sessions for ops' tools (`facade sessions list|revoke`):
 // it reads and ends sessions in Redis and needs no keys, since it never
-// opens or seals a cookie.
-func NewSessionAdmin(cfg SessionConfig) *Sessions { return newSessions(cfg) }
+// opens or seals a cookie. rdb may be nil as for NewSessions.
+func NewSessionAdmin(rdb redis.UniversalClient, cfg SessionConfig) *Sessions {
+	return newSessions(rdb, cfg)
+}
 
-// newSessions is Sessions with cfg's zero values filled in, without the
-// cookie codecs.
-func newSessions(cfg SessionConfig) *Sessions {
-	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, secure: cfg.Secure, now: cfg.Now, rdb: cfg.Redis}
+// newSessions is Sessions on rdb with cfg's zero values filled in, without
+// the cookie codecs.
+func newSessions(rdb redis.UniversalClient, cfg SessionConfig) *Sessions {
+	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, secure: cfg.Secure, now: cfg.Now, rdb: rdb}
 	if s.lifetime <= 0 {
 		s.lifetime = DefaultSessionLifetime
 	}

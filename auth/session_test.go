@@ -178,7 +178,7 @@ func TestSecureCookies(t *testing.T) {
 			t.Errorf("%s://%s: Secure %v", c.scheme, c.host, got)
 		}
 	}
-	s, err := auth.NewSessions(auth.SessionConfig{Keys: [][]byte{testKey}, Secure: true})
+	s, err := auth.NewSessions(nil, auth.SessionConfig{Keys: [][]byte{testKey}, Secure: true})
 	if err != nil || s.SessionCookie() != "__Host-facade-session" {
 		t.Fatalf("secure session cookie name %q", s.SessionCookie())
 	}

@@ -17,24 +17,27 @@ import (
 	"github.com/facade-dev/facade"
 )
 
-// SignInConfig is the relying party's settings (FACADE_OIDC_*).
+// SignInConfig is the relying party's settings (FACADE_OIDC_*). Every
+// field documents what its zero value means.
 type SignInConfig struct {
-	Issuer       string   // FACADE_OIDC_ISSUER: discovery starts here
-	ClientID     string   // FACADE_OIDC_CLIENT_ID
-	ClientSecret string   // FACADE_OIDC_CLIENT_SECRET: optional, PKCE is always used
+	Issuer       string   // FACADE_OIDC_ISSUER: discovery starts here (required)
+	ClientID     string   // FACADE_OIDC_CLIENT_ID; empty is refused (Check)
+	ClientSecret string   // FACADE_OIDC_CLIENT_SECRET: optional (empty: a public client), PKCE is always used
 	Scopes       []string // FACADE_OIDC_SCOPES; nil means openid profile email
 	// PublicURL is the service's external base (FACADE_PUBLIC_URL): the
 	// redirect URI is PublicURL + "/auth/callback", sign-in returns only
 	// to paths below it, and the session cookie counts only on requests
-	// from its origin.
+	// from its origin. Empty is refused (Check).
 	PublicURL string
-	Claims    Claims
-	Sessions  *Sessions
+	// Claims names the claims the principal is read from; zero fields
+	// mean the defaults (Claims says which).
+	Claims Claims
 	// HTTPClient makes the calls to the provider (discovery, keys, code
 	// exchange); nil means one with a 10 s timeout.
 	HTTPClient *http.Client
 	// Now is the clock ID tokens are checked against; nil means time.Now.
 	Now func() time.Time
+	// Log receives the sign-in lines; nil means slog.Default().
 	Log *slog.Logger
 }
 
@@ -44,6 +47,7 @@ type SignInConfig struct {
 // is a sealed cookie in the browser that started it.
 type SignIn struct {
 	cfg        SignInConfig
+	sessions   *Sessions
 	oauth      oauth2.Config
 	verifier   *oidc.IDTokenVerifier
 	endSession string // the provider's end_session_endpoint, if it offers one
@@ -51,14 +55,15 @@ type SignIn struct {
 	ctx        context.Context
 }
 
-// NewSignIn discovers the provider (FACADE_OIDC_ISSUER/.well-known/...).
-// ctx bounds discovery and carries the HTTP client for key fetches later.
-func NewSignIn(ctx context.Context, cfg SignInConfig) (*SignIn, error) {
+// NewSignIn discovers the provider (FACADE_OIDC_ISSUER/.well-known/...)
+// and signs people in to sessions, which is required. ctx bounds discovery
+// and carries the HTTP client for key fetches later.
+func NewSignIn(ctx context.Context, sessions *Sessions, cfg SignInConfig) (*SignIn, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	if cfg.Sessions == nil {
-		return nil, errors.New("auth: SignInConfig needs Sessions")
+	if sessions == nil {
+		return nil, errors.New("auth: NewSignIn needs Sessions")
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
@@ -95,7 +100,8 @@ func NewSignIn(ctx context.Context, cfg SignInConfig) (*SignIn, error) {
 	}
 	u, _ := url.Parse(cfg.PublicURL)
 	s := &SignIn{
-		cfg: cfg,
+		cfg:      cfg,
+		sessions: sessions,
 		oauth: oauth2.Config{
 			ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Endpoint: endpoint,
 			RedirectURL: cfg.PublicURL + CallbackPath, Scopes: cfg.Scopes,
@@ -175,11 +181,11 @@ func (s *SignIn) Login(r *http.Request) (Result, error) {
 		State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(),
 		ReturnTo: SafeReturnTo(r.URL.Query().Get("return_to")),
 	}
-	c, err := s.cfg.Sessions.startFlow(f)
+	c, err := s.sessions.startFlow(f)
 	if err != nil {
 		return Result{}, facade.Wrap(facade.ErrInternal, err)
 	}
-	cookies := append(s.cfg.Sessions.oldFlows(r), c)
+	cookies := append(s.sessions.oldFlows(r), c)
 	to := s.oauth.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
 	return Result{Cookies: cookies, Status: http.StatusFound, Redirect: to}, nil
 }
@@ -197,7 +203,7 @@ func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
 		s.cfg.Log.InfoContext(r.Context(), "sign-in refused", "reason", err.Error())
 		return res, facade.Wrap(facade.ErrSignInFailed, err)
 	}
-	_, cookies, err := s.cfg.Sessions.Issue(r.Context(), p, idt.Expiry, raw, client)
+	_, cookies, err := s.sessions.Issue(r.Context(), p, idt.Expiry, raw, client)
 	if err != nil {
 		if errors.Is(err, facade.ErrStoreUnavailable) {
 			return res, err
@@ -211,7 +217,7 @@ func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
 }
 
 func (s *SignIn) complete(r *http.Request) (p facade.Principal, idt *oidc.IDToken, raw string, f flow, used []*http.Cookie, err error) {
-	f, used, err = s.cfg.Sessions.takeFlow(r, r.URL.Query().Get("state"))
+	f, used, err = s.sessions.takeFlow(r, r.URL.Query().Get("state"))
 	if err != nil {
 		return p, nil, "", f, used, err
 	}
@@ -274,7 +280,7 @@ func (s *SignIn) Logout(r *http.Request) (Result, error) {
 	if !SameOrigin(r, s.origin) {
 		return Result{}, facade.ErrXSRF
 	}
-	ss := s.cfg.Sessions
+	ss := s.sessions
 	var hint string
 	sid, ok, err := ss.sessionID(r)
 	if ok && err == nil {

@@ -40,7 +40,7 @@ import (
 type Authorizer struct {
 	modelPath, policyPath string
 	log                   *slog.Logger
-	now                   func() time.Time // see WithNow
+	now                   func() time.Time // Config.Now
 	allowShrink           atomic.Bool      // see AllowShrink
 	metrics               *metrics.Metrics
 	counters              map[op]opCounters
@@ -68,26 +68,25 @@ type Status struct {
 	Decider      string    // "index" (recognized model) or "casbin" (casbin's own Enforce)
 }
 
-// Option configures an Authorizer.
-type Option func(*Authorizer)
+// Config tunes an Authorizer. The zero Config works: every field
+// documents what its zero value means.
+type Config struct {
+	// Log receives the load and reload lines; nil means slog.Default().
+	Log *slog.Logger
+	// Metrics records decisions and reloads; nil means a private set.
+	Metrics *metrics.Metrics
+	// Now is the clock load and reload times (Status.LoadedAt, the
+	// facade_policy_loaded_timestamp_seconds metric, the "took" of the log
+	// lines) are read from; nil means time.Now.
+	Now func() time.Time
+}
 
-// WithMetrics records decisions and reloads into m (default: a private set).
-func WithMetrics(m *metrics.Metrics) Option { return func(a *Authorizer) { a.metrics = m } }
-
-// WithNow sets the clock load and reload times (Status.LoadedAt, the
-// facade_policy_loaded_timestamp_seconds metric, the "took" of the log
-// lines) are read from; nil means time.Now.
-func WithNow(now func() time.Time) Option { return func(a *Authorizer) { a.now = now } }
-
-// New loads and validates modelPath and policyPath. The error names the
-// first problem as file:line (run Check for all of them).
-func New(modelPath, policyPath string, logger *slog.Logger, opts ...Option) (*Authorizer, error) {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	a := &Authorizer{modelPath: modelPath, policyPath: policyPath, log: logger}
-	for _, o := range opts {
-		o(a)
+// New loads and validates modelPath and policyPath, tuned by cfg. The
+// error names the first problem as file:line (run Check for all of them).
+func New(modelPath, policyPath string, cfg Config) (*Authorizer, error) {
+	a := &Authorizer{modelPath: modelPath, policyPath: policyPath, log: cfg.Log, now: cfg.Now, metrics: cfg.Metrics}
+	if a.log == nil {
+		a.log = slog.Default()
 	}
 	if a.now == nil {
 		a.now = time.Now
@@ -105,7 +104,7 @@ func New(modelPath, policyPath string, logger *slog.Logger, opts ...Option) (*Au
 	a.metrics.PolicyReloads.WithLabelValues("ok").Inc()
 	a.metrics.PolicyLastReloadOK.Set(1)
 	a.publish(st)
-	logger.Info("policy loaded", "model", modelPath, "policy", policyPath,
+	a.log.Info("policy loaded", "model", modelPath, "policy", policyPath,
 		"rules", len(st.rules), "version", st.version, "hash", st.hash, "decider", st.decider.kind(),
 		"family", st.family, "took", a.now().Sub(started).Round(time.Millisecond))
 	return a, nil

@@ -101,7 +101,7 @@ func specSized(b *testing.B) (*fixture, *Authorizer, time.Duration) {
 	b.Helper()
 	f := generate(b, b.TempDir(), specScale)
 	started := time.Now()
-	a, err := New(f.modelPath, f.policyPath, discardLogger())
+	a, err := New(f.modelPath, f.policyPath, Config{Log: discardLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func BenchmarkLoad(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		started := time.Now()
-		a, err := New(f.modelPath, f.policyPath, discardLogger())
+		a, err := New(f.modelPath, f.policyPath, Config{Log: discardLogger()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -261,7 +261,7 @@ func TestHeapStaysBoundedForDistinctDeniedCallers(t *testing.T) {
 		students: 2000, classesPerStudent: 5, classes: 200, professors: 100,
 		accountHolders: 300, teams: 40, depts: 4, planGrants: 300, projectGrants: 100,
 	})
-	a, err := New(f.modelPath, f.policyPath, discardLogger())
+	a, err := New(f.modelPath, f.policyPath, Config{Log: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func BenchmarkDecideMembersWithWildcardsAndDeny(b *testing.B) {
 	}
 	writeFile(b, policyPath, strings.Join(lines, "\n")+"\n")
 	started := time.Now()
-	a, err := New(modelPath, policyPath, discardLogger())
+	a, err := New(modelPath, policyPath, Config{Log: discardLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func BenchmarkDecideCasbinPath(b *testing.B) {
 	f := generate(b, b.TempDir(), specScale)
 	writeFile(b, f.modelPath, rootModel(b))
 	started := time.Now()
-	a, err := New(f.modelPath, f.policyPath, discardLogger())
+	a, err := New(f.modelPath, f.policyPath, Config{Log: discardLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}

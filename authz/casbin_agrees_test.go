@@ -268,7 +268,7 @@ func TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := New("../model.conf", "../policy.csv", discardLogger())
+	a, err := New("../model.conf", "../policy.csv", Config{Log: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

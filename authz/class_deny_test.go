@@ -25,7 +25,7 @@ g, student:alice, class:english-101
 g, student:zoe, class:english-101
 g, student:ghost, class:english-101
 `)
-	a, err := New(modelPath, policyPath, nil)
+	a, err := New(modelPath, policyPath, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

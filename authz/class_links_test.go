@@ -53,7 +53,7 @@ e = some(where (p.eft == allow))
 [matchers]
 m = g(r.sub, p.sub) && g2(r.obj, p.obj) && r.act == p.act
 `)
-	a, err := New(modelPath, policyPath, nil)
+	a, err := New(modelPath, policyPath, Config{})
 	if err != nil {
 		t.Fatalf("New(%s): %v", filepath.Base(modelPath), err)
 	}

@@ -9,13 +9,13 @@ import (
 )
 
 // TestLoadAndReloadTimesComeFromTheGivenClock: Status.LoadedAt and the
-// loaded-at metric read the clock given with WithNow, on load and on every
+// loaded-at metric read the clock given in Config.Now, on load and on every
 // reload that brings in a new policy (and not on one that finds nothing new).
 func TestLoadAndReloadTimesComeFromTheGivenClock(t *testing.T) {
 	clock := testclock.New()
 	m := metrics.New()
 	modelPath, policyPath := policyFiles(t, "p, alice, account:1001, view_account")
-	a, err := New(modelPath, policyPath, nil, WithNow(clock.Now), WithMetrics(m))
+	a, err := New(modelPath, policyPath, Config{Now: clock.Now, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func TestGroupsOnTheCasbinPath(t *testing.T) {
 	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
 	writeFile(t, modelPath, abacModel)
 	writeFile(t, policyPath, "p, group:devs, account:1001, view_account\ng, bob, group:devs\n")
-	a, err := New(modelPath, policyPath, discardLogger())
+	a, err := New(modelPath, policyPath, Config{Log: discardLogger()})
 	if err != nil || a.Status().Decider != deciderCasbin {
 		t.Fatalf("New: %v, decider %q", err, a.Status().Decider)
 	}

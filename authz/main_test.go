@@ -55,7 +55,7 @@ func replaceFile(t testing.TB, path, text string) {
 func newAuthorizer(t testing.TB, lines ...string) (*Authorizer, string) {
 	t.Helper()
 	modelPath, policyPath := policyFiles(t, lines...)
-	a, err := New(modelPath, policyPath, nil)
+	a, err := New(modelPath, policyPath, Config{})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -24,7 +24,7 @@ e = some(where (p.eft == allow))
 [matchers]
 m = g(r.sub, p.sub) && `+fn+`(r.obj, p.obj) && r.act == p.act
 `)
-			_, err := New(modelPath, policyPath, nil)
+			_, err := New(modelPath, policyPath, Config{})
 			want := policyPath + ":2: object \"" + bad + "\" is not a valid " + fn + " pattern"
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Fatalf("New: %v; want %q", err, want)

@@ -20,7 +20,7 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 	}
 	modelPath, policyPath := policyFiles(t, lines...)
 	logs := &testlog.Buffer{}
-	a, err := New(modelPath, policyPath, slog.New(slog.NewJSONHandler(logs, nil)))
+	a, err := New(modelPath, policyPath, Config{Log: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

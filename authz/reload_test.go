@@ -170,7 +170,7 @@ func TestWatchFollowsFileEdits(t *testing.T) {
 func TestPubSubCarriesAReloadToAnotherInstance(t *testing.T) {
 	rdb := testredis.Client(t)
 	sharedModel, sharedPolicy := policyFiles(t, "p, alice, account:1001, view_account")
-	a, err := New(sharedModel, sharedPolicy, nil)
+	a, err := New(sharedModel, sharedPolicy, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestPubSubCarriesAReloadToAnotherInstance(t *testing.T) {
 	if err := os.Symlink(sharedPolicy, policyB); err != nil {
 		t.Fatal(err)
 	}
-	b, err := New(modelB, policyB, nil)
+	b, err := New(modelB, policyB, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

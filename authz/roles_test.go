@@ -133,7 +133,7 @@ func TestExplainAnswersTheGradeQuestionAsTheServiceDoes(t *testing.T) {
 	for range 30 {
 		lines := randomGradePolicy(rng)
 		_, policyPath := policyFiles(t, lines...)
-		a, err := New(filepath.Join(filepath.Dir(policyPath), "model.conf"), policyPath, discardLogger())
+		a, err := New(filepath.Join(filepath.Dir(policyPath), "model.conf"), policyPath, Config{Log: discardLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}

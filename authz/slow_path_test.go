@@ -32,7 +32,7 @@ func TestAnUnrecognizedModelIsDecidedByCasbinAndReported(t *testing.T) {
 	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
 	writeFile(t, modelPath, abacModel)
 	writeFile(t, policyPath, "p, team:x, account:1001, view_account\ng, alice, team:x\n")
-	a, err := New(modelPath, policyPath, discardLogger())
+	a, err := New(modelPath, policyPath, Config{Log: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

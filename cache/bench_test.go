@@ -16,7 +16,7 @@ import (
 func BenchmarkWarmHit(b *testing.B) {
 	ctx := context.Background()
 	rdb := testredis.Client(b)
-	c := New(rdb, Config{TTL: 1 << 40}, nil)
+	c := New(rdb, Config{TTL: 1 << 40})
 	for _, size := range []int{1 << 10, 64 << 10} {
 		key := fmt.Sprintf("projects:bench-%d", size)
 		body := bytes.Repeat([]byte(`{"key":"PROJ","name":"Project"},`), size/32)

@@ -49,7 +49,8 @@ const (
 	DefaultFetchTimeout = 30 * time.Second
 )
 
-// Config tunes a Cache. Every zero field takes its default.
+// Config tunes a Cache. The zero Config works: every field documents what
+// its zero value means.
 type Config struct {
 	// TTL is how long a stored document is fresh (FACADE_CACHE_TTL).
 	// Zero or negative means DefaultTTL.
@@ -76,8 +77,11 @@ type Config struct {
 	// lock) run on Redis's own clock, and the fill's context deadline on
 	// the machine's (a context cannot take another).
 	Now func() time.Time
-	// Metrics counts lookups (hit, miss, stale); nil: a private set.
+	// Metrics counts lookups (hit, miss, stale); nil means a private set.
 	Metrics *metrics.Metrics
+	// Log receives the warning that Redis failed; nil means
+	// slog.Default().
+	Log *slog.Logger
 }
 
 func (cfg Config) withDefaults() Config {
@@ -100,6 +104,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	return cfg
 }
@@ -142,13 +149,10 @@ type Cache struct {
 	lookups     map[Status]prometheus.Counter
 }
 
-// New returns a cache on rdb. A nil logger means slog.Default(). It does not
-// contact Redis.
-func New(rdb redis.UniversalClient, cfg Config, logger *slog.Logger) *Cache {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	c := &Cache{rdb: rdb, cfg: cfg.withDefaults(), log: logger}
+// New returns a cache on rdb, tuned by cfg. It does not contact Redis.
+func New(rdb redis.UniversalClient, cfg Config) *Cache {
+	cfg = cfg.withDefaults()
+	c := &Cache{rdb: rdb, cfg: cfg, log: cfg.Log}
 	m := metrics.Or(cfg.Metrics)
 	c.lookups = map[Status]prometheus.Counter{
 		Hit: m.Cache.WithLabelValues("hit"), Miss: m.Cache.WithLabelValues("miss"), Stale: m.Cache.WithLabelValues("stale"),

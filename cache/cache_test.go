@@ -75,7 +75,7 @@ func secondClient(t *testing.T, rdb *redis.Client) *redis.Client {
 }
 
 func TestSecondReadIsHitWithoutFetch(t *testing.T) {
-	c := New(testredis.Client(t), Config{}, nil)
+	c := New(testredis.Client(t), Config{})
 	up := newUpstream(`{"projects":{"size":1}}`)
 
 	first := mustGet(t, c, "projects:expand=plans", up.fetch)
@@ -93,7 +93,7 @@ func TestSecondReadIsHitWithoutFetch(t *testing.T) {
 }
 
 func TestVersionFollowsTheDocument(t *testing.T) {
-	c := New(testredis.Client(t), Config{}, nil)
+	c := New(testredis.Client(t), Config{})
 	a1 := mustGet(t, c, "a", newUpstream("same").fetch)
 	a2 := mustGet(t, c, "b", newUpstream("same").fetch)
 	b := mustGet(t, c, "c", newUpstream("different").fetch)
@@ -103,7 +103,7 @@ func TestVersionFollowsTheDocument(t *testing.T) {
 }
 
 func TestConcurrentColdReadsInOneInstanceFetchOnce(t *testing.T) {
-	c := New(testredis.Client(t), Config{}, nil)
+	c := New(testredis.Client(t), Config{})
 	var polled atomic.Int32 // callers that polled Redis for their own instance's lock
 	c.waitHook = func() { polled.Add(1) }
 	up := newUpstream("doc")
@@ -127,7 +127,7 @@ func TestConcurrentColdReadsInOneInstanceFetchOnce(t *testing.T) {
 
 func TestTwoInstancesShareOneFetch(t *testing.T) {
 	rdb := testredis.Client(t)
-	one := New(rdb, Config{}, nil)
+	one := New(rdb, Config{})
 	two, waiting := waitingInstance(t, rdb, Config{})
 	up := newUpstream("doc")
 	up.gate = make(chan struct{})
@@ -152,7 +152,7 @@ func TestStaleServedWhenUpstreamFailsAfterTTL(t *testing.T) {
 	t.Parallel()
 	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Stale: time.Minute, Now: clock.Now}
-	c := New(testredis.Client(t), cfg, nil)
+	c := New(testredis.Client(t), cfg)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
 	clock.AdvancePast(old.StoredAt.Add(cfg.TTL))
 
@@ -178,7 +178,7 @@ func TestPastStaleWindowTheErrorIsReturned(t *testing.T) {
 	t.Parallel()
 	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Stale: 10 * time.Minute, Now: clock.Now}
-	c := New(testredis.Client(t), cfg, nil)
+	c := New(testredis.Client(t), cfg)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
 	clock.AdvancePast(old.StoredAt.Add(cfg.TTL + cfg.Stale))
 
@@ -192,7 +192,7 @@ func TestDisabledStaleServesNothingOld(t *testing.T) {
 	t.Parallel()
 	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Stale: -1, Now: clock.Now}
-	c := New(testredis.Client(t), cfg, nil)
+	c := New(testredis.Client(t), cfg)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
 	clock.AdvancePast(old.StoredAt.Add(cfg.TTL))
 	if _, err := c.Get(context.Background(), "k", failing(errUpstream)); err != errUpstream {
@@ -202,7 +202,7 @@ func TestDisabledStaleServesNothingOld(t *testing.T) {
 
 func TestColdFailureReturnsErrorUnchangedAndCachesNothing(t *testing.T) {
 	rdb := testredis.Client(t)
-	c := New(rdb, Config{}, nil)
+	c := New(rdb, Config{})
 	notFound := facade.ErrNotFound
 
 	for _, want := range []error{errUpstream, notFound} {
@@ -221,7 +221,7 @@ func TestColdFailureReturnsErrorUnchangedAndCachesNothing(t *testing.T) {
 }
 
 func TestCancelledCallerReturnsWhileSharedFetchCompletes(t *testing.T) {
-	c := New(testredis.Client(t), Config{}, nil)
+	c := New(testredis.Client(t), Config{})
 	up := newUpstream("slow doc")
 	up.gate = make(chan struct{})
 
@@ -258,7 +258,7 @@ func TestCallerDeadlineServesStaleWhileUpstreamHangs(t *testing.T) {
 	t.Parallel()
 	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Now: clock.Now}
-	c := New(testredis.Client(t), cfg, nil)
+	c := New(testredis.Client(t), cfg)
 	old := mustGet(t, c, "k", newUpstream("old").fetch)
 	clock.AdvancePast(old.StoredAt.Add(cfg.TTL))
 
@@ -284,7 +284,7 @@ func TestOversizedDocumentIsReturnedNotStored(t *testing.T) {
 	rdb := testredis.Client(t)
 	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, MaxBytes: 1024, Now: clock.Now}
-	c := New(rdb, cfg, nil)
+	c := New(rdb, cfg)
 	small := mustGet(t, c, "k", newUpstream("small").fetch)
 	clock.AdvancePast(small.StoredAt.Add(cfg.TTL))
 
@@ -308,7 +308,7 @@ func TestWaitersFetchThemselvesAfterDeadHoldersLock(t *testing.T) {
 	t.Parallel()
 	rdb := testredis.Client(t)
 	lockTTL := 300 * time.Millisecond
-	c := New(rdb, Config{LockTTL: lockTTL}, nil)
+	c := New(rdb, Config{LockTTL: lockTTL})
 	// An instance took the lock and crashed: nobody releases it. The wait
 	// is measured from a reading taken before the lock was set, so the time
 	// spent between the two cannot shorten it.
@@ -331,7 +331,7 @@ func TestWaitersFetchThemselvesAfterDeadHoldersLock(t *testing.T) {
 // instance's lock.
 func waitingInstance(t *testing.T, rdb *redis.Client, cfg Config) (*Cache, chan struct{}) {
 	waiting := make(chan struct{}, 1)
-	c := New(secondClient(t, rdb), cfg, nil)
+	c := New(secondClient(t, rdb), cfg)
 	c.waitHook = func() {
 		select {
 		case waiting <- struct{}{}:
@@ -366,7 +366,7 @@ func TestSlowButLiveHolderKeepsOtherInstancesWaiting(t *testing.T) {
 	t.Parallel()
 	rdb := testredis.Client(t)
 	cfg := Config{LockTTL: 600 * time.Millisecond}
-	holder := New(rdb, cfg, nil)
+	holder := New(rdb, cfg)
 	// The holder extends its lock every LockTTL/3; four extensions take
 	// the fetch past the lock's first TTL (on Redis's clock).
 	extended := make(chan struct{}, 16)
@@ -407,7 +407,7 @@ func TestFailingFillServesStaleOnEveryInstanceWithOneCall(t *testing.T) {
 	rdb := testredis.Client(t)
 	clock := testclock.New()
 	cfg := Config{TTL: time.Minute, Now: clock.Now}
-	holder := New(rdb, cfg, nil)
+	holder := New(rdb, cfg)
 	waiter, waiting := waitingInstance(t, rdb, cfg)
 	old := mustGet(t, holder, "k", newUpstream("old").fetch)
 	clock.AdvancePast(old.StoredAt.Add(cfg.TTL))
@@ -433,7 +433,7 @@ func TestFailingFillServesStaleOnEveryInstanceWithOneCall(t *testing.T) {
 func TestRedisDownPassesThroughAndCachingResumesAfterwards(t *testing.T) {
 	srv := testredis.Start(t, testredis.Options{})
 	clock := testclock.New()
-	c := New(srv.Client(t), Config{Now: clock.Now}, nil)
+	c := New(srv.Client(t), Config{Now: clock.Now})
 	srv.Stop()
 
 	up := newUpstream("doc")
@@ -477,7 +477,7 @@ func TestRedisDownPassesThroughAndCachingResumesAfterwards(t *testing.T) {
 }
 
 func TestInvalidateForcesAFetch(t *testing.T) {
-	c := New(testredis.Client(t), Config{}, nil)
+	c := New(testredis.Client(t), Config{})
 	up := newUpstream("doc")
 	mustGet(t, c, "k", up.fetch)
 	if err := c.Invalidate(context.Background(), "k"); err != nil {
@@ -489,7 +489,7 @@ func TestInvalidateForcesAFetch(t *testing.T) {
 }
 
 func TestPanickingFetchIsAnError(t *testing.T) {
-	c := New(testredis.Client(t), Config{}, nil)
+	c := New(testredis.Client(t), Config{})
 	_, err := c.Get(context.Background(), "k", func(context.Context) ([]byte, error) { panic("bug") })
 	if !errors.Is(err, facade.ErrInternal) {
 		t.Fatalf("got %v, want ErrInternal", err)
@@ -498,7 +498,7 @@ func TestPanickingFetchIsAnError(t *testing.T) {
 
 func TestKeysAreHashedAndNamespaced(t *testing.T) {
 	rdb := testredis.Client(t)
-	c := New(rdb, Config{}, nil)
+	c := New(rdb, Config{})
 	mustGet(t, c, "projects:expand=plans", newUpstream("a").fetch)
 	mustGet(t, c, "Weird key\n{with} *glob* ünïcode\x00", newUpstream("b").fetch)
 

@@ -31,7 +31,7 @@ import (
 )
 
 // DefaultFresh is how long a person's favourites read from Redis are
-// reused in process.
+// reused in process when Config.Fresh is zero.
 const DefaultFresh = time.Second
 
 // maxKept bounds the in-process copies (one small set per person): past
@@ -58,20 +58,26 @@ type keptSet struct {
 	until time.Time
 }
 
-// Option configures a Store.
-type Option func(*Store)
+// Config tunes a Store. The zero Config works: every field documents
+// what its zero value means.
+type Config struct {
+	// Fresh is how long a set read from Redis is reused in process. Zero
+	// means DefaultFresh; negative means not at all (every read goes to
+	// Redis).
+	Fresh time.Duration
+	// Now is the clock the in-process copies expire by; nil means
+	// time.Now.
+	Now func() time.Time
+}
 
-// WithFresh sets how long a set read from Redis is reused (0: not at all).
-func WithFresh(d time.Duration) Option { return func(s *Store) { s.fresh = d } }
-
-// WithNow sets the clock the in-process copies expire by.
-func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
-
-// New returns a store on rdb.
-func New(rdb redis.UniversalClient, opts ...Option) *Store {
-	s := &Store{rdb: rdb, fresh: DefaultFresh, now: time.Now, kept: map[string]keptSet{}}
-	for _, o := range opts {
-		o(s)
+// New returns a store on rdb, tuned by cfg. It does not contact Redis.
+func New(rdb redis.UniversalClient, cfg Config) *Store {
+	s := &Store{rdb: rdb, fresh: cfg.Fresh, now: cfg.Now, kept: map[string]keptSet{}}
+	if s.fresh == 0 {
+		s.fresh = DefaultFresh
+	}
+	if s.now == nil {
+		s.now = time.Now
 	}
 	return s
 }

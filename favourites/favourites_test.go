@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { testredis.Main(m) }
 func TestAChangeIsSeenAtOnceHereAndWithinFreshElsewhere(t *testing.T) {
 	rdb := testredis.Client(t)
 	clock := testclock.New()
-	a, b := New(rdb, WithNow(clock.Now)), New(rdb, WithNow(clock.Now))
+	a, b := New(rdb, Config{Now: clock.Now}), New(rdb, Config{Now: clock.Now})
 	ctx := context.Background()
 	carol := facade.Principal{ID: "carol"}
 	for _, s := range []*Store{a, b} { // both hold a copy of the empty set
@@ -47,7 +47,7 @@ func TestAChangeIsSeenAtOnceHereAndWithinFreshElsewhere(t *testing.T) {
 // TestPeopleAreKeptApart: one person's favourites are nobody else's,
 // whatever characters their IDs hold.
 func TestPeopleAreKeptApart(t *testing.T) {
-	s := New(testredis.Client(t), WithFresh(0))
+	s := New(testredis.Client(t), Config{Fresh: -1})
 	ctx := context.Background()
 	for _, id := range []string{"carol", "carol}", "{carol}", "%7Bcarol%7D"} {
 		if err := s.Mark(ctx, facade.Principal{ID: id}, "PROJ-"+fmt.Sprint(len(id))); err != nil {
@@ -63,7 +63,7 @@ func TestPeopleAreKeptApart(t *testing.T) {
 }
 
 func TestAPersonKeepsAtMostMaxPerPerson(t *testing.T) {
-	s := New(testredis.Client(t))
+	s := New(testredis.Client(t), Config{})
 	ctx := context.Background()
 	p := facade.Principal{ID: "carol"}
 	for i := range MaxPerPerson {

@@ -43,29 +43,29 @@ type Store struct {
 	rdb   redis.UniversalClient
 	reads *redisdb.Batcher // concurrent grade reads share pipelines (redisdb.Batcher says why)
 	log   *slog.Logger
-	now   func() time.Time // see WithNow
+	now   func() time.Time // Config.Now
 }
 
-// Option configures a Store.
-type Option func(*Store)
-
-// WithNow sets the clock a grade change is stamped with; nil means
-// time.Now.
-func WithNow(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+// Config tunes a Store. The zero Config works: every field documents
+// what its zero value means.
+type Config struct {
+	// Log receives the audit lines; nil means slog.Default().
+	Log *slog.Logger
+	// Now is the clock a grade change is stamped with; nil means
+	// time.Now.
+	Now func() time.Time
+}
 
 // readPipelines is how many read pipelines may be in flight at once (as
 // accounts' pipelines: bench/run.sh).
 const readPipelines = 4
 
-// NewStore returns a Store on rdb that writes audit lines to logger (nil
-// means slog.Default()).
-func NewStore(rdb redis.UniversalClient, logger *slog.Logger, opts ...Option) *Store {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	s := &Store{rdb: rdb, reads: redisdb.NewBatcher(rdb, readPipelines), log: logger}
-	for _, o := range opts {
-		o(s)
+// NewStore returns a Store on rdb, tuned by cfg. It does not contact
+// Redis.
+func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
+	s := &Store{rdb: rdb, reads: redisdb.NewBatcher(rdb, readPipelines), log: cfg.Log, now: cfg.Now}
+	if s.log == nil {
+		s.log = slog.Default()
 	}
 	if s.now == nil {
 		s.now = time.Now

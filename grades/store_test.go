@@ -22,7 +22,7 @@ var t0 = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
 // newStore returns a Store on a fresh database whose clock reads *now.
 func newStore(t testing.TB, now *time.Time) (*Store, *redis.Client) {
 	rdb := testredis.Client(t)
-	s := NewStore(rdb, slog.New(slog.DiscardHandler), WithNow(func() time.Time { return *now }))
+	s := NewStore(rdb, Config{Log: slog.New(slog.DiscardHandler), Now: func() time.Time { return *now }})
 	return s, rdb
 }
 
@@ -222,7 +222,7 @@ func TestAuditIsBounded(t *testing.T) {
 func TestEachChangeIsLoggedAsAnAuditLine(t *testing.T) {
 	ctx := t.Context()
 	var buf bytes.Buffer
-	s := NewStore(testredis.Client(t), slog.New(slog.NewJSONHandler(&buf, nil)))
+	s := NewStore(testredis.Client(t), Config{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if _, err := s.Create(ctx, "alice", SubjectEnglish, "B", "bob"); err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 func TestRedisDownIsUnavailableThenRecovers(t *testing.T) {
 	ctx := t.Context()
 	srv := testredis.Start(t, testredis.Options{AOF: true})
-	s := NewStore(srv.Client(t), slog.New(slog.DiscardHandler))
+	s := NewStore(srv.Client(t), Config{Log: slog.New(slog.DiscardHandler)})
 	before, err := s.Create(ctx, "alice", SubjectEnglish, "B", "bob")
 	if err != nil {
 		t.Fatal(err)

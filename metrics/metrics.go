@@ -83,7 +83,9 @@ func (m *Metrics) Request(route, method string, status int, elapsed time.Duratio
 	series.duration.Observe(elapsed.Seconds())
 }
 
-// New returns a fresh, unregistered set of collectors.
+// New returns a fresh, unregistered set of collectors. It takes nothing:
+// the set is what components' Config.Metrics receive, not a component
+// (README, after the Layout table).
 func New() *Metrics {
 	return &Metrics{
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{

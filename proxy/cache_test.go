@@ -30,7 +30,7 @@ func TestSecondReadIsAHitWithoutUpstreamCall(t *testing.T) {
 	}
 
 	// Another instance on the same Redis: a hit from the shared cache.
-	other := New(Config{CacheTTL: 0}, nil, f.cache, f.az, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	other := New(nil, f.cache, f.az, Config{CacheTTL: 0, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	e := newTestServer(other)
 	f2 := *f
 	f2.e = e

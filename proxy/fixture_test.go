@@ -118,7 +118,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	writeFile(t, policyPath, o.policy)
 	logs := &testlog.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	az, err := authz.New(modelPath, policyPath, log)
+	az, err := authz.New(modelPath, policyPath, authz.Config{Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,8 @@ func newFixture(t testing.TB, o options) *fixture {
 	if uc.Retries == 0 {
 		uc.Retries = -1
 	}
-	up, err := upstream.New(uc, log)
+	uc.Log = log
+	up, err := upstream.New(uc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,9 +140,9 @@ func newFixture(t testing.TB, o options) *fixture {
 		rdb = testredis.Client(t)
 	}
 	clock := testclock.New()
-	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, Now: clock.Now}, log)
-	h := New(Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, ViewCacheBytes: o.viewBytes, CacheTTL: o.cacheTTL, Now: clock.Now,
-		Favourites: favourites.New(rdb)}, up, c, az, log)
+	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, Now: clock.Now, Log: log})
+	h := New(up, c, az, Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, ViewCacheBytes: o.viewBytes, CacheTTL: o.cacheTTL, Now: clock.Now,
+		Favourites: favourites.New(rdb, favourites.Config{}), Log: log})
 	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs, clock: clock}
 	f.e = newTestServer(h)
 	if bamboo != nil {

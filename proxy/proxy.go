@@ -56,7 +56,8 @@ const (
 	l1Bytes   = 64 << 20
 )
 
-// Config tunes a Handler. Every zero field has a documented meaning.
+// Config tunes a Handler. The zero Config works: every field documents
+// what its zero value means.
 type Config struct {
 	// PublicURL is the facade's external base URL (FACADE_PUBLIC_URL), used
 	// in every rewritten link. Empty: derived per request from the
@@ -87,6 +88,9 @@ type Config struct {
 	// cache's (cache.Config.Now), so both judge freshness alike. Nil means
 	// time.Now.
 	Now func() time.Time
+	// Log receives the warnings that an upstream list was truncated; nil
+	// means slog.Default().
+	Log *slog.Logger
 }
 
 // Handler serves the build-result routes. Create it with New; it is safe
@@ -117,11 +121,11 @@ type derivedBase struct {
 	base string
 }
 
-// New returns the handlers. up, c and az are required. A nil logger means
-// slog.Default().
-func New(cfg Config, up *upstream.Client, c *cache.Cache, az *authz.Authorizer, logger *slog.Logger) *Handler {
-	if logger == nil {
-		logger = slog.Default()
+// New returns the handlers on up, c and az, all three required, tuned by
+// cfg.
+func New(up *upstream.Client, c *cache.Cache, az *authz.Authorizer, cfg Config) *Handler {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	if cfg.ViewCacheEntries <= 0 {
 		cfg.ViewCacheEntries = DefaultViewCacheEntries
@@ -137,7 +141,7 @@ func New(cfg Config, up *upstream.Client, c *cache.Cache, az *authz.Authorizer, 
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	h := &Handler{
-		cfg: cfg, up: up, cache: c, az: az, log: logger,
+		cfg: cfg, up: up, cache: c, az: az, log: cfg.Log,
 		l1:    newLRU[string, l1Entry](l1Entries, l1Bytes),
 		views: newLRU[viewKey, view](viewIndexFactor*cfg.ViewCacheEntries, viewIndexFactor*int64(cfg.ViewCacheEntries)*512),
 		vis:   newLRU[visibilityKey, []visibleProject](viewIndexFactor*cfg.ViewCacheEntries, cfg.ViewCacheBytes/4),

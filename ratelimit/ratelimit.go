@@ -65,16 +65,18 @@ type Limit struct {
 // PerSecond is rate requests a second with a burst of burst.
 func PerSecond(rate, burst int) Limit { return Limit{Rate: rate, Period: time.Second, Burst: burst} }
 
-// Options tune a Limiter; the zero value is the defaults.
-type Options struct {
-	// Interval between settlements with Redis (default 100 ms): the
-	// window of the error bound in the package comment.
+// Config tunes a Limiter. The zero Config works: every field documents
+// what its zero value means.
+type Config struct {
+	// Interval between settlements with Redis: the window of the error
+	// bound in the package comment. Zero or negative means 100 ms.
 	Interval time.Duration
-	// MaxKeys bounds the local buckets (default 100,000); beyond it, new
-	// keys are decided by Redis on every request instead of locally.
+	// MaxKeys bounds the local buckets; beyond it, new keys are decided by
+	// Redis on every request instead of locally. Zero or negative means
+	// 100,000.
 	MaxKeys int
-	// Logger receives settlement failures (default slog.Default()).
-	Logger *slog.Logger
+	// Log receives settlement failures; nil means slog.Default().
+	Log *slog.Logger
 	// Now is the clock buckets are judged by (nil means time.Now). Redis
 	// answers how far a bucket runs ahead of its own clock, so only the
 	// local steps between settlements read this one; the settlement
@@ -116,15 +118,16 @@ type bucket struct {
 
 // New returns a limiter storing its buckets in rdb under prefix+key (the
 // caller's namespace, e.g. "facade:rl:"). A Rate of zero or less is an
-// error: callers that want no limit should not build one.
-func New(rdb redis.UniversalClient, prefix string, limit Limit, opts Options) (*Limiter, error) {
+// error: callers that want no limit should not build one. cfg tunes the
+// rest. It does not contact Redis.
+func New(rdb redis.UniversalClient, prefix string, limit Limit, cfg Config) (*Limiter, error) {
 	if limit.Rate <= 0 || limit.Period <= 0 || limit.Burst < 1 {
 		return nil, errors.New("ratelimit: Rate, Period and Burst must be positive")
 	}
 	l := &Limiter{
 		rdb: rdb, prefix: prefix, limit: limit,
 		emission: limit.Period / time.Duration(limit.Rate),
-		interval: opts.Interval, maxKeys: opts.MaxKeys, log: opts.Logger, now: opts.Now,
+		interval: cfg.Interval, maxKeys: cfg.MaxKeys, log: cfg.Log, now: cfg.Now,
 		buckets: map[string]*bucket{},
 	}
 	l.tolerate = time.Duration(limit.Burst) * l.emission

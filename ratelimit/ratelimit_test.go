@@ -21,7 +21,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func newLimiter(t *testing.T, rdb redis.UniversalClient, limit Limit, interval time.Duration) *Limiter {
 	t.Helper()
-	l, err := New(rdb, "test:rl:", limit, Options{Interval: interval, Logger: quiet})
+	l, err := New(rdb, "test:rl:", limit, Config{Interval: interval, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func newLimiter(t *testing.T, rdb redis.UniversalClient, limit Limit, interval t
 // during a test.
 func clocked(t *testing.T, rdb redis.UniversalClient, limit Limit, clock *testclock.Clock) *Limiter {
 	t.Helper()
-	l, err := New(rdb, "test:rl:", limit, Options{Interval: time.Hour, Logger: quiet, Now: clock.Now})
+	l, err := New(rdb, "test:rl:", limit, Config{Interval: time.Hour, Log: quiet, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,8 @@ type Batcher struct {
 }
 
 // NewBatcher returns a Batcher on rdb with at most inFlight pipelines at a
-// time (at least 1).
+// time (at least 1). A building block with a required size, like
+// bufio.NewReaderSize, it takes no Config (README, after the Layout table).
 func NewBatcher(rdb redis.UniversalClient, inFlight int) *Batcher {
 	return &Batcher{rdb: rdb, combine: NewCombiner(inFlight, maxBatch, func(ctx context.Context, batch []func(redis.Pipeliner)) {
 		// Each command carries its own reply or error; the pipeline's

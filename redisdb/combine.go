@@ -38,7 +38,8 @@ type batch[T any] struct {
 // NewCombiner returns a Combiner with at most inFlight batches applied at
 // a time (at least 1), each of at most maxBatch items (at least 1). apply
 // gets a context without cancellation: a caller that gives up must not cut
-// the others' batch short.
+// the others' batch short. A building block with required sizes, like
+// bufio.NewReaderSize, it takes no Config (README, after the Layout table).
 func NewCombiner[T any](inFlight, maxBatch int, apply func(ctx context.Context, batch []T)) *Combiner[T] {
 	return &Combiner[T]{apply: apply, inFlight: max(inFlight, 1), maxBatch: max(maxBatch, 1)}
 }

@@ -46,7 +46,7 @@ func TestAccountListIsExactlyTheViewableStoredAccounts(t *testing.T) {
 	e := newEnv(t)
 	seedAccounts(t, e)
 	for _, a := range []accounts.SeedAccount{{ID: "m1", Owner: "mallory", Currency: "EUR", Balance: "5.00"}} {
-		if _, err := accounts.NewStore(e.rdb, quietLog).Seed(context.Background(), a); err != nil {
+		if _, err := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog}).Seed(context.Background(), a); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -95,7 +95,7 @@ func TestAccountListIsExactlyTheViewableStoredAccounts(t *testing.T) {
 // following next finds the account: the walk is bounded per request.
 func TestAccountListWalksABoundedNumberOfAccounts(t *testing.T) {
 	e := newEnv(t)
-	st := accounts.NewStore(e.rdb, quietLog)
+	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})
 	// 10,001 accounts before "m1" in id order ("a00000"...), then m1.
 	for i := range 10_001 {
 		a := accounts.Account{ID: fmt.Sprintf("a%05d", i), Owner: "x", Currency: accounts.Currency{Code: "EUR", Exponent: 2}}
@@ -151,7 +151,7 @@ func TestAccountListTellsNoGrantPrincipalNothing(t *testing.T) {
 	seedAccounts(t, e)
 	carol := token(t, "carol", "developer")
 	few := e.do(req{method: "GET", path: "/rs/account", token: carol})
-	st := accounts.NewStore(e.rdb, quietLog)
+	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})
 	for i := range 10_049 {
 		a := accounts.Account{ID: fmt.Sprintf("h%05d", i), Owner: "x", Currency: accounts.Currency{Code: "EUR", Exponent: 2}}
 		if _, err := st.Create(context.Background(), a); err != nil {

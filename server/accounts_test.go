@@ -12,7 +12,7 @@ import (
 
 func seedAccounts(t testing.TB, e *env) {
 	t.Helper()
-	st := accounts.NewStore(e.rdb, quietLog)
+	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})
 	for _, a := range []accounts.SeedAccount{
 		{ID: "1001", Owner: "alice", Currency: "EUR", Balance: "250.00"},
 		{ID: "2002", Owner: "bob", Currency: "EUR", Balance: "100.00"},
@@ -26,7 +26,7 @@ func seedAccounts(t testing.TB, e *env) {
 
 func balance(t *testing.T, e *env, id string) string {
 	t.Helper()
-	a, err := accounts.NewStore(e.rdb, nil).Get(context.Background(), id)
+	a, err := accounts.NewStore(e.rdb, accounts.Config{}).Get(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

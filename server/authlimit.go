@@ -35,7 +35,7 @@ func (s *Server) newAuthFailureLimiter() (*ratelimit.Limiter, error) {
 		return nil, nil
 	}
 	return ratelimit.New(s.rdb, authFailurePrefix, ratelimit.Limit{Rate: n, Period: time.Minute, Burst: n},
-		ratelimit.Options{Logger: s.log, Now: s.cfg.Now})
+		ratelimit.Config{Log: s.log, Now: s.cfg.Now})
 }
 
 // authThrottled reports whether c's client address has used up its failed

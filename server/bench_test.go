@@ -27,7 +27,7 @@ import (
 func BenchmarkTransfers(b *testing.B) {
 	const callers = 32
 	e := newEnv(b)
-	st := accounts.NewStore(e.rdb, quietLog)
+	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})
 	for _, id := range []string{"1001", "2002"} {
 		if _, err := st.Seed(context.Background(), accounts.SeedAccount{ID: id, Owner: "x", Currency: "EUR", Balance: "900000000.00"}); err != nil {
 			b.Fatal(err)
@@ -143,7 +143,7 @@ func (rc *rawConn) do(request []byte) (int, error) {
 func BenchmarkTransferCost(b *testing.B) {
 	const callers = 32
 	e := newEnv(b, withProductionLog(io.Discard), withRateLimit(1_000_000))
-	st := accounts.NewStore(e.rdb, quietLog)
+	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})
 	for _, id := range []string{"1001", "2002"} {
 		if _, err := st.Seed(context.Background(), accounts.SeedAccount{ID: id, Owner: "x", Currency: "EUR", Balance: "900000000.00"}); err != nil {
 			b.Fatal(err)

@@ -135,7 +135,7 @@ func (c clusterSetup) instance(t *testing.T, o clusterOptions) *env {
 	t.Cleanup(func() { _ = rdb.Close() })
 	logs := &testlog.Buffer{}
 	log := slog.New(server.LogHandler(slog.NewJSONHandler(logs, nil)))
-	az, err := authz.New(modelFile, c.policy, log)
+	az, err := authz.New(modelFile, c.policy, authz.Config{Log: log})
 	if err != nil {
 		t.Fatalf("authz: %v", err)
 	}
@@ -147,18 +147,18 @@ func (c clusterSetup) instance(t *testing.T, o clusterOptions) *env {
 		t.Fatal(err)
 	}
 	deps := server.Deps{
-		Logger: log, Redis: rdb, Auth: tokens, Authz: az,
-		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log),
+		Redis: rdb, Auth: tokens, Authz: az,
+		Grades: grades.NewStore(rdb, grades.Config{Log: log}), Accounts: accounts.NewStore(rdb, accounts.Config{Log: log}),
 	}
 	if o.bambooURL != "" {
-		up, err := upstream.New(upstream.Config{BaseURL: o.bambooURL, Token: bambooToken, Timeout: 5 * time.Second}, log)
+		up, err := upstream.New(upstream.Config{BaseURL: o.bambooURL, Token: bambooToken, Timeout: 5 * time.Second, Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}
-		deps.Builds = proxy.New(proxy.Config{}, up, cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute}, log), az, log)
+		deps.Builds = proxy.New(up, cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute, Log: log}), az, proxy.Config{Log: log})
 		deps.UpstreamState = func() string { return up.BreakerState().String() }
 	}
-	srv, err := server.New(server.Config{Origins: origins, RateLimit: o.rateLimit, MaxTransfer: 1_000_000, OpsOnAPI: true}, deps)
+	srv, err := server.New(deps, server.Config{Origins: origins, RateLimit: o.rateLimit, MaxTransfer: 1_000_000, OpsOnAPI: true, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func (c clusterSetup) grades(t *testing.T) {
 	}
 	rdb, _ := redisdb.Open(redisdb.Config{Addrs: c.addrs})
 	defer rdb.Close()
-	audit, err := grades.NewStore(rdb, quietLog).Audit(context.Background(), "alice", grades.SubjectEnglish, 10)
+	audit, err := grades.NewStore(rdb, grades.Config{Log: quietLog}).Audit(context.Background(), "alice", grades.SubjectEnglish, 10)
 	if err != nil || len(audit) != 3 {
 		t.Fatalf("audit trail on the cluster: %+v %v; want 3 changes", audit, err)
 	}
@@ -272,7 +272,7 @@ func (c clusterSetup) transfers(t *testing.T) {
 	ids := []string{"cl-1", "cl-2", "cl-3", "cl-4", "cl-5"}
 	ma, mb := clusterMoney(t, a, rdb, ids), clusterMoney(t, b, rdb, ids)
 	for _, id := range ids {
-		if _, err := accounts.NewStore(rdb, quietLog).Seed(context.Background(),
+		if _, err := accounts.NewStore(rdb, accounts.Config{Log: quietLog}).Seed(context.Background(),
 			accounts.SeedAccount{ID: id, Owner: "owner-" + id, Currency: "EUR", Balance: "400.00"}); err != nil {
 			t.Fatalf("seed %s: %v", id, err)
 		}
@@ -390,7 +390,7 @@ func (c clusterSetup) rateLimit(t *testing.T) {
 	a, b := c.pair(t, clusterOptions{rateLimit: rate})
 	rdb, _ := redisdb.Open(redisdb.Config{Addrs: c.addrs})
 	defer rdb.Close()
-	if _, err := accounts.NewStore(rdb, quietLog).Seed(context.Background(),
+	if _, err := accounts.NewStore(rdb, accounts.Config{Log: quietLog}).Seed(context.Background(),
 		accounts.SeedAccount{ID: "rl-1", Owner: "quota", Currency: "EUR", Balance: "1.00"}); err != nil {
 		t.Fatal(err)
 	}

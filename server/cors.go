@@ -19,7 +19,8 @@ type Origins struct {
 }
 
 // NewOrigins parses the comma lists. A "*" in the write list is refused: a
-// wildcard there would let any site move money on a user's behalf.
+// wildcard there would let any site move money on a user's behalf. A
+// parser of settings, not a component, it takes no Config.
 func NewOrigins(read, write []string) (Origins, error) {
 	o := Origins{read: map[string]bool{}, write: map[string]bool{}}
 	for _, r := range read {

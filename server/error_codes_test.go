@@ -332,7 +332,7 @@ func TestRareCausesAnswerWithTheirCodes(t *testing.T) {
 	want("breaker open", r, 503, "upstream-open")
 
 	// ghost-acct may receive from 1001 (testPolicy) but holds yen.
-	if _, err := accounts.NewStore(e.rdb, quietLog).Seed(ctx, accounts.SeedAccount{ID: "ghost-acct", Owner: "x", Currency: "JPY", Balance: "0"}); err != nil {
+	if _, err := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog}).Seed(ctx, accounts.SeedAccount{ID: "ghost-acct", Owner: "x", Currency: "JPY", Balance: "0"}); err != nil {
 		t.Fatal(err)
 	}
 	want("currency mismatch", e.do(req{method: "POST", path: "/rs/transfer/from/1001/to/ghost-acct/amount/1", token: holder}), 422, "currency-mismatch")

@@ -59,7 +59,7 @@ type moneyEnv struct {
 func newMoneyEnv(t *testing.T, rdb redis.UniversalClient, ids []string, opening string) *moneyEnv {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	az, err := authz.New(moneyModelFile, writeMoneyPolicy(t, ids), log)
+	az, err := authz.New(moneyModelFile, writeMoneyPolicy(t, ids), authz.Config{Log: log})
 	if err != nil {
 		t.Fatalf("authz: %v", err)
 	}
@@ -73,10 +73,10 @@ func newMoneyEnv(t *testing.T, rdb redis.UniversalClient, ids []string, opening 
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := accounts.NewStore(rdb, log)
-	srv, err := server.New(server.Config{Origins: origins, MaxTransfer: 1_000_000, OpsOnAPI: true}, server.Deps{
-		Logger: log, Redis: rdb, Auth: tokens, Authz: az, Grades: grades.NewStore(rdb, log), Accounts: store,
-	})
+	store := accounts.NewStore(rdb, accounts.Config{Log: log})
+	srv, err := server.New(server.Deps{
+		Redis: rdb, Auth: tokens, Authz: az, Grades: grades.NewStore(rdb, grades.Config{Log: log}), Accounts: store,
+	}, server.Config{Origins: origins, MaxTransfer: 1_000_000, OpsOnAPI: true, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func (m *moneyEnv) statement(id string) ([]moneyStatementLine, error) {
 func ledgerTransferIDs(t *testing.T, rdb redis.UniversalClient) []string {
 	t.Helper()
 	var ids []string
-	err := accounts.NewStore(rdb, quietLog).LedgerTransferIDs(context.Background(), func(tid string) { ids = append(ids, tid) })
+	err := accounts.NewStore(rdb, accounts.Config{Log: quietLog}).LedgerTransferIDs(context.Background(), func(tid string) { ids = append(ids, tid) })
 	if err != nil {
 		t.Fatalf("read ledger: %v", err)
 	}

@@ -50,7 +50,7 @@ func TestFavouritesArePerPersonWrites(t *testing.T) {
 // favourites.MaxPerPerson; the next is a 409 saying what to do.
 func TestFavouritesAreBoundedPerPerson(t *testing.T) {
 	e := newEnv(t, withBuilds())
-	store := favourites.New(e.rdb)
+	store := favourites.New(e.rdb, favourites.Config{})
 	carol := facade.Principal{ID: "carol"}
 	for i := range favourites.MaxPerPerson {
 		if err := store.Mark(context.Background(), carol, fmt.Sprintf("PROJ-P%d", i)); err != nil {

@@ -215,7 +215,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		log = slog.New(server.LogHandler(jsonlog.New(cfg.logTo, slog.LevelInfo)))
 	}
 	m := metrics.New() // this server's own set: tests never share counters
-	az, err := authz.New(model, policy, log, authz.WithMetrics(m))
+	az, err := authz.New(model, policy, authz.Config{Log: log, Metrics: m})
 	if err != nil {
 		t.Fatalf("authz: %v", err)
 	}
@@ -230,19 +230,18 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatalf("auth: %v", err)
 	}
 	deps := server.Deps{
-		Logger: log, Redis: rdb, Auth: tokens, Authz: az,
-		Grades: grades.NewStore(rdb, log), Accounts: accounts.NewStore(rdb, log, accounts.WithMetrics(m)),
-		Metrics: m,
+		Redis: rdb, Auth: tokens, Authz: az,
+		Grades: grades.NewStore(rdb, grades.Config{Log: log}), Accounts: accounts.NewStore(rdb, accounts.Config{Log: log, Metrics: m}),
 	}
 	e := &env{t: t, rdb: rdb, logs: logs}
 	if cfg.builds {
 		e.bamboo, e.bambooURL = startBamboo(t)
-		up, err := upstream.New(upstream.Config{BaseURL: e.bambooURL, Token: bambooToken, Timeout: cfg.upstreamTimeout, Metrics: m}, log)
+		up, err := upstream.New(upstream.Config{BaseURL: e.bambooURL, Token: bambooToken, Timeout: cfg.upstreamTimeout, Metrics: m, Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute, Metrics: m}, log)
-		deps.Builds = proxy.New(proxy.Config{Favourites: favourites.New(rdb)}, up, c, az, log)
+		c := cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute, Metrics: m, Log: log})
+		deps.Builds = proxy.New(up, c, az, proxy.Config{Favourites: favourites.New(rdb, favourites.Config{}), Log: log})
 		deps.UpstreamState = func() string { return up.BreakerState().String() }
 	}
 	ts := httptest.NewUnstartedServer(nil) // its address is the page's origin
@@ -252,7 +251,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if cfg.signIn != nil {
 		deps.SignIn, deps.Sessions = cfg.signIn.start(t, "http://"+ts.Listener.Addr().String(), log, rdb)
 	}
-	srv, err := server.New(cfg.server, deps)
+	cfg.server.Log, cfg.server.Metrics = log, m
+	srv, err := server.New(deps, cfg.server)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,10 +212,10 @@ type described struct {
 func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
 	e := newEnv(t, withBuilds())
 	ctx := context.Background()
-	if _, err := grades.NewStore(e.rdb, quietLog).Seed(ctx, "alice", grades.SubjectEnglish, "B+"); err != nil {
+	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Seed(ctx, "alice", grades.SubjectEnglish, "B+"); err != nil {
 		t.Fatal(err)
 	}
-	st := accounts.NewStore(e.rdb, quietLog)
+	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})
 	for _, a := range []accounts.SeedAccount{
 		{ID: "1001", Owner: "alice", Currency: "EUR", Balance: "250.00"},
 		{ID: "2002", Owner: "bob", Currency: "EUR", Balance: "10.00"},

@@ -24,7 +24,7 @@ func (s *Server) newRateLimiter() (*ratelimit.Limiter, error) {
 		return nil, nil
 	}
 	return ratelimit.New(s.rdb, rateLimitPrefix, ratelimit.PerSecond(s.cfg.RateLimit, 2*s.cfg.RateLimit),
-		ratelimit.Options{Logger: s.log, Now: s.cfg.Now})
+		ratelimit.Config{Log: s.log, Now: s.cfg.Now})
 }
 
 // rateLimit answers 429 with Retry-After beyond the principal's limit.

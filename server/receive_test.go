@@ -15,7 +15,7 @@ import (
 func TestReceiveLetsMoneyInNeverOut(t *testing.T) {
 	e := newEnv(t)
 	seedAccounts(t, e)
-	if _, err := accounts.NewStore(e.rdb, quietLog).Seed(context.Background(),
+	if _, err := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog}).Seed(context.Background(),
 		accounts.SeedAccount{ID: "m1", Owner: "mallory", Currency: "EUR", Balance: "50.00"}); err != nil {
 		t.Fatal(err)
 	}

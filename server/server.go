@@ -27,16 +27,25 @@ import (
 	"github.com/facade-dev/facade/server/problem"
 )
 
-// Config is what the HTTP layer needs from the settings.
+// Config is what the HTTP layer needs from the settings. Every field
+// documents what its zero value means.
 type Config struct {
-	Origins     Origins
-	RateLimit   int   // requests per second per principal; 0 disables
-	MaxTransfer int64 // largest transfer in major units
-	OpsOnAPI    bool  // serve /healthz, /readyz, /metrics on the API handler too
+	// Origins are the CORS lists (NewOrigins); the zero Origins lets no
+	// other origin in.
+	Origins Origins
+	// RateLimit is the requests per second per principal; 0 disables.
+	RateLimit int
+	// MaxTransfer is the largest transfer in major units; 0 refuses every
+	// amount as over the limit (cmd/facade always sets it).
+	MaxTransfer int64
+	// OpsOnAPI serves /healthz, /readyz, /metrics on the API handler too;
+	// false: only on Ops().
+	OpsOnAPI bool
 	// AuthFailureLimit is the number of failed authentications per minute
 	// per client address; 0 disables.
 	AuthFailureLimit int
-	// TrustedProxies are the peers whose X-Forwarded-For names the client.
+	// TrustedProxies are the peers whose X-Forwarded-For names the client;
+	// nil trusts none (the client is the connection's peer).
 	TrustedProxies []*net.IPNet
 	// WriteTimeout bounds writing a response (downloads: each write);
 	// zero means 30 s.
@@ -47,14 +56,20 @@ type Config struct {
 	// clock.
 	// Write deadlines are set on the connection, by the machine's clock.
 	Now func() time.Time
+	// Log receives the request and error lines; nil means slog.Default().
+	Log *slog.Logger
+	// Metrics are the collectors every part records into (pass the same
+	// set to the stores, authz, upstream and cache); /metrics shows them
+	// with the Go and process collectors. Nil means a private set.
+	Metrics *metrics.Metrics
 }
 
-// Deps are the service's collaborators. Builds may be nil when no upstream
-// is configured; the build routes then answer 503.
+// Deps are the service's collaborators. Redis, Auth and Authz are
+// required; SignIn and Sessions go together. Builds may be nil when no
+// upstream is configured; the build routes then answer 503.
 type Deps struct {
-	Logger *slog.Logger
-	Redis  redis.UniversalClient
-	Auth   *auth.Tokens
+	Redis redis.UniversalClient
+	Auth  *auth.Tokens
 	// SignIn and Sessions are browser sign-in (package auth); both nil
 	// when FACADE_OIDC_ISSUER is not set.
 	SignIn   *auth.SignIn
@@ -65,10 +80,6 @@ type Deps struct {
 	Builds   BuildHandlers
 	// UpstreamState reports the upstream breaker state for /readyz; may be nil.
 	UpstreamState func() string
-	// Metrics are the collectors every part records into (pass the same
-	// set to the stores, authz, upstream and cache); /metrics shows them
-	// with the Go and process collectors. Nil: a private set.
-	Metrics *metrics.Metrics
 }
 
 // Server is the API's http.Handler.
@@ -96,15 +107,16 @@ type Server struct {
 	draining     atomic.Bool
 }
 
-// New builds the server and its routes.
-func New(cfg Config, d Deps) (*Server, error) {
+// New builds the server and its routes on the collaborators d, tuned by
+// cfg.
+func New(d Deps, cfg Config) (*Server, error) {
 	if d.Auth == nil || d.Authz == nil || d.Redis == nil {
 		return nil, errors.New("server: Auth, Authz and Redis are required")
 	}
 	if (d.SignIn == nil) != (d.Sessions == nil) {
 		return nil, errors.New("server: SignIn and Sessions go together")
 	}
-	log := d.Logger
+	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
 	}
@@ -123,7 +135,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if s.authFailures, err = s.newAuthFailureLimiter(); err != nil {
 		return nil, err
 	}
-	s.metrics = metrics.Or(d.Metrics)
+	s.metrics = metrics.Or(cfg.Metrics)
 	s.gatherer = s.metrics.Registry()
 	if s.builds == nil {
 		s.builds = noUpstream{}

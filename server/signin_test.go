@@ -66,13 +66,13 @@ func (si *signInEnv) start(t testing.TB, publicURL string, log *slog.Logger, rdb
 		t.Cleanup(func() { _ = counted.Close() })
 		rdb = counted
 	}
-	sessions, err := auth.NewSessions(auth.SessionConfig{Keys: [][]byte{bytes.Repeat([]byte{9}, 32)}, Now: si.clock.Now, Redis: rdb})
+	sessions, err := auth.NewSessions(rdb, auth.SessionConfig{Keys: [][]byte{bytes.Repeat([]byte{9}, 32)}, Now: si.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	si.sessions = sessions
-	signin, err := auth.NewSignIn(context.Background(), auth.SignInConfig{
-		Issuer: idp.URL, ClientID: "facade", PublicURL: publicURL, Sessions: sessions, Now: si.clock.Now, Log: log,
+	signin, err := auth.NewSignIn(context.Background(), sessions, auth.SignInConfig{
+		Issuer: idp.URL, ClientID: "facade", PublicURL: publicURL, Now: si.clock.Now, Log: log,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -130,7 +130,7 @@ func TestArtifactValidatorsAndContentRangeAreChecked(t *testing.T) {
 		http.ServeContent(w, r, "f.bin", time.Time{}, strings.NewReader(content))
 	}))
 	t.Cleanup(ts.Close)
-	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Token: serviceToken}, testLogger(t))
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Token: serviceToken, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

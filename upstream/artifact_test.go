@@ -169,7 +169,7 @@ func TestArtifactStalledBodyTimesOut(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	// The budget also covers the headers and the first 100 bytes, which a
 	// loaded machine may take a while to deliver: 2 s, not a few hundred ms.
-	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: 2 * time.Second}, testLogger(t))
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: 2 * time.Second, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestArtifactSlowButSteadyDownloadOutlastsTimeout(t *testing.T) {
 		}
 	}))
 	t.Cleanup(ts.Close)
-	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: timeout}, testLogger(t))
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Timeout: timeout, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,8 @@ import (
 	"github.com/facade-dev/facade/metrics"
 )
 
-// Config configures a Client. Only BaseURL is required; zero values of the
-// other fields take the documented defaults.
+// Config configures a Client. Only BaseURL is required; every other field
+// documents what its zero value means.
 type Config struct {
 	// BaseURL is Bamboo's base URL, context path included
 	// (https://bamboo.example.com or http://host:8085/bamboo).
@@ -42,27 +42,32 @@ type Config struct {
 	// Timeout bounds a whole document call, retries included, and an
 	// artifact call until its headers arrive; an artifact body may then
 	// stream for as long as it keeps making progress within Timeout.
-	// Default 10s.
+	// Zero or negative means the default, 10s.
 	Timeout time.Duration
 	// Retries is how many times a failed GET is tried again (network error,
 	// 5xx, 429) while the deadline allows. 0 means the default, 2; negative
 	// means none.
 	Retries int
 	// BreakerFailures is the number of consecutive failed calls that opens
-	// the breaker. Default 5.
+	// the breaker. Zero means the default, 5.
 	BreakerFailures uint32
 	// BreakerOpenFor is how long the breaker stays open before one probe
-	// call may go through. Default 30s.
+	// call may go through. Zero or negative means the default, 30s.
 	BreakerOpenFor time.Duration
 	// HTTPClient, when set, supplies the transport (tests, custom TLS). The
 	// client copies it and installs its own redirect policy on the copy.
+	// Nil means a plain http.Client.
 	HTTPClient *http.Client
-	// Metrics counts calls and shows the breaker's state; nil: a private set.
+	// Metrics counts calls and shows the breaker's state; nil means a
+	// private set.
 	Metrics *metrics.Metrics
 	// Now is the clock the breaker's open period and the call latencies
 	// run on; nil means time.Now. Deadlines and retry pauses are timers,
 	// on the machine's clock.
 	Now func() time.Time
+	// Log receives failed calls, breaker changes and the plain-http
+	// warning, tagged component=upstream; nil means slog.Default().
+	Log *slog.Logger
 }
 
 // Defaults applied by New.
@@ -90,12 +95,9 @@ type Client struct {
 	metrics *metrics.Metrics
 }
 
-// New checks cfg, applies defaults and returns a Client. A nil logger means
-// slog.Default().
-func New(cfg Config, logger *slog.Logger) (*Client, error) {
-	if logger == nil {
-		logger = slog.Default()
-	}
+// New checks cfg, applies defaults and returns a Client. It does not
+// contact Bamboo.
+func New(cfg Config) (*Client, error) {
 	base, err := parseBaseURL(cfg.BaseURL)
 	if err != nil {
 		return nil, err
@@ -105,7 +107,7 @@ func New(cfg Config, logger *slog.Logger) (*Client, error) {
 		base:    strings.TrimSuffix(base.String(), "/"),
 		baseURL: base,
 		cfg:     cfg,
-		log:     logger.With("component", "upstream"),
+		log:     cfg.Log.With("component", "upstream"),
 		metrics: metrics.Or(cfg.Metrics),
 	}
 	c.breaker = newBreaker(cfg.BreakerFailures, cfg.BreakerOpenFor, cfg.Now, c.log, c.metrics.BreakerState)
@@ -140,6 +142,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	switch {
 	case cfg.Retries == 0:

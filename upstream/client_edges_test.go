@@ -54,7 +54,7 @@ func TestSameServerRedirectChainIsBounded(t *testing.T) {
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	projects := func(hops int) error {
-		client, err := upstream.New(upstream.Config{BaseURL: fmt.Sprintf("%s/hop%d", ts.URL, hops), Token: serviceToken, Retries: -1}, testLogger(t))
+		client, err := upstream.New(upstream.Config{BaseURL: fmt.Sprintf("%s/hop%d", ts.URL, hops), Token: serviceToken, Retries: -1, Log: testLogger(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

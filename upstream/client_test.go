@@ -37,7 +37,8 @@ func newPair(t *testing.T, cfg upstream.Config) (*bambootest.Server, *upstream.C
 	if cfg.Token == "" {
 		cfg.Token = serviceToken
 	}
-	client, err := upstream.New(cfg, testLogger(t))
+	cfg.Log = testLogger(t)
+	client, err := upstream.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +224,7 @@ func TestJSONThatIsNotAnObjectIsBadGateway(t *testing.T) {
 		_, _ = w.Write([]byte(`["a JSON array, not a Bamboo document"]`))
 	}))
 	t.Cleanup(ts.Close)
-	client, err := upstream.New(upstream.Config{BaseURL: ts.URL}, testLogger(t))
+	client, err := upstream.New(upstream.Config{BaseURL: ts.URL, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +384,7 @@ func TestRedirects(t *testing.T) {
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 
-	moved, err := upstream.New(upstream.Config{BaseURL: ts.URL + "/moved", Token: serviceToken}, testLogger(t))
+	moved, err := upstream.New(upstream.Config{BaseURL: ts.URL + "/moved", Token: serviceToken, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func TestRedirects(t *testing.T) {
 		t.Fatalf("same-host redirect: %v", err)
 	}
 
-	away, err := upstream.New(upstream.Config{BaseURL: ts.URL + "/away", Token: serviceToken}, testLogger(t))
+	away, err := upstream.New(upstream.Config{BaseURL: ts.URL + "/away", Token: serviceToken, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,7 +404,7 @@ func TestUnreachableUpstreamIsBadGateway(t *testing.T) {
 	ts := httptest.NewServer(http.NotFoundHandler())
 	base := ts.URL
 	ts.Close() // nothing listens there any more
-	client, err := upstream.New(upstream.Config{BaseURL: base, Retries: 1}, testLogger(t))
+	client, err := upstream.New(upstream.Config{BaseURL: base, Retries: 1, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,11 +414,11 @@ func TestUnreachableUpstreamIsBadGateway(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	for _, base := range []string{"", "bamboo.example.com", "ftp://bamboo", "http://", "https://u:p@bamboo", "https://bamboo/?x=1", "https://bamboo/#f"} {
-		if _, err := upstream.New(upstream.Config{BaseURL: base}, nil); err == nil {
+		if _, err := upstream.New(upstream.Config{BaseURL: base}); err == nil {
 			t.Errorf("BaseURL %q accepted", base)
 		}
 	}
-	if _, err := upstream.New(upstream.Config{BaseURL: "https://bamboo.example.com/bamboo/"}, nil); err != nil {
+	if _, err := upstream.New(upstream.Config{BaseURL: "https://bamboo.example.com/bamboo/"}); err != nil {
 		t.Errorf("context path refused: %v", err)
 	}
 }
@@ -487,7 +488,7 @@ func TestPlainHTTPWarning(t *testing.T) {
 		"http://127.0.0.1:8085": false, "http://localhost:8085/bamboo": false,
 	} {
 		var logs strings.Builder
-		if _, err := upstream.New(upstream.Config{BaseURL: base, Token: "t"}, slog.New(slog.NewTextHandler(&logs, nil))); err != nil {
+		if _, err := upstream.New(upstream.Config{BaseURL: base, Token: "t", Log: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(logs.String(), "plain http"); got != warn {

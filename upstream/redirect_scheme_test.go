@@ -26,7 +26,7 @@ func TestRedirectSchemeOnTheSameServer(t *testing.T) {
 	bambootest.DemoData(bamboo)
 	srv := startDualServer(t, bamboo)
 
-	up, err := upstream.New(upstream.Config{BaseURL: srv.plainURL + "/to-https", Token: serviceToken, HTTPClient: srv.client, Retries: -1}, testLogger(t))
+	up, err := upstream.New(upstream.Config{BaseURL: srv.plainURL + "/to-https", Token: serviceToken, HTTPClient: srv.client, Retries: -1, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestRedirectSchemeOnTheSameServer(t *testing.T) {
 	}
 
 	plainBefore := srv.plain.Load()
-	down, err := upstream.New(upstream.Config{BaseURL: srv.tlsURL + "/to-http", Token: serviceToken, HTTPClient: srv.client, Retries: -1}, testLogger(t))
+	down, err := upstream.New(upstream.Config{BaseURL: srv.tlsURL + "/to-http", Token: serviceToken, HTTPClient: srv.client, Retries: -1, Log: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,9 @@ type Provider struct {
 	store *storage
 }
 
-// New builds the provider with a fresh signing key.
+// New builds the provider with a fresh signing key. It takes one Config
+// and no required parts, the components' shape (README, after the Layout
+// table).
 func New(cfg Config) (*Provider, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)

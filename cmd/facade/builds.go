@@ -24,7 +24,7 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 		log.Warn("FACADE_UPSTREAM_URL is not set: build-result endpoints will answer 503")
 		return nil, nil, nil
 	}
-	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout, Metrics: m, Now: now}, log)
+	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout, Metrics: m, Now: now, Log: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("FACADE_UPSTREAM_URL: %w", err)
 	}
@@ -34,7 +34,8 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	}
 	// One fill (the project list may take several upstream pages) is held
 	// to the same budget as one upstream request.
-	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale, FetchTimeout: s.UpstreamTimeout, Metrics: m, Now: now}, log)
-	h := proxy.New(proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL, Now: now, Favourites: favourites.New(rdb, favourites.WithNow(now))}, up, c, az, log)
+	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale, FetchTimeout: s.UpstreamTimeout, Metrics: m, Now: now, Log: log})
+	favs := favourites.New(rdb, favourites.Config{Now: now})
+	h := proxy.New(up, c, az, proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL, Now: now, Favourites: favs, Log: log})
 	return h, func() string { return up.BreakerState().String() }, nil
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/redisdb"
 	"github.com/facade-dev/facade/server"
@@ -152,7 +150,7 @@ func (s settings) checkService(err error) error {
 	add(s.authConfig(nil).Check())
 	if s.OIDCIssuer != "" {
 		add(s.signInConfig(nil, nil).Check())
-		_, err := auth.NewSessions(s.sessionConfig(nil, nil))
+		_, err := auth.NewSessions(nil, s.sessionConfig(nil))
 		add(err)
 	}
 	_, err = server.NewOrigins(s.ReadOrigins, s.WriteOrigins)
@@ -185,19 +183,19 @@ func (s settings) claims() auth.Claims {
 
 // sessionConfig is the sealed sessions the settings describe: Secure
 // cookies unless the public URL is plain http on loopback.
-func (s settings) sessionConfig(rdb redis.UniversalClient, now func() time.Time) auth.SessionConfig {
+func (s settings) sessionConfig(now func() time.Time) auth.SessionConfig {
 	secure := true
 	if u, err := url.Parse(s.PublicURL); err == nil {
 		secure = auth.SecureCookies(u.Scheme, u.Hostname())
 	}
-	return auth.SessionConfig{Keys: s.SessionKeys, Lifetime: s.SessionLifetime, Idle: s.SessionIdle, Secure: secure, Now: now, Redis: rdb}
+	return auth.SessionConfig{Keys: s.SessionKeys, Lifetime: s.SessionLifetime, Idle: s.SessionIdle, Secure: secure, Now: now}
 }
 
 // signInConfig is the relying party the settings describe.
-func (s settings) signInConfig(sessions *auth.Sessions, now func() time.Time) auth.SignInConfig {
+func (s settings) signInConfig(now func() time.Time, log *slog.Logger) auth.SignInConfig {
 	return auth.SignInConfig{
 		Issuer: s.OIDCIssuer, ClientID: s.OIDCClientID, ClientSecret: s.OIDCClientSecret, Scopes: s.OIDCScopes,
-		PublicURL: s.PublicURL, Claims: s.claims(), Sessions: sessions, Now: now,
+		PublicURL: s.PublicURL, Claims: s.claims(), Now: now, Log: log,
 	}
 }
 

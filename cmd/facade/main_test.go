@@ -147,11 +147,11 @@ func TestSeedCommand(t *testing.T) {
 		t.Fatalf("reseed: %d %q", code, out)
 	}
 	rdb := redisFromURL(t, url)
-	a, err := accounts.NewStore(rdb, nil).Get(context.Background(), "1001")
+	a, err := accounts.NewStore(rdb, accounts.Config{}).Get(context.Background(), "1001")
 	if err != nil || a.BalanceAmount().String() != "250.00" {
 		t.Fatalf("balance after reseed: %+v %v", a, err)
 	}
-	g, err := grades.NewStore(rdb, nil).Get(context.Background(), "alice", "english")
+	g, err := grades.NewStore(rdb, grades.Config{}).Get(context.Background(), "alice", "english")
 	if err != nil || g.Grade != "B+" {
 		t.Fatalf("seeded grade: %+v %v", g, err)
 	}
@@ -167,7 +167,7 @@ func TestSeedCommand(t *testing.T) {
 		}
 	}
 	// A file with an error anywhere writes nothing at all.
-	if _, err := accounts.NewStore(rdb, nil).Get(context.Background(), "5005"); err == nil {
+	if _, err := accounts.NewStore(rdb, accounts.Config{}).Get(context.Background(), "5005"); err == nil {
 		t.Fatal("a rejected seed file still created account 5005")
 	}
 }

@@ -90,7 +90,7 @@ func seedDryRun(ctx context.Context, w io.Writer, name string, f seedFile, s set
 			return settingsErrors{err}
 		}
 		defer rdb.Close()
-		acc, gr = accounts.NewStore(rdb, nil), grades.NewStore(rdb, nil)
+		acc, gr = accounts.NewStore(rdb, accounts.Config{}), grades.NewStore(rdb, grades.Config{})
 		verb = func(get func() error) (string, error) {
 			switch err := get(); {
 			case err == nil:
@@ -141,7 +141,7 @@ func readSeedInput(file string, stdin io.Reader) (name string, raw []byte, err e
 // seed writes a checked seed file. Existing accounts and grades are left as
 // they are: a balance is never overwritten.
 func seed(ctx context.Context, rdb redis.UniversalClient, f seedFile, log *slog.Logger) (string, error) {
-	acc, gr := accounts.NewStore(rdb, log), grades.NewStore(rdb, log)
+	acc, gr := accounts.NewStore(rdb, accounts.Config{Log: log}), grades.NewStore(rdb, grades.Config{Log: log})
 	var newAcc, newGr int
 	for i, a := range f.Accounts {
 		created, err := acc.Seed(ctx, a)

@@ -94,7 +94,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	m := metrics.New() // one set, shown on /metrics, recorded into by every part
-	az, err := authz.New(s.Model, s.Policy, log, authz.WithMetrics(m), authz.WithNow(now))
+	az, err := authz.New(s.Model, s.Policy, authz.Config{Log: log, Metrics: m, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("FACADE_MODEL/FACADE_POLICY: %w", err)
 	}
@@ -103,13 +103,15 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Config{
+	srv, err := server.New(server.Deps{
+		Redis: rdb, Auth: tokens, SignIn: signin, Sessions: sessions, Authz: az,
+		Grades:   grades.NewStore(rdb, grades.Config{Log: log, Now: now}),
+		Accounts: accounts.NewStore(rdb, accounts.Config{Log: log, Metrics: m, Now: now}),
+		Builds:   builds, UpstreamState: upstreamState,
+	}, server.Config{
 		Origins: origins, RateLimit: s.RateLimit, MaxTransfer: s.MaxTransfer, OpsOnAPI: s.OpsAddr == s.Addr,
 		AuthFailureLimit: s.AuthFailureLimit, TrustedProxies: s.TrustedProxies, Now: now,
-	}, server.Deps{
-		Logger: log, Redis: rdb, Auth: tokens, SignIn: signin, Sessions: sessions, Authz: az,
-		Grades: grades.NewStore(rdb, log, grades.WithNow(now)), Accounts: accounts.NewStore(rdb, log, accounts.WithMetrics(m), accounts.WithNow(now)),
-		Builds: builds, UpstreamState: upstreamState, Metrics: m,
+		Log: log, Metrics: m,
 	})
 	if err != nil {
 		return nil, err
@@ -124,13 +126,11 @@ func newSignIn(ctx context.Context, s settings, rdb redis.UniversalClient, log *
 	if s.OIDCIssuer == "" {
 		return nil, nil, nil
 	}
-	sessions, err := auth.NewSessions(s.sessionConfig(rdb, now))
+	sessions, err := auth.NewSessions(rdb, s.sessionConfig(now))
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg := s.signInConfig(sessions, now)
-	cfg.Log = log
-	signin, err := auth.NewSignIn(ctx, cfg)
+	signin, err := auth.NewSignIn(ctx, sessions, s.signInConfig(now, log))
 	if err != nil {
 		return nil, nil, err
 	}

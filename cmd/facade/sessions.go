@@ -50,7 +50,7 @@ func cmdSessions(ctx context.Context, c *cmdEnv) error {
 		return settingsErrors{err}
 	}
 	defer rdb.Close()
-	sessions := auth.NewSessionAdmin(s.sessionConfig(rdb, time.Now))
+	sessions := auth.NewSessionAdmin(rdb, s.sessionConfig(time.Now))
 	if verb == "revoke" {
 		n, err := sessions.Revoke(ctx, *sub)
 		if err != nil {

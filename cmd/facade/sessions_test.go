@@ -25,7 +25,7 @@ func TestSessionsCommand(t *testing.T) {
 	opts, _ := redis.ParseURL(url)
 	rdb := redis.NewClient(opts)
 	t.Cleanup(func() { _ = rdb.Close() })
-	sessions, err := auth.NewSessions(auth.SessionConfig{Keys: [][]byte{bytes.Repeat([]byte{3}, 32)}, Redis: rdb})
+	sessions, err := auth.NewSessions(rdb, auth.SessionConfig{Keys: [][]byte{bytes.Repeat([]byte{3}, 32)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,8 @@ type Handler struct {
 }
 
 // New returns a Handler writing to w; a nil level means slog.LevelInfo.
+// Like slog.NewJSONHandler, whose output it matches, it takes its writer
+// and level, not a Config (README, after the Layout table).
 func New(w io.Writer, level slog.Leveler) *Handler {
 	if level == nil {
 		level = slog.LevelInfo

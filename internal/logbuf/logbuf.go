@@ -36,7 +36,8 @@ type Writer struct {
 }
 
 // New returns a Writer on w flushing at least every interval and whenever
-// max bytes wait.
+// max bytes wait. A building block with required sizes, like
+// bufio.NewWriterSize, it takes no Config (README, after the Layout table).
 func New(w io.Writer, interval time.Duration, max int) *Writer {
 	return &Writer{w: w, interval: interval, max: max, buf: make([]byte, 0, max),
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}

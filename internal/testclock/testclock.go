@@ -3,10 +3,9 @@
 // passes.
 //
 // Every such part follows one convention: it takes `Now func() time.Time`,
-// nil meaning time.Now, as the Now field of its config (cache, proxy,
-// upstream, ratelimit, server and its token check) or, where the
-// constructor takes options, as WithNow (authz, grades, accounts). The
-// serve and demo commands hand all of them the same clock.
+// nil meaning time.Now, as the Now field of the Config its constructor
+// takes last (README, after the Layout table). The serve and demo
+// commands hand all of them the same clock.
 package testclock
 
 import (
