@@ -56,7 +56,9 @@
 #   TRANSFER_BATCH=16 transfers per call in the redis-benchmark run of
 #                     facade's script in batches
 #   PERF=0            1: perf record facade during its last run of each
-#                     workload and print its top symbols
+#                     workload (and the plain net/http server during its
+#                     last list run) and print their top symbols and
+#                     context switches per request
 #   FACADE_ENV=""     extra settings for facade serve, e.g. "FACADE_RATE_LIMIT=0"
 #   KEEP=0            1: keep the temp dir (configs, logs, bodies)
 #   COMPARE=""        a git revision: also build facade as it was there, run
@@ -542,15 +544,17 @@ wrk_run() {
 	read -ra pidlist <<<"$2"
 	before=$(cpu_ticks "${pidlist[@]}")
 	[ "$name" = "${name#f-}" ] || st0=$(statuses)
-	if [ "$PERF" = 1 ] && [ "$name" != "${name#f-}" ] && [ "$round" = "$ROUNDS" ]; then
-		perf record -F 499 -g -o "$tmp/perf.$name" -p "$facade_pid" >/dev/null 2>&1 &
+	if [ "$PERF" = 1 ] && { [ "$name" != "${name#f-}" ] || [ "$name" = b-list-go ]; } && [ "$round" = "$ROUNDS" ]; then
+		perf record -F 499 -g -o "$tmp/perf.$name" -p "${pidlist[0]}" >/dev/null 2>&1 &
 		perf_pid=$!
+		switches "${pidlist[0]}" >"$tmp/cs0.$name"
 	fi
 	out=$(BENCH_TOKENS=$tokens BENCH_PATHS=$paths BENCH_METHOD=$method \
 		wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --timeout 5s -s "$tmp/rotate.lua" "$base")
 	if [ -n "$perf_pid" ]; then
 		kill -INT "$perf_pid" 2>/dev/null || true
 		wait "$perf_pid" 2>/dev/null || true
+		switches "${pidlist[0]}" >"$tmp/cs1.$name"
 	fi
 	after=$(cpu_ticks "${pidlist[@]}")
 	line=$(grep '^RESULT' <<<"$out") || die "$name: wrk printed no result: $out"
@@ -892,12 +896,26 @@ verify() {
 	fi
 }
 
+# switches PID: the context switches of all of PID's threads so far,
+# voluntary and not (a thread woken to hand work to another costs the
+# kernel's scheduler on both sides).
+switches() {
+	cat /proc/"$1"/task/*/status 2>/dev/null |
+		awk '/^voluntary_ctxt_switches/ {v += $2} /^nonvoluntary_ctxt_switches/ {n += $2} END {print v + 0, n + 0}'
+}
+
 perf_report() {
 	[ "$PERF" = 1 ] || return 0
-	local f
-	for f in "$tmp"/perf.f-*; do
+	local f name reqs
+	for f in "$tmp"/perf.*; do
+		name=${f##*/perf.}
+		reqs=$(awk '{print $1 * d}' d="${DURATION%s}" "$tmp/res.$name" 2>/dev/null | tail -1)
 		echo
-		echo "perf: facade, ${f##*.}, top symbols by self time"
+		echo "perf: $name (${name#f-} through facade; b-list-go is plain net/http), top symbols by self time"
+		if [ -f "$tmp/cs0.$name" ] && [ -n "$reqs" ]; then
+			paste "$tmp/cs0.$name" "$tmp/cs1.$name" | awk -v n="$reqs" \
+				'{printf "context switches per request: %.2f voluntary, %.2f involuntary (all threads, over the run)\n", ($3 - $1) / n, ($4 - $2) / n}'
+		fi
 		perf report -i "$f" --no-children --sort symbol --stdio 2>/dev/null |
 			sed -E 's/ +- +- *$//; s/ {2,}/ /g' | awk '/^ ?[0-9.]+%/ && ++n <= 25'
 	done

@@ -270,8 +270,13 @@ func TestBrowserProfessorChangesAGradeWithConfirmation(t *testing.T) {
 		t.Errorf("%d writes reached the server, want 1 (the confirmed save)", puts)
 	}
 
+	// The history shown now is the one drawn beside the saved grade; the
+	// link draws the page again, and for a moment no list at all. Marked,
+	// the old list cannot pass for the new one.
+	testbrowser.Eval[bool](b, `(document.getElementById('history').dataset.before = 'click', true)`)
 	b.Do(click(`a[data-history="alice"]`))
 	b.WaitText("#history-h", "History of alice")
+	b.WaitText(`#history:not([data-before]) li:nth-child(2)`, "Version 1: B")
 	if v := b.Texts("#history li"); len(v) != 2 || !strings.HasPrefix(v[0], "Version 2: B → A-, changed by bob, ") ||
 		!strings.HasPrefix(v[1], "Version 1: B, recorded when the grades were loaded, ") || !strings.Contains(v[1], "20") {
 		t.Errorf("history: %q", v)
