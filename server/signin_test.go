@@ -136,6 +136,17 @@ func TestSessionsAndBearerTokensSideBySide(t *testing.T) {
 	e := newEnv(t, withSignIn(&signInEnv{}))
 	seedGrades(t, e)
 	b := signedIn(t, e, "bob")
+	// The sign-in's own line names its request, as every line logged
+	// during a request does.
+	signedInLine := ""
+	for line := range strings.SplitSeq(e.logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"signed in"`) {
+			signedInLine = line
+		}
+	}
+	if !strings.Contains(signedInLine, `"principal":"bob"`) || !strings.Contains(signedInLine, `"request_id":"`) || strings.Contains(signedInLine, `"request_id":""`) {
+		t.Errorf("the sign-in's log line: %q", signedInLine)
+	}
 
 	status, body := fromPage(t, e, b, http.MethodGet, "/auth/me", nil, "")
 	var me map[string]any
