@@ -66,8 +66,8 @@ type Config struct {
 	PublicURL string
 	// ViewCacheEntries bounds the distinct encoded responses held in
 	// process; the index in front of them, which says which response is
-	// whose, holds up to viewIndexFactor times as many callers and
-	// queries (principals who see the same things share one response).
+	// whose, holds up to 16 times as many callers and queries (principals
+	// who see the same things share one response).
 	// Zero means DefaultViewCacheEntries.
 	ViewCacheEntries int
 	// ViewCacheBytes bounds the same responses by size (a view of a large

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,50 @@ import (
 //
 //	go test -run '^$' -bench WarmListThroughServer -benchmem -cpuprofile /tmp/list.prof ./server
 func BenchmarkWarmListThroughServer(b *testing.B) {
+	e, reqs, size := warmListServer(b)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	w := &discard{header: http.Header{}}
+	i := 0
+	for b.Loop() {
+		w.reset()
+		e.srv.ServeHTTP(w, reqs[i%len(reqs)])
+		i++
+	}
+	if w.status != http.StatusOK || w.n != size {
+		b.Fatalf("status %d, %d bytes", w.status, w.n)
+	}
+}
+
+// BenchmarkWarmListThroughServerParallel is the same with GOMAXPROCS
+// callers at once, as wrk's connections are served: what the server's
+// shared parts (the limiter, the caches, the log) cost when they are
+// contended. Beside the serial figure, -cpu 1,2 shows it:
+//
+//	go test -run '^$' -bench 'WarmListThroughServer' -cpu 1,2 -mutexprofile /tmp/mutex.prof ./server
+func BenchmarkWarmListThroughServerParallel(b *testing.B) {
+	e, reqs, size := warmListServer(b)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		w := &discard{header: http.Header{}}
+		for pb.Next() {
+			w.reset()
+			e.srv.ServeHTTP(w, reqs[int(next.Add(1))%len(reqs)])
+			if w.status != http.StatusOK || w.n != size {
+				b.Errorf("status %d, %d bytes", w.status, w.n)
+				return
+			}
+		}
+	})
+}
+
+// warmListServer is the whole server with the bench/run.sh list workload's
+// policy (600 principals of one team) and projects, every principal's view
+// built and the limiter's buckets made; it returns one request per
+// principal and the answer's length.
+func warmListServer(b *testing.B) (*env, []*http.Request, int) {
 	const principals = 600
 	var policy strings.Builder
 	policy.WriteString("p, team:bench, project:PROJ, view\np, team:bench, plan:WEB-NIGHTLY, view\n")
@@ -40,9 +85,9 @@ func BenchmarkWarmListThroughServer(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer logs.Close()
+	b.Cleanup(func() { logs.Close() })
 	buffered := logbuf.New(logs, 50*time.Millisecond, 64<<10) // as facade serve writes its log
-	defer buffered.Close()
+	b.Cleanup(func() { buffered.Close() })
 	e := newEnv(b, withBuilds(), withRateLimit(1_000_000), withPolicyLines(policy.String()), withProductionLog(buffered))
 	for i := 1; i <= 100; i++ {
 		key := fmt.Sprintf("B%03d", i)
@@ -58,7 +103,7 @@ func BenchmarkWarmListThroughServer(b *testing.B) {
 	}
 	w := &discard{header: http.Header{}}
 	size := 0
-	for _, r := range reqs { // every principal's view built, the limiter's buckets made
+	for _, r := range reqs {
 		w.reset()
 		e.srv.ServeHTTP(w, r)
 		if w.status != http.StatusOK {
@@ -66,17 +111,7 @@ func BenchmarkWarmListThroughServer(b *testing.B) {
 		}
 		size = w.n
 	}
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		w.reset()
-		e.srv.ServeHTTP(w, reqs[i%principals])
-		i++
-	}
-	if w.status != http.StatusOK || w.n != size {
-		b.Fatalf("status %d, %d bytes", w.status, w.n)
-	}
+	return e, reqs, size
 }
 
 // discard is a ResponseWriter that keeps nothing but the status and the

@@ -43,8 +43,18 @@ func New(w io.Writer, interval time.Duration, max int) *Writer {
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 }
 
+// backlog: how many times max may wait while a flush is writing before a
+// Write waits for it, so that a stalled disk slows requests down instead
+// of growing memory without bound.
+const backlog = 4
+
 // Write buffers p; it never fails (a failing underlying writer loses the
-// batch, as an unbuffered one would lose the line).
+// batch, as an unbuffered one would lose the line). It does not wait for
+// a write in progress: when the buffer is full, the Write that finds no
+// flush running writes it; while one runs, lines gather for the next
+// (up to backlog times max). Waiting on every full buffer made two
+// request goroutines serve fewer lists than one
+// (server's BenchmarkWarmListThroughServerParallel).
 func (b *Writer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	if b.closed {
@@ -52,14 +62,19 @@ func (b *Writer) Write(p []byte) (int, error) {
 		return b.w.Write(p)
 	}
 	b.buf = append(b.buf, p...)
-	full := len(b.buf) >= b.max
-	if !full && !b.armed {
+	n := len(b.buf)
+	if n < b.max && !b.armed {
 		b.armed = true
 		b.after(b.interval, b.Flush)
 	}
 	b.mu.Unlock()
-	if full {
+	switch {
+	case n < b.max:
+	case n >= backlog*b.max:
 		b.Flush()
+	case b.flushMu.TryLock():
+		b.flushLocked()
+		b.flushMu.Unlock()
 	}
 	return len(p), nil
 }
@@ -68,15 +83,34 @@ func (b *Writer) Write(p []byte) (int, error) {
 func (b *Writer) Flush() {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
-	b.mu.Lock()
-	data := b.buf
-	b.buf = b.spare[:0]
-	b.armed = false
-	b.mu.Unlock()
-	if len(data) > 0 {
-		_, _ = b.w.Write(data)
+	b.flushLocked()
+}
+
+// flushLocked writes what waits, again while the lines that gathered
+// during a write fill the buffer, and leaves the timer armed for the rest
+// (no Write may come to flush them). flushMu is held.
+func (b *Writer) flushLocked() {
+	for {
+		b.mu.Lock()
+		data := b.buf
+		b.buf = b.spare[:0]
+		b.armed = false
+		b.mu.Unlock()
+		if len(data) > 0 {
+			_, _ = b.w.Write(data)
+		}
+		b.spare = data
+		b.mu.Lock()
+		n := len(b.buf)
+		if n > 0 && n < b.max && !b.armed && !b.closed {
+			b.armed = true
+			b.after(b.interval, b.Flush)
+		}
+		b.mu.Unlock()
+		if n < b.max {
+			return
+		}
 	}
-	b.spare = data
 }
 
 // Close flushes and makes later writes go straight through.

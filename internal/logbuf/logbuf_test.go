@@ -133,3 +133,97 @@ func TestConcurrentLinesStayWholeAndInOrderPerWriter(t *testing.T) {
 		t.Fatalf("lines from %d writers, want 8", len(next))
 	}
 }
+
+// blockingWriter holds every write until the test releases it.
+type blockingWriter struct {
+	lockedBuffer
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingWriter) Write(p []byte) (int, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.lockedBuffer.Write(p)
+}
+
+// TestAFullBufferDoesNotWaitForAWriteInProgress: while one full buffer is
+// being written (a slow disk), the lines that fill the next one are kept
+// without their writers waiting, and reach the file in order once the
+// write ends, with no further Write or timer to push them.
+func TestAFullBufferDoesNotWaitForAWriteInProgress(t *testing.T) {
+	out := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
+	w := New(out, time.Hour, 64)
+	w.after = func(time.Duration, func()) {} // no timer: only the flushes the writes start
+	line := strings.Repeat("x", 39) + "\n"
+	first := make(chan struct{})
+	go func() {
+		w.Write([]byte("1" + line))
+		w.Write([]byte("2" + line)) // full: this Write writes, and blocks in the file
+		close(first)
+	}()
+	<-out.entered
+	done := make(chan struct{})
+	go func() {
+		w.Write([]byte("3" + line))
+		w.Write([]byte("4" + line)) // full again, while the first write is held
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a Write waited for another's write to the file")
+	}
+	close(out.release) // the held write ends; the lines gathered meanwhile follow
+	go func() {
+		for range out.entered {
+		}
+	}()
+	<-first
+	s, _ := out.snapshot()
+	if want := "1" + line + "2" + line + "3" + line + "4" + line; s != want {
+		t.Fatalf("the file holds %q, want %q", s, want)
+	}
+	close(out.entered)
+}
+
+// TestAStalledFileSlowsWritersDown: past backlog full buffers waiting on
+// a write that does not end, a Write waits instead of holding more.
+func TestAStalledFileSlowsWritersDown(t *testing.T) {
+	out := &blockingWriter{entered: make(chan struct{}, 100), release: make(chan struct{})}
+	w := New(out, time.Hour, 64)
+	w.after = func(time.Duration, func()) {}
+	line := strings.Repeat("x", 63) + "\n"
+	go w.Write([]byte(line)) // full: writes, and stalls in the file
+	<-out.entered
+	returned := make(chan int, 10)
+	go func() {
+		for i := range 10 {
+			w.Write([]byte(line))
+			returned <- i
+		}
+	}()
+	deadline := time.After(200 * time.Millisecond)
+	held := 0
+wait:
+	for {
+		select {
+		case <-returned:
+			held++
+		case <-deadline:
+			break wait
+		}
+	}
+	if held != backlog-1 {
+		t.Errorf("%d writes of a full buffer each returned while the file stalled, want %d (then the next waits)", held, backlog-1)
+	}
+	close(out.release)
+	for held < 10 {
+		<-returned
+		held++
+	}
+	w.Close()
+	if s, _ := out.snapshot(); strings.Count(s, "\n") != 11 {
+		t.Fatalf("%d of 11 lines reached the file", strings.Count(s, "\n"))
+	}
+}
