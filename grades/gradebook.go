@@ -1,6 +1,7 @@
 package grades
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -10,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/redisdb"
 )
 
 // A gradebook is a class's grades as CSV (docs/contract.md §4): the
@@ -91,17 +95,39 @@ var gradebookColumns = []string{"student_id", "grade", "version"}
 // which Excel writes in locales whose decimal mark is a comma.
 var gradebookSeparators = []rune{',', ';'}
 
-// ReadGradebook parses an uploaded gradebook. The separator is the one
-// that makes the header line name every needed column. A file that could
-// be misread is refused whole with facade.ErrBadGradebook: not CSV, a
-// header lacking student_id, grade or version, or naming a column twice.
-// Malformed rows, and every row of a student named twice, come back with
-// their Problem set.
-func ReadGradebook(body []byte) ([]GradebookRow, error) {
-	body = bytes.TrimPrefix(body, []byte("\uFEFF"))
-	r, col, err := readGradebookHeader(body)
+// MaxHeaderLine bounds a gradebook's header line: a header is a few
+// column names, and reading it whole is what lets the separator be chosen
+// before any row is read.
+const MaxHeaderLine = 64 << 10
+
+// ReadGradebook parses an uploaded gradebook as it streams from body: only
+// the rows are kept (every one is checked before any is applied), never
+// the file, so a 2 MiB upload holds its rows and a 64 KiB buffer. The
+// separator is the one that makes the header line name every needed
+// column. A file that could be misread is refused whole with
+// facade.ErrBadGradebook: not CSV, a header lacking student_id, grade or
+// version, or naming a column twice. Malformed rows, and every row of a
+// student named twice, come back with their Problem set. An error of
+// body's that is a *facade.Error (the server's size limit) is returned as
+// it is.
+func ReadGradebook(body io.Reader) ([]GradebookRow, error) {
+	br := bufio.NewReaderSize(body, MaxHeaderLine)
+	if bom, err := br.Peek(3); err == nil && bytes.Equal(bom, []byte("\uFEFF")) {
+		_, _ = br.Discard(3)
+	}
+	header, err := br.ReadSlice('\n')
+	if err != nil && err != io.EOF { // a line past MaxHeaderLine is no spreadsheet's header
+		return nil, readError(err)
+	}
+	header = bytes.Clone(header) // ReadSlice's bytes are the buffer's
+	sep, col, err := readGradebookHeader(header)
 	if err != nil {
 		return nil, err
+	}
+	r := csv.NewReader(io.MultiReader(bytes.NewReader(header), br))
+	r.Comma, r.FieldsPerRecord, r.ReuseRecord = sep, -1, true
+	if _, err := r.Read(); err != nil { // the header again: line numbers count it
+		return nil, readError(err)
 	}
 	var rows []GradebookRow
 	for {
@@ -110,7 +136,7 @@ func ReadGradebook(body []byte) ([]GradebookRow, error) {
 			break
 		}
 		if err != nil {
-			return nil, facade.Wrap(facade.Refuse(facade.ErrBadGradebook, "body", facade.ReasonMalformed), err)
+			return nil, readError(err)
 		}
 		line, _ := r.FieldPos(0)
 		cell := func(name string) string {
@@ -125,25 +151,35 @@ func ReadGradebook(body []byte) ([]GradebookRow, error) {
 	return rows, nil
 }
 
+// readError is a failed read's refusal: the body's own (a size limit)
+// as it is, anything else a file that is not CSV.
+func readError(err error) error {
+	var fe *facade.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return facade.Wrap(facade.Refuse(facade.ErrBadGradebook, "body", facade.ReasonMalformed), err)
+}
+
 // readGradebookHeader reads the header line with each separator in turn
-// and returns a reader positioned after it, with the needed columns'
-// indexes. A header that names a column twice is refused whatever the
-// column: which of the two was meant cannot be known.
-func readGradebookHeader(body []byte) (*csv.Reader, map[string]int, error) {
+// and returns the separator that names every needed column, with the
+// columns' indexes. A header that names a column twice is refused
+// whatever the column: which of the two was meant cannot be known.
+func readGradebookHeader(line []byte) (rune, map[string]int, error) {
 	var refusal *facade.Error
 	best := -1
 	for _, sep := range gradebookSeparators {
-		r := csv.NewReader(bytes.NewReader(body))
+		r := csv.NewReader(bytes.NewReader(line))
 		r.Comma, r.FieldsPerRecord = sep, -1
 		header, err := r.Read()
 		if err != nil && err != io.EOF {
-			return nil, nil, facade.Wrap(facade.Refuse(facade.ErrBadGradebook, "body", facade.ReasonMalformed), err)
+			return 0, nil, facade.Wrap(facade.Refuse(facade.ErrBadGradebook, "body", facade.ReasonMalformed), err)
 		}
 		col := map[string]int{}
 		for i, h := range header {
 			name := strings.TrimSpace(h)
 			if _, twice := col[name]; twice && name != "" {
-				return nil, nil, facade.Refuse(facade.ErrBadGradebook, name, facade.ReasonRepeatedColumn)
+				return 0, nil, facade.Refuse(facade.ErrBadGradebook, name, facade.ReasonRepeatedColumn)
 			}
 			col[name] = i
 		}
@@ -156,13 +192,13 @@ func readGradebookHeader(body []byte) (*csv.Reader, map[string]int, error) {
 			}
 		}
 		if missing == "" {
-			return r, col, nil
+			return sep, col, nil
 		}
 		if found > best { // name the column missing under the likelier separator
 			best, refusal = found, facade.Refuse(facade.ErrBadGradebook, missing, facade.ReasonMissingColumn)
 		}
 	}
-	return nil, nil, refusal
+	return 0, nil, refusal
 }
 
 // refuseDuplicates refuses every well-formed row whose student is named
@@ -230,28 +266,117 @@ func (r GradebookRow) Decide(cur *Record) (Outcome, *facade.Error) {
 	return Changed, nil
 }
 
-// ApplyRow writes a row Decide found Changed, with the row's version as
-// If-Match (none: the grade is created). A change someone made in between
-// makes the row Stale, with the record as it now stands when there is one.
-func (s *Store) ApplyRow(ctx context.Context, r GradebookRow, subject, by string) (Outcome, Record, error) {
-	var rec Record
-	var err error
-	if r.Version == nil {
-		rec, err = s.Create(ctx, r.StudentID, subject, r.Grade, by)
-	} else {
-		rec, err = s.Update(ctx, r.StudentID, subject, r.Grade, by, r.Version)
-	}
-	switch {
-	case errors.Is(err, facade.ErrGradeExists), errors.Is(err, facade.ErrVersionMismatch), errors.Is(err, facade.ErrNotFound):
-		cur, gerr := s.Get(ctx, r.StudentID, subject)
-		if gerr != nil && !errors.Is(gerr, facade.ErrNotFound) {
-			return "", Record{}, gerr
+// RowResult is what applying one gradebook row did, with the record as
+// it now stands (zero Version: the student has no grade).
+type RowResult struct {
+	Outcome Outcome
+	Record  Record
+}
+
+// applyBatch is how many changes one pipeline carries: a 5,000-row
+// gradebook is ten round trips, not 5,000, and no reply grows past a few
+// hundred kilobytes.
+const applyBatch = 500
+
+// ApplyRows writes rows Decide found Changed, each with its version as
+// If-Match (none: the grade is created), in pipelines of applyBatch
+// changes. Each change is still its own atomic script: a change someone
+// made in between makes that row Stale, with the record as it now stands
+// (read for all such rows in one more round trip).
+func (s *Store) ApplyRows(ctx context.Context, rows []GradebookRow, subject, by string) ([]RowResult, error) {
+	for _, r := range rows {
+		if err := checkChange(r.StudentID, subject, r.Grade, by); err != nil {
+			return nil, err
 		}
-		return Stale, cur, nil
-	case err != nil:
-		return "", Record{}, err
-	case r.Version != nil && rec.Version == *r.Version:
-		return Unchanged, rec, nil // the grade was set to this value in between
 	}
-	return Changed, rec, nil
+	out := make([]RowResult, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	// Loaded once (on every shard of a cluster), so the pipelines' EVALSHA
+	// find it; a flush in between is caught row by row (applyPipeline).
+	if err := changeScript.Load(ctx, s.rdb).Err(); err != nil {
+		return nil, redisdb.Error(err)
+	}
+	var stale []int
+	for lo := 0; lo < len(rows); lo += applyBatch {
+		hi := min(lo+applyBatch, len(rows))
+		st, err := s.applyPipeline(ctx, rows[lo:hi], subject, by, out[lo:hi])
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range st {
+			stale = append(stale, lo+i)
+		}
+	}
+	return out, s.readStale(ctx, rows, subject, stale, out)
+}
+
+// applyPipeline runs one batch's changes in one round trip and fills out;
+// it returns the indexes of rows found stale.
+func (s *Store) applyPipeline(ctx context.Context, rows []GradebookRow, subject, by string, out []RowResult) ([]int, error) {
+	at := s.now().UTC().Truncate(time.Second)
+	cmds := make([]*redis.Cmd, len(rows))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range rows {
+			keys, args := changeCall(rowOp(r), r.StudentID, subject, r.Grade, by, at, r.Version)
+			cmds[i] = p.EvalSha(ctx, changeScript.Hash(), keys, args...)
+		}
+		return nil
+	})
+	if err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return nil, redisdb.Error(err)
+	}
+	var stale []int
+	for i, r := range rows {
+		res, err := cmds[i].Slice()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") { // the script cache was flushed: Run loads it
+			keys, args := changeCall(rowOp(r), r.StudentID, subject, r.Grade, by, at, r.Version)
+			res, err = changeScript.Run(ctx, s.rdb, keys, args...).Slice()
+		}
+		if err != nil {
+			return nil, redisdb.Error(err)
+		}
+		rec, status, err := s.changed(ctx, rowOp(r), r.StudentID, subject, r.Grade, by, at, res)
+		switch {
+		case err != nil:
+			return nil, err
+		case status == "exists" || status == "absent" || status == "stale":
+			stale = append(stale, i)
+		case r.Version != nil && rec.Version == *r.Version:
+			out[i] = RowResult{Unchanged, rec} // the grade was set to this value in between
+		default:
+			out[i] = RowResult{Changed, rec}
+		}
+	}
+	return stale, nil
+}
+
+// readStale fills the rows someone changed in between with the records as
+// they now stand, in one round trip.
+func (s *Store) readStale(ctx context.Context, rows []GradebookRow, subject string, stale []int, out []RowResult) error {
+	if len(stale) == 0 {
+		return nil
+	}
+	ids := make([]string, len(stale))
+	for j, i := range stale {
+		ids[j] = rows[i].StudentID
+	}
+	recs, err := s.GetMany(ctx, ids, subject)
+	if err != nil {
+		return err
+	}
+	for _, i := range stale {
+		out[i] = RowResult{Stale, recs[rows[i].StudentID]}
+	}
+	return nil
+}
+
+// rowOp is the change a row asks for: without a version the student had
+// no grade, so it is created; with one it is updated at that version.
+func rowOp(r GradebookRow) string {
+	if r.Version == nil {
+		return opCreate
+	}
+	return opUpdate
 }

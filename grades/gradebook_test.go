@@ -31,7 +31,7 @@ func TestGradebookRoundTrip(t *testing.T) {
 	if want := "student_id,grade,version,updated_at,updated_by\n'-rm,,,,\n'@home,,,,\nplain,,,,\n"; buf.String() != want {
 		t.Fatalf("written %q, want %q", buf.String(), want)
 	}
-	rows, err := ReadGradebook(buf.Bytes())
+	rows, err := ReadGradebook(bytes.NewReader(buf.Bytes()))
 	if err != nil || len(rows) != 3 || rows[0].StudentID != "-rm" || rows[1].StudentID != "@home" || rows[0].Problem != nil || rows[2].Line != 4 {
 		t.Fatalf("read back: %+v %v", rows, err)
 	}

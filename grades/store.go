@@ -186,26 +186,45 @@ func (s *Store) Audit(ctx context.Context, studentID, subject string, limit int)
 // apply validates a change, runs changeScript and, when it wrote, logs the
 // audit line and returns the new record. status is the script's verdict.
 func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by string, ifMatch *int64) (Record, string, error) {
-	if err := checkIDs(studentID, subject); err != nil {
+	if err := checkChange(studentID, subject, grade, by); err != nil {
 		return Record{}, "", err
+	}
+	at := s.now().UTC().Truncate(time.Second)
+	keys, args := changeCall(op, studentID, subject, grade, by, at, ifMatch)
+	res, err := changeScript.Run(ctx, s.rdb, keys, args...).Slice()
+	if err != nil {
+		return Record{}, "", redisdb.Error(err)
+	}
+	return s.changed(ctx, op, studentID, subject, grade, by, at, res)
+}
+
+// checkChange runs every check a change needs before it reaches Redis.
+func checkChange(studentID, subject, grade, by string) error {
+	if err := checkIDs(studentID, subject); err != nil {
+		return err
 	}
 	if _, err := ParseGrade(grade); err != nil {
-		return Record{}, "", err
+		return err
 	}
 	if by == "" { // the caller lost the principal: refuse an anonymous change
-		return Record{}, "", facade.Wrap(facade.ErrInternal, errors.New("grades: change without an actor"))
+		return facade.Wrap(facade.ErrInternal, errors.New("grades: change without an actor"))
 	}
+	return nil
+}
+
+// changeCall returns changeScript's keys and arguments for one change.
+func changeCall(op, studentID, subject, grade, by string, at time.Time, ifMatch *int64) ([]string, []any) {
 	required := ""
 	if ifMatch != nil {
 		required = strconv.FormatInt(*ifMatch, 10)
 	}
-	at := s.now().UTC().Truncate(time.Second)
 	keys := []string{recordKey(studentID, subject), auditKey(studentID, subject)}
-	res, err := changeScript.Run(ctx, s.rdb, keys,
-		op, grade, by, at.Format(time.RFC3339), required, AuditRetention).Slice()
-	if err != nil {
-		return Record{}, "", redisdb.Error(err)
-	}
+	return keys, []any{op, grade, by, at.Format(time.RFC3339), required, AuditRetention}
+}
+
+// changed reads changeScript's reply res and, when it wrote, logs the
+// audit line and returns the new record.
+func (s *Store) changed(ctx context.Context, op, studentID, subject, grade, by string, at time.Time, res []any) (Record, string, error) {
 	if len(res) > 0 && res[0] == "same" {
 		rec, err := parseUnchanged(studentID, subject, grade, res)
 		return rec, "same", err

@@ -193,7 +193,7 @@ type gradebookView struct {
 // with its version as If-Match, and a change made in between makes it
 // stale. The answer lists every row's outcome with its line.
 func (s *Server) uploadGradebook(c echo.Context) error {
-	body, err := readCSVBody(c)
+	body, err := csvBody(c)
 	if err != nil {
 		return err
 	}
@@ -218,12 +218,12 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	for i, r := range rows {
-		if !dryRun && plan[i] {
-			if err := s.applyGradebookRow(c, r, &view.Rows[i]); err != nil {
-				return err
-			}
+	if !dryRun {
+		if err := s.applyGradebook(c, rows, plan, view.Rows); err != nil {
+			return err
 		}
+	}
+	for i := range view.Rows {
 		view.count(view.Rows[i].Outcome)
 	}
 	return writeJSON(c, http.StatusOK, view)
@@ -272,26 +272,41 @@ func (s *Server) checkGradebook(c echo.Context, class string, rows []grades.Grad
 	return plan, nil
 }
 
-// applyGradebookRow writes one row and records what happened in out.
-func (s *Server) applyGradebookRow(c echo.Context, r grades.GradebookRow, out *gradebookRow) error {
-	outcome, rec, err := s.grades.ApplyRow(c.Request().Context(), r, grades.SubjectEnglish, principal(c).ID)
+// applyGradebook writes the rows plan marks, in pipelines
+// (grades.Store.ApplyRows), and records what each did in out.
+func (s *Server) applyGradebook(c echo.Context, rows []grades.GradebookRow, plan []bool, out []gradebookRow) error {
+	var todo []grades.GradebookRow
+	var at []int
+	for i, r := range rows {
+		if plan[i] {
+			todo, at = append(todo, r), append(at, i)
+		}
+	}
+	results, err := s.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID)
 	if err != nil {
 		return err
 	}
-	prev := out.PreviousGrade
+	for j, res := range results {
+		out[at[j]].applied(res)
+	}
+	return nil
+}
+
+// applied records what writing the row did.
+func (g *gradebookRow) applied(res grades.RowResult) {
+	prev := g.PreviousGrade
 	var why *facade.Error
-	if outcome == grades.Stale {
+	if res.Outcome == grades.Stale {
 		why = facade.ErrVersionMismatch
 	}
 	var cur *grades.Record
-	if rec.Version > 0 {
-		cur = &rec
+	if res.Record.Version > 0 {
+		cur = &res.Record
 	}
-	out.set(outcome, why, cur)
-	if outcome == grades.Changed {
-		out.PreviousGrade = prev
+	g.set(res.Outcome, why, cur)
+	if res.Outcome == grades.Changed {
+		g.PreviousGrade = prev
 	}
-	return nil
 }
 
 // set records an outcome against the record cur (nil: no grade stored).
@@ -330,22 +345,30 @@ func (v *gradebookView) count(o grades.Outcome) {
 // wireCode writes a code as the API does (docs/contract.md §2): "_" as "-".
 func wireCode(c facade.Code) string { return strings.ReplaceAll(string(c), "_", "-") }
 
-// readCSVBody reads a text/csv body (415 for another type, 413 past
-// 16 KiB).
-func readCSVBody(c echo.Context) ([]byte, error) {
+// csvBody returns a text/csv body to read as it streams (415 for another
+// type). Its reads fail with the service's own errors: 413 past the
+// route's limit (limitBodyTo), a malformed body when the client breaks off.
+func csvBody(c echo.Context) (io.Reader, error) {
 	mt, _, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
 	if err != nil || mt != "text/csv" {
 		return nil, facade.ErrUnsupportedMedia
 	}
-	body, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, facade.ErrBodyTooLarge
-		}
-		return nil, facade.Wrap(facade.ErrMalformedBody, err)
+	return bodyErrors{c.Request().Body}, nil
+}
+
+// bodyErrors turns a request body's read errors into the service's.
+type bodyErrors struct{ r io.Reader }
+
+func (b bodyErrors) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == nil || err == io.EOF {
+		return n, err
 	}
-	return body, nil
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return n, facade.ErrBodyTooLarge
+	}
+	return n, facade.Wrap(facade.ErrMalformedBody, err)
 }
 
 // dryRunParam reads an upload's query: nothing, or one dry_run of 1,

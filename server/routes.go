@@ -63,7 +63,9 @@ func (s *Server) routes() {
 	// gradebook; the handler negotiates, so no JSON-only Accept check. Each
 	// form has its own ETag, from its own bytes.
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", chain(s.getClassGrades, requireXSRF, limitBody, conditional))
-	e.POST("/class/:class_id/grades", chain(s.uploadGradebook, api...))
+	// A gradebook upload is CSV of up to 2 MiB (a lecture's), read as it
+	// streams; every other body stays within 16 KiB.
+	e.POST("/class/:class_id/grades", chain(s.uploadGradebook, requireXSRF, requireJSONAccept, limitBodyTo(maxGradebookBody)))
 
 	// Accounts (docs/contract.md §5).
 	read("/rs/account", s.listAccounts)
