@@ -36,6 +36,9 @@ const (
 	ReasonNotFlag          Reason = "not_flag"          // a yes/no parameter that is not 1, true, 0 or false
 	ReasonMissingColumn    Reason = "missing_column"    // a gradebook header without a needed column
 	ReasonRepeatedColumn   Reason = "repeated_column"   // a gradebook header naming a column twice
+	ReasonNotIssued        Reason = "not_issued"        // a cursor this service did not give this caller for this list
+	ReasonNotDate          Reason = "not_date"          // not an RFC 3339 date or instant
+	ReasonReversed         Reason = "reversed"          // a range whose start is after its end
 )
 
 // Invalid is one thing wrong in a request's input: the parameter (a path

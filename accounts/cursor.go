@@ -28,8 +28,9 @@ type cursorKeys struct {
 }
 
 // errBadCursor refuses a cursor that does not open: edited, forged, of
-// another principal, or sealed under a key this store no longer holds.
-var errBadCursor = facade.Refuse(facade.ErrBadParameter, "cursor", facade.ReasonMalformed)
+// another principal or account, or sealed under a key this store no
+// longer holds.
+var errBadCursor = facade.Refuse(facade.ErrBadParameter, "cursor", facade.ReasonNotIssued)
 
 // cursorAEAD returns the sealing cipher, creating the shared key on first
 // use (SETNX: the first instance's key wins, every instance reads it).
@@ -57,32 +58,49 @@ func (s *Store) cursorAEAD(ctx context.Context) (cipher.AEAD, error) {
 	return aead, nil
 }
 
-// SealCursor seals lastID, where a walk stopped, for principal.
+// SealCursor seals lastID, where an account list's walk stopped, for
+// principal.
 func (s *Store) SealCursor(ctx context.Context, principal, lastID string) (string, error) {
-	aead, err := s.cursorAEAD(ctx)
-	if err != nil {
-		return "", err
-	}
-	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(lastID)+aead.Overhead())
-	_, _ = rand.Read(nonce)
-	sealed := aead.Seal(nonce, nonce, []byte(lastID), []byte(principal))
-	return base64.RawURLEncoding.EncodeToString(sealed), nil
+	return s.seal(ctx, []byte(principal), []byte(lastID))
 }
 
-// OpenCursor returns the id a cursor sealed for principal holds; any
-// other cursor is a 400 naming the parameter.
+// OpenCursor returns the id an account list cursor sealed for principal
+// holds; any other cursor is a 400 naming the parameter.
 func (s *Store) OpenCursor(ctx context.Context, principal, cursor string) (string, error) {
-	aead, err := s.cursorAEAD(ctx)
-	if err != nil {
-		return "", err
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
-		return "", errBadCursor
-	}
-	id, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(principal))
+	id, err := s.open(ctx, []byte(principal), cursor)
 	if err != nil || !facade.ValidID(string(id)) {
 		return "", errBadCursor
 	}
 	return string(id), nil
+}
+
+// seal encrypts payload, authenticated together with bound (who and what
+// the cursor is for: it opens only with the same bound).
+func (s *Store) seal(ctx context.Context, bound, payload []byte) (string, error) {
+	aead, err := s.cursorAEAD(ctx)
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(payload)+aead.Overhead())
+	_, _ = rand.Read(nonce)
+	sealed := aead.Seal(nonce, nonce, payload, bound)
+	return base64.RawURLEncoding.EncodeToString(sealed), nil
+}
+
+// open returns what a cursor sealed with bound holds; any other cursor is
+// errBadCursor.
+func (s *Store) open(ctx context.Context, bound []byte, cursor string) ([]byte, error) {
+	aead, err := s.cursorAEAD(ctx)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
+		return nil, errBadCursor
+	}
+	payload, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], bound)
+	if err != nil {
+		return nil, errBadCursor
+	}
+	return payload, nil
 }

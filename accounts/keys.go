@@ -27,7 +27,10 @@ import (
 // contain the tag's braces nor a colon that would make two keys collide):
 //
 //	facade:accounts:{money}:account:<id>    hash  owner currency exponent balance created
-//	facade:accounts:{money}:statement:<id>  list  transfer ids touching <id>, newest first
+//	facade:accounts:{money}:history:<id>    zset  transfer ids touching <id>, scored by their place
+//	                                              in its history (statement.go says how)
+//	facade:accounts:{money}:statement:<id>  list  the statement as kept before (transfer ids, newest
+//	                                              first): MigrateStatements moves it into history
 //	facade:accounts:{money}:transfer:<tid>  hash  from to amount currency exponent created
 //	facade:accounts:{money}:index           zset   every account id, score 0 (ordered by id: ZRANGEBYLEX)
 //	facade:accounts:{money}:ledger          stream one entry per transfer, in execution order
@@ -39,6 +42,7 @@ import (
 const keyPrefix = "facade:accounts:{money}:"
 
 func accountKey(id string) string   { return keyPrefix + "account:" + id }
+func historyKey(id string) string   { return keyPrefix + "history:" + id }
 func statementKey(id string) string { return keyPrefix + "statement:" + id }
 func transferKey(tid string) string { return keyPrefix + "transfer:" + tid }
 func ledgerKey() string             { return keyPrefix + "ledger" }

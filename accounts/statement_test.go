@@ -32,7 +32,8 @@ func TestStatementBalanceAfterOnBothPaths(t *testing.T) {
 		"rich": {"9007199254740992 big"},
 		"C":    {"1 big"},
 	} {
-		lines, err := s.Statement(ctx, id, 10)
+		page, err := s.Statement(ctx, id, StatementQuery{Limit: 10})
+		lines := page.Entries
 		if err != nil || len(lines) != len(want) {
 			t.Fatalf("statement of %s: %v %v", id, lines, err)
 		}

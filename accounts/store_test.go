@@ -102,7 +102,7 @@ func TestStatementNewestFirstWithDirections(t *testing.T) {
 		}
 		ids = append(ids, tr.ID)
 	}
-	got, err := s.Statement(ctx, "B", 10)
+	got, err := newest(s, "B", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestStatementNewestFirstWithDirections(t *testing.T) {
 	if first.CreatedAt.Before(second.CreatedAt) || time.Since(first.CreatedAt) > time.Minute {
 		t.Fatalf("created_at out of order or not now: %v, %v", first.CreatedAt, second.CreatedAt)
 	}
-	limited, _ := s.Statement(ctx, "A", 1)
+	limited, _ := newest(s, "A", 1)
 	if len(limited) != 1 || limited[0].TransferID != ids[2] {
 		t.Fatalf("Statement(A, 1) = %+v; want only the newest", limited)
 	}
@@ -129,16 +129,15 @@ func TestStatementNewestFirstWithDirections(t *testing.T) {
 
 func TestStatementOfEmptyAndMissingAccounts(t *testing.T) {
 	s, _ := newTestStore(t)
-	ctx := context.Background()
 	open(t, s, "A", "EUR", "1")
-	got, err := s.Statement(ctx, "A", 10)
+	got, err := newest(s, "A", 10)
 	if err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("empty statement = %#v, %v; want empty non-nil", got, err)
 	}
-	_, err = s.Statement(ctx, "nobody", 10)
+	_, err = newest(s, "nobody", 10)
 	wantError(t, err, facade.ErrNotFound)
 	for _, limit := range []int{0, -1, MaxStatementLimit + 1} {
-		_, err = s.Statement(ctx, "A", limit)
+		_, err = newest(s, "A", limit)
 		wantError(t, err, facade.ErrBadParameter)
 	}
 }
@@ -148,7 +147,7 @@ func TestStatementOfEmptyAndMissingAccounts(t *testing.T) {
 func TestTransferKeysShareOneHashSlot(t *testing.T) {
 	req := TransferRequest{From: "a.b@c-d_1", To: "Z", Amount: "1", IdempotencyKey: "{other}", Principal: "{x}"}
 	keys := transferKeys(req, newTransferID())
-	keys = append(keys, ledgerKey(), accountKey("q"), statementKey("q"))
+	keys = append(keys, ledgerKey(), accountKey("q"), historyKey("q"))
 	if len(keys) != 9 {
 		t.Fatalf("transfer keys = %v", keys)
 	}
@@ -173,4 +172,10 @@ func TestAccountsAreStampedByTheStoresClock(t *testing.T) {
 	if err != nil || !a.CreatedAt.Equal(when) {
 		t.Fatalf("CreatedAt = %v, %v; want %v", a.CreatedAt, err, when)
 	}
+}
+
+// newest returns the first page of a statement: its newest limit entries.
+func newest(s *Store, id string, limit int) ([]StatementEntry, error) {
+	page, err := s.Statement(context.Background(), id, StatementQuery{Limit: limit})
+	return page.Entries, err
 }

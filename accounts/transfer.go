@@ -239,7 +239,7 @@ func validateTransfer(req TransferRequest, maxMajor int64) error {
 func transferKeys(req TransferRequest, tid string) []string {
 	keys := []string{
 		accountKey(req.From), accountKey(req.To),
-		statementKey(req.From), statementKey(req.To), transferKey(tid),
+		historyKey(req.From), historyKey(req.To), transferKey(tid),
 	}
 	if req.IdempotencyKey != "" {
 		keys = append(keys, idempotencyKey(req.Principal, req.IdempotencyKey))

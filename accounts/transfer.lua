@@ -5,8 +5,8 @@
 -- its first write, and its writes cannot fail once the checks passed.
 --
 -- KEYS[1] ledger stream, then each transfer's keys, in order:
---   source account, destination account, source statement,
---   destination statement, record of this transfer id,
+--   source account, destination account, source history,
+--   destination history (statement.go), record of this transfer id,
 --   idempotency record (only when the request carries a key)
 -- ARGV[1] idempotency record lifetime, seconds
 -- then 9 arguments per transfer:
@@ -111,7 +111,7 @@ local function moved(a, balance)
     a[3] = false
   end
 end
-local pushes, pushOrder = {}, {} -- statement key -> transfer ids, oldest first
+local pushes, pushOrder = {}, {} -- history key -> transfer ids, oldest first
 local function push(key, tid)
   local list = pushes[key]
   if not list then
@@ -275,8 +275,24 @@ end
 for _, key in ipairs(dirtyOrder) do
   write(key, accounts[key])
 end
+-- Each account's history is a sorted set scored by the transfer's time in
+-- µs, made strictly increasing per account (statement.go): a transfer
+-- scores its creation time, or one more than the account's newest entry
+-- when that is not less (transfers of one batch share their time). The
+-- scores stay exact: µs since 1970 are below 2^53 until the year 2255.
 for _, key in ipairs(pushOrder) do
-  redis.call('LPUSH', key, unpack(pushes[key]))
+  local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+  local prev = tonumber(newest[2]) or 0
+  local at = tonumber(created)
+  local args = {}
+  for _, tid in ipairs(pushes[key]) do
+    local score = at
+    if score <= prev then score = prev + 1 end
+    prev = score
+    args[#args + 1] = string.format('%.0f', score)
+    args[#args + 1] = tid
+  end
+  redis.call('ZADD', key, unpack(args))
 end
 replies[1] = created or ''
 return replies

@@ -70,7 +70,7 @@ func openBatchAccounts(t *testing.T, s *Store, rdb redis.UniversalClient) map[st
 	if _, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "0.01", IdempotencyKey: "k0", Principal: "p"}, testMax); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.Del(ctx, ledgerKey(), statementKey("A"), statementKey("B")).Err(); err != nil {
+	if err := rdb.Del(ctx, ledgerKey(), historyKey("A"), historyKey("B")).Err(); err != nil {
 		t.Fatal(err) // the books below start with the batch
 	}
 	return map[string]int64{"A": 9999, "B": 10001, "poor": 0, "yen": 1000}
@@ -156,8 +156,8 @@ func wantBooks(t *testing.T, s *Store, rdb redis.UniversalClient, happened []Tra
 			t.Errorf("record of %s = %v, %v; want %+v", tr.ID, rec, err, tr)
 		}
 		for _, acct := range []string{tr.From, tr.To} {
-			if pos, err := rdb.LPos(ctx, statementKey(acct), tr.ID, redis.LPosArgs{}).Result(); err != nil {
-				t.Errorf("statement of %s lacks %s (%d, %v)", acct, tr.ID, pos, err)
+			if pos, err := rdb.ZScore(ctx, historyKey(acct), tr.ID).Result(); err != nil {
+				t.Errorf("statement of %s lacks %s (%v, %v)", acct, tr.ID, pos, err)
 			}
 		}
 	}

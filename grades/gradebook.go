@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/csvcell"
 	"github.com/facade-dev/facade/redisdb"
 )
 
@@ -55,27 +56,12 @@ func WriteGradebook(w io.Writer, entries []GradebookEntry) error {
 	return cw.Error()
 }
 
-// formulaStarts are the first characters that make a spreadsheet read a
-// cell as a formula (OWASP, "CSV Injection"). Student ids may start with
-// '-' or '@', and grades end in '-' or '+', so this is not hypothetical.
-const formulaStarts = "=+-@\t\r"
+// SafeCell is csvcell.Safe: a cell a spreadsheet would run as a formula
+// is quoted; ReadGradebook removes the quote again, so a downloaded file
+// uploads unchanged.
+func SafeCell(s string) string { return csvcell.Safe(s) }
 
-// SafeCell prefixes a cell that a spreadsheet would run as a formula with
-// a single quote, which spreadsheets show as text. ReadGradebook removes
-// the quote again, so a downloaded file uploads unchanged.
-func SafeCell(s string) string {
-	if s != "" && strings.ContainsRune(formulaStarts, rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
-
-func unsafeCell(s string) string {
-	if len(s) > 1 && s[0] == '\'' && strings.ContainsRune(formulaStarts, rune(s[1])) {
-		return s[1:]
-	}
-	return s
-}
+func unsafeCell(s string) string { return csvcell.Unsafe(s) }
 
 // GradebookRow is one data row of an uploaded gradebook. Problem is the
 // reason the row cannot be applied whatever is stored (a malformed cell or

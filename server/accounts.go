@@ -75,6 +75,7 @@ type statementLine struct {
 type statementView struct {
 	AccountID string          `json:"account_id"`
 	Transfers []statementLine `json:"transfers"`
+	Next      string          `json:"next,omitempty"` // the next (older) page's path, when the range goes on
 }
 
 // viewableAccount validates the id and checks view_account before any read.
@@ -190,8 +191,16 @@ func (s *Server) viewableAccountIDs(c echo.Context, after string, limit int) (id
 	return ids, last, true, nil
 }
 
+// getStatement answers a page of an account's statement, newest first
+// (docs/contract.md §5): ?limit=, ?from= and ?to= (RFC 3339 dates or
+// instants, inclusive), and the sealed ?cursor= of the previous page's
+// next, which opens only for this caller on this account. The query is
+// checked first (400), then view_account (403, whatever the cursor: it is
+// opened only for a caller who may view the account), then the cursor.
+// With Accept: text/csv the whole range streams as a spreadsheet
+// (statementCSV).
 func (s *Server) getStatement(c echo.Context) error {
-	limit, err := statementLimit(c.QueryParam("limit"))
+	q, cursor, err := statementQuery(c.QueryParams())
 	if err != nil {
 		return err
 	}
@@ -199,19 +208,106 @@ func (s *Server) getStatement(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	entries, err := s.accounts.Statement(c.Request().Context(), id, limit)
+	ctx, p := c.Request().Context(), principal(c)
+	if cursor != "" {
+		at, err := s.accounts.OpenStatementCursor(ctx, p.ID, id, cursor)
+		if err != nil {
+			return err
+		}
+		q.Before = &at
+	}
+	page, err := s.accounts.Statement(ctx, id, q)
 	if err != nil {
 		return err
 	}
-	view := statementView{AccountID: id, Transfers: make([]statementLine, 0, len(entries))}
-	for _, e := range entries {
+	view := statementView{AccountID: id, Transfers: make([]statementLine, 0, len(page.Entries))}
+	for _, e := range page.Entries {
 		view.Transfers = append(view.Transfers, statementLine{
 			TransferID: e.TransferID, Direction: string(e.Direction), Counterparty: e.Counterparty,
 			Amount: e.SignedAmount(), BalanceAfter: e.BalanceAfterAmount(), Currency: e.Currency,
 			CreatedAt: e.CreatedAt.UTC(), Reference: e.Reference,
 		})
 	}
+	if page.Next != nil {
+		sealed, err := s.accounts.SealStatementCursor(ctx, p.ID, id, *page.Next)
+		if err != nil {
+			return err
+		}
+		view.Next = statementPath(id, c.QueryParams(), sealed)
+	}
 	return writeJSON(c, http.StatusOK, view)
+}
+
+// statementPath is the path of the page after this one: the same query
+// with the new cursor.
+func statementPath(id string, query url.Values, cursor string) string {
+	next := url.Values{"cursor": {cursor}}
+	for _, k := range []string{"limit", "from", "to"} {
+		if v := query.Get(k); v != "" {
+			next.Set(k, v)
+		}
+	}
+	return "/rs/account/" + url.PathEscape(id) + "/transfers?" + next.Encode()
+}
+
+// statementParams are the query parameters a statement takes.
+var statementParams = map[string]bool{"limit": true, "cursor": true, "from": true, "to": true}
+
+// statementQuery reads a statement's query: each parameter at most once
+// and none other (a misspelt ?form= would otherwise show the whole
+// history as if it were the range), limit 1 to MaxStatementLimit, from
+// and to dates or instants with from not after to. It returns the cursor
+// unopened: that needs the account, after authorization.
+func statementQuery(query url.Values) (accounts.StatementQuery, string, error) {
+	for name, vals := range query {
+		switch {
+		case !statementParams[name]:
+			return accounts.StatementQuery{}, "", facade.Refuse(facade.ErrBadParameter, name, facade.ReasonUnknownParameter)
+		case len(vals) > 1:
+			return accounts.StatementQuery{}, "", facade.Refuse(facade.ErrBadParameter, name, facade.ReasonRepeated)
+		}
+	}
+	limit, err := statementLimit(query.Get("limit"))
+	if err != nil {
+		return accounts.StatementQuery{}, "", err
+	}
+	q := accounts.StatementQuery{Limit: limit}
+	if q.From, err = parseRangeTime("from", query.Get("from")); err != nil {
+		return accounts.StatementQuery{}, "", err
+	}
+	if q.To, err = parseRangeTime("to", query.Get("to")); err != nil {
+		return accounts.StatementQuery{}, "", err
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && q.From.After(q.To) {
+		return accounts.StatementQuery{}, "", &facade.Error{Code: facade.ErrBadParameter.Code, Invalid: []facade.Invalid{
+			{Parameter: "from", Reason: facade.ReasonReversed}, {Parameter: "to", Reason: facade.ReasonReversed}}}
+	}
+	return q, query.Get("cursor"), nil
+}
+
+// parseRangeTime reads from or to: "" is no bound; an RFC 3339 instant is
+// itself; a date (2026-03-01) is its first microsecond for from and its
+// last for to (the whole day, in UTC), so a month is from=2026-03-01 and
+// to=2026-03-31.
+func parseRangeTime(name, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if len(v) == len(time.DateOnly) {
+		d, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			return time.Time{}, facade.Refuse(facade.ErrBadParameter, name, facade.ReasonNotDate)
+		}
+		if name == "to" {
+			d = d.AddDate(0, 0, 1).Add(-time.Microsecond)
+		}
+		return d, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, facade.Refuse(facade.ErrBadParameter, name, facade.ReasonNotDate)
+	}
+	return t.UTC(), nil
 }
 
 func statementLimit(q string) (int, error) {

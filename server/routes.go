@@ -71,7 +71,16 @@ func (s *Server) routes() {
 	read("/rs/account", s.listAccounts)
 	read("/rs/account/:id", s.getAccount)
 	read("/rs/account/:id/balance", s.getBalance)
-	read("/rs/account/:id/transfers", s.getStatement)
+	// A statement answers JSON pages or, asked with Accept: text/csv, the
+	// range as a streamed download (no ETag: it is not held whole).
+	statement := chain(s.getStatement, reads...)
+	statementCSV := chain(s.getStatementCSV, requireXSRF, limitBody, s.streaming)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:id/transfers", func(c echo.Context) error {
+		if wantsCSV(c.Request().Header.Values("Accept")) {
+			return statementCSV(c)
+		}
+		return statement(c)
+	})
 	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", chain(s.transfer, api...))
 
 	// Build results: Bamboo's read API and its artifact and log links,

@@ -40,7 +40,7 @@ const words = {
   'bad-gradebook': 'The file could be misread, so nothing in it was used. Its first line must name student_id, grade and version, each once, separated by , or ; (a downloaded gradebook does).',
   'malformed-body': 'The file could not be read as a gradebook. It needs a header line with student_id, grade and version.',
   'unsupported-media': 'That file type is not accepted. Choose a CSV file.',
-  'body-too-large': 'The file is larger than 16 KiB. Split it into smaller files.',
+  'body-too-large': 'The file is larger than 2 MiB. Split it into smaller files (by student), then upload each.',
   'grade-exists': 'Someone set this grade in the meantime. Check the value now shown before changing it.',
   'version-mismatch': 'Someone changed this in the meantime. Check the value now shown before changing it.',
   'auth-throttled': 'Too many failed sign-ins from here in a short time. Wait a few seconds, check the token, then try again.',
@@ -75,11 +75,22 @@ const amountWords = {
   'over-limit': 'The amount is over the largest single transfer allowed. Send a smaller amount.',
 };
 
+// Finer words for a statement's query, from errors[].code.
+const parameterWords = {
+  'not-date': 'That is not a date. Choose a day, e.g. 2026-03-01.',
+  'reversed': 'The range ends before it starts. Choose a "from" day on or before the "to" day.',
+  'not-issued': 'That link to older transfers is not one for you and this account (or is no longer valid). Show the statement again from the newest transfers.',
+};
+
 /** explain returns the words for an ApiError (or any error). */
 export function explain(err) {
   if (err && err.code === 'bad-amount') {
     const item = (err.errors || []).find(e => e.parameter === 'amount');
     if (item && amountWords[item.code]) return amountWords[item.code];
+  }
+  if (err && err.code === 'bad-parameter') {
+    const item = (err.errors || []).find(e => parameterWords[e.code]);
+    if (item) return parameterWords[item.code];
   }
   const w = err && words[err.code];
   if (w) return w;
