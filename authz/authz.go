@@ -44,6 +44,7 @@ type Authorizer struct {
 	allowShrink           atomic.Bool      // see AllowShrink
 	metrics               *metrics.Metrics
 	counters              map[op]opCounters
+	usage                 *usageBook // nil: no usage recorded (Config.RecordUsage)
 
 	cur    atomic.Pointer[state]
 	status atomic.Pointer[Status]
@@ -77,8 +78,12 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Now is the clock load and reload times (Status.LoadedAt, the
 	// facade_policy_loaded_timestamp_seconds metric, the "took" of the log
-	// lines) are read from; nil means time.Now.
+	// lines) are read from; nil means time.Now. Usage is counted by the
+	// UTC day of this clock.
 	Now func() time.Time
+	// RecordUsage counts, per policy line, the decisions it took part in
+	// (usage.go), for FlushUsage and RecordUsage to write to Redis.
+	RecordUsage bool
 }
 
 // New loads and validates modelPath and policyPath, tuned by cfg. The
@@ -99,6 +104,10 @@ func New(modelPath, policyPath string, cfg Config) (*Authorizer, error) {
 		return nil, err
 	}
 	st.version, st.loadedAt = 1, a.now()
+	if cfg.RecordUsage {
+		a.usage = &usageBook{}
+		st.use = newLineUse(st)
+	}
 	a.cur.Store(st)
 	a.status.Store(st.status())
 	a.metrics.PolicyReloads.WithLabelValues("ok").Inc()
@@ -311,9 +320,14 @@ func (st *state) grade(p facade.Principal, studentID, act string) bool {
 	q := subjectOf(p) // once: a token may carry 200 groups
 	professor := p.Role == facade.RoleProfessor || st.policyRole(q, facade.RoleProfessor)
 	if professor && st.enforce(q, prefixStudent+studentID, act) {
+		st.usedRole(q, p.Role, facade.RoleProfessor)
 		return true
 	}
-	return act == actView && p.ID == studentID && (p.Role == facade.RoleStudent || st.policyRole(q, facade.RoleStudent))
+	if act == actView && p.ID == studentID && (p.Role == facade.RoleStudent || st.policyRole(q, facade.RoleStudent)) {
+		st.usedRole(q, p.Role, facade.RoleStudent)
+		return true
+	}
+	return false
 }
 
 // firstError formats the first refusing problem for an error message.

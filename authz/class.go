@@ -16,9 +16,12 @@ import (
 // CanViewClass: (sub, class:C, view) by a principal of role professor (the
 // token's or the policy's).
 func (a *Authorizer) CanViewClass(p facade.Principal, classID string) bool {
-	st := a.state()
-	return a.record(opViewClass, p.ID != "" && facade.ValidID(classID) && st.hasRole(p, facade.RoleProfessor) &&
-		st.enforce(subjectOf(p), prefixClass+classID, actView))
+	st, q := a.state(), subjectOf(p)
+	if p.ID != "" && facade.ValidID(classID) && st.hasRole(p, facade.RoleProfessor) && st.enforce(q, prefixClass+classID, actView) {
+		st.usedRole(q, p.Role, facade.RoleProfessor)
+		return a.record(opViewClass, true)
+	}
+	return a.record(opViewClass, false)
 }
 
 // ClassStudents returns the students enrolled in classID (g, student:S,

@@ -16,6 +16,9 @@ import (
 // decider answers casbin's Enforce(sub, obj, act) for one loaded policy.
 type decider interface {
 	enforce(q subject, obj, act string) bool
+	// enforceUsed is enforce, counting the lines the decision used in u
+	// (usage.go).
+	enforceUsed(q subject, obj, act string, u *lineUse) bool
 	kind() string // "index" or "casbin": which path decides (policy check, /readyz, metric)
 }
 
@@ -38,6 +41,7 @@ type state struct {
 	classes  classIndex
 	roles    roleIndex // the roles the policy gives (roles.go)
 	grants   grants    // Holdings', built on first use
+	use      *lineUse  // usage counts; nil when the Authorizer records none
 }
 
 // compile checks the files and builds the decider: the index for a
@@ -73,7 +77,13 @@ func (st *state) digestOf() [32]byte { return st.digest }
 
 // enforce asks the policy in force; a nil decider (zero Authorizer) denies.
 func (st *state) enforce(q subject, obj, act string) bool {
-	return st.decider != nil && st.decider.enforce(q, obj, act)
+	switch {
+	case st.decider == nil:
+		return false
+	case st.use != nil:
+		return st.decider.enforceUsed(q, obj, act, st.use)
+	}
+	return st.decider.enforce(q, obj, act)
 }
 
 // checkModel loads the model text with casbin, refuses what the service
@@ -122,6 +132,7 @@ type casbinDecider struct {
 	calls    atomic.Uint64
 	hasGroup bool // the model defines groupRole, where token groups go
 	rebuild  bool // token groups were added and removed since the last forget
+	rules    []rule
 }
 
 // forgetEvery bounds the memo casbin keeps behind g(): it lives as long as
@@ -140,7 +151,7 @@ func newCasbinDecider(m model.Model, rules []rule) (*casbinDecider, error) {
 	if err := e.LoadPolicy(); err != nil {
 		return nil, err
 	}
-	d := &casbinDecider{e: e}
+	d := &casbinDecider{e: e, rules: rules}
 	for k := range m["g"] {
 		d.roles = append(d.roles, k)
 		d.hasGroup = d.hasGroup || k == groupRole
@@ -151,6 +162,17 @@ func newCasbinDecider(m model.Model, rules []rule) (*casbinDecider, error) {
 func (d *casbinDecider) enforce(q subject, obj, act string) bool {
 	ok, _, err := d.ask(q, obj, act, false)
 	return err == nil && ok // errors (and casbin's recovered panics) deny
+}
+
+// enforceUsed asks EnforceEx, which names the deciding p row, and counts
+// it and the g lines on the way in u.
+func (d *casbinDecider) enforceUsed(q subject, obj, act string, u *lineUse) bool {
+	ok, row, err := d.ask(q, obj, act, true)
+	if err != nil {
+		return false
+	}
+	d.creditCasbin(u, d.rules, q, obj, ok, row)
+	return ok
 }
 
 // ask is casbin's Enforce (or EnforceEx, with explain) on the policy with

@@ -36,13 +36,26 @@ type index struct {
 	keyed    map[rowKey]hit     // under objMatch: rows matching one key, by that key
 	patterns map[subAct]*patternSet
 	compiled []objPattern // per rule index, under objMatch
+	pairs    int32        // closure pairs numbered by closure.base, over every role definition
+	closures []roleClosures
+}
+
+// roleClosures are one role definition's closures (usage reads the pairs
+// back from them).
+type roleClosures struct {
+	role string
+	cl   map[string]closure
 }
 
 // closure is what one name reaches through a role definition: the names
 // within maxDepth links that appear in some p row, nearest first.
 type closure struct {
 	names []string
-	near  int // names[:near] are within maxDepth-1 links: what a token's group, one link away, reaches
+	near  int32 // names[:near] are within maxDepth-1 links: what a token's group, one link away, reaches
+	// base numbers the (name, names[j]) pairs for usage (usage.go): pair j
+	// is counter base+j, so crediting the g lines on the way costs one
+	// atomic add in the decision and the path is found at flush time.
+	base int32
 }
 
 type rowKey struct{ sub, obj, act string }
@@ -108,6 +121,10 @@ func newIndex(s *shape, rules []rule) (*index, error) {
 		}
 	}
 	x.subs, x.objs = closures[s.subRole], closures[s.objRole]
+	for g, cl := range closures {
+		x.pairs = numberPairs(cl, x.pairs)
+		x.closures = append(x.closures, roleClosures{g, cl})
+	}
 	return x, nil
 }
 
@@ -169,33 +186,49 @@ func (x *index) enforce(q subject, obj, act string) bool {
 	return allow
 }
 
+// enforceUsed is enforce, counting the lines the decision used in u.
+func (x *index) enforceUsed(q subject, obj, act string, u *lineUse) bool {
+	d := x.run(q, obj, act, nil)
+	x.credit(u, q, obj, &d)
+	allow, _ := d.result()
+	return allow
+}
+
 // reach returns the names name reaches through role definition role (with
 // closures cl), with the subject's token groups as links from q.id in
 // groupRole: without groups, the closure built at load.
 func (x *index) reach(role string, cl map[string]closure, name string, q subject) []string {
+	names, _, _ := x.reachFrom(role, cl, name, q)
+	return names
+}
+
+// reachFrom is reach, with name's own closure (whose pairs number the
+// first len(c.names) names returned) and whether the names were walked
+// with the token's links (then they follow no closure's order).
+func (x *index) reachFrom(role string, cl map[string]closure, name string, q subject) (names []string, c closure, walked bool) {
 	if role == "" {
-		return nil
+		return nil, closure{}, false
 	}
-	base := cl[name].names
+	c = cl[name]
 	if len(q.groups) == 0 || role != groupRole {
-		return base
+		return c.names, c, false
 	}
 	if name == q.id {
 		// A group is one link away; what it reaches counts within one
 		// link fewer. A shortest path never comes back through q.id.
-		out := slices.Clip(base)
+		out := slices.Clip(c.names)
 		for _, g := range q.groups {
-			c := cl[g]
-			out = append(append(out, g), c.names[:c.near]...)
+			gc := cl[g]
+			out = append(append(out, g), gc.names[:gc.near]...)
 		}
-		return out
+		return out, c, false
 	}
 	if g := x.graphs[role]; g != nil && g.hasMembers(q.id) {
 		// name reaches q.id (a principal that is itself a group, rare):
 		// walk the links with the token's added.
-		return g.reachWith(name, q.id, q.groups)
+		return g.reachWith(name, q.id, q.groups), c, true
 	}
-	return base
+	return c.names, c, false
 }
 
 // candidates returns the values of one column a p row may hold to match
@@ -212,38 +245,50 @@ func candidates(buf []string, v string, self bool, reached, lits []string) []str
 // decide returns the decision and the deciding rule's index (-1 when no
 // rule matched). seen, when not nil, is told every matching rule (tools).
 func (x *index) decide(q subject, obj, act string, seen func(ruleIdx int, viaSub, viaObj string)) (bool, int) {
+	d := x.run(q, obj, act, seen)
+	return d.result()
+}
+
+// run is decide, returning the whole decision: where in the candidate
+// lists the allowing row was found, for usage (usage.go).
+func (x *index) run(q subject, obj, act string, seen func(ruleIdx int, viaSub, viaObj string)) decision {
 	s := x.shape
+	d := decision{allowAt: -1, denyAt: -1, seen: seen, denyWins: s.denyWins}
 	if s.guard != nil && s.guard.MatchString(q.id) {
-		return false, -1
+		return d
 	}
 	// Candidate lists live on the stack: a principal in a few dozen groups
 	// (20 teams and their parents in the contract-sized benchmark) fits,
 	// and a heap-grown list on every decision multiplied its p99 by five
 	// through garbage collection.
 	var sb, ob, ab [64]string
-	subs := candidates(sb[:0], q.id, s.subEq || s.subRole != "", x.reach(s.subRole, x.subs, q.id, q), s.subLits)
-	objs := candidates(ob[:0], obj, s.objEq || s.objRole != "", x.reach(s.objRole, x.objs, obj, q), s.objLits)
+	var reached []string
+	reached, d.subs.cl, d.subs.walked = x.reachFrom(s.subRole, x.subs, q.id, q)
+	d.subs.self = s.subEq || s.subRole != ""
+	subs := candidates(sb[:0], q.id, d.subs.self, reached, s.subLits)
+	reached, d.objs.cl, d.objs.walked = x.reachFrom(s.objRole, x.objs, obj, q)
+	d.objs.self = s.objEq || s.objRole != ""
+	objs := candidates(ob[:0], obj, d.objs.self, reached, s.objLits)
 	acts := candidates(ab[:0], act, s.actEq, nil, s.actLits)
-	d := decision{allowAt: -1, denyAt: -1, seen: seen, denyWins: s.denyWins}
-	for _, sub := range subs {
+	for si, sub := range subs {
 		for _, a := range acts {
-			for _, o := range objs {
-				if d.hit(x.rows[rowKey{sub, o, a}], sub, o) {
-					return d.result()
+			for oi, o := range objs {
+				if d.hit(x.rows[rowKey{sub, o, a}], sub, o, int32(si), int32(oi)) {
+					return d
 				}
 			}
-			if s.objMatch != "" && x.matchPatterns(&d, sub, obj, a) {
-				return d.result()
+			if s.objMatch != "" && x.matchPatterns(&d, sub, obj, a, int32(si)) {
+				return d
 			}
 		}
 	}
-	return d.result()
+	return d
 }
 
 // matchPatterns notes the rows under the matching function that match obj
 // for (sub, act); true when the decision is made.
-func (x *index) matchPatterns(d *decision, sub, obj, act string) bool {
-	if d.hit(x.keyed[rowKey{sub, obj, act}], sub, obj) {
+func (x *index) matchPatterns(d *decision, sub, obj, act string, si int32) bool {
+	if d.hit(x.keyed[rowKey{sub, obj, act}], sub, obj, si, -1) {
 		return true
 	}
 	ps := x.patterns[subAct{sub, act}]
@@ -258,7 +303,7 @@ func (x *index) matchPatterns(d *decision, sub, obj, act string) bool {
 			if !x.compiled[ri].match(obj) {
 				continue
 			}
-			if d.hit(hit{}.add(ri, x.effect(x.rules[ri].fields)), sub, x.rules[ri].fields[1]) {
+			if d.hit(hit{}.add(ri, x.effect(x.rules[ri].fields)), sub, x.rules[ri].fields[1], si, -1) {
 				return true
 			}
 		}
@@ -271,30 +316,45 @@ type decision struct {
 	allowAt, denyAt int
 	denyWins        bool
 	seen            func(ruleIdx int, viaSub, viaObj string)
+	// Where the allowing row's sub and obj are in the candidate lists
+	// (position in subs, position in objs; -1 for an object matched by a
+	// pattern or key, which is the request's own), and what those lists were made of: usage
+	// credits the g lines from the request's values to them.
+	allowSi, allowOi   int32
+	allowSub, allowObj string // the allowing row's sub and obj (or pattern)
+	subs, objs         column
 }
 
-// hit notes h's rows; true when the decision is made (only without seen,
-// which wants every matching row).
-func (d *decision) hit(h hit, sub, obj string) bool {
+// column is how one column's candidates were made (candidates).
+type column struct {
+	self   bool    // the request value comes first
+	cl     closure // the request value's closure: the reached names start with cl.names
+	walked bool    // the reached names were walked with the token's links (reachWith)
+}
+
+// hit notes h's rows, found at candidates si (sub) and oi (obj); true
+// when the decision is made (only without seen, which wants every
+// matching row).
+func (d *decision) hit(h hit, sub, obj string, si, oi int32) bool {
 	if h.deny != 0 {
-		d.note(int(h.deny-1), false, sub, obj)
+		d.note(int(h.deny-1), false, sub, obj, si, oi)
 		if d.seen == nil {
 			return true
 		}
 	}
 	if h.allow != 0 {
-		d.note(int(h.allow-1), true, sub, obj)
+		d.note(int(h.allow-1), true, sub, obj, si, oi)
 		return d.seen == nil && !d.denyWins
 	}
 	return false
 }
 
-func (d *decision) note(i int, allow bool, sub, obj string) {
+func (d *decision) note(i int, allow bool, sub, obj string, si, oi int32) {
 	if d.seen != nil {
 		d.seen(i, sub, obj)
 	}
 	if allow && (d.allowAt < 0 || i < d.allowAt) {
-		d.allowAt = i
+		d.allowAt, d.allowSi, d.allowOi, d.allowSub, d.allowObj = i, si, oi, sub, obj
 	} else if !allow && (d.denyAt < 0 || i < d.denyAt) {
 		d.denyAt = i
 	}
@@ -390,7 +450,7 @@ func (g *graph) closures(matters map[string]bool) map[string]closure {
 			if matters[g.names[n]] {
 				c.names = append(c.names, g.names[n])
 				if depth < maxDepth {
-					c.near = len(c.names)
+					c.near = int32(len(c.names))
 				}
 			}
 		})

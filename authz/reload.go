@@ -55,6 +55,10 @@ func (a *Authorizer) reload() (changed bool, err error) {
 		return false, a.refuse(f.hash(), reasonShrunk, fmt.Errorf("authz: %s: %s; set FACADE_POLICY_ALLOW_SHRINK=1 to accept it", a.policyPath, msg))
 	}
 	st.version, st.loadedAt, st.digest = cur.version+1, a.now(), f.digest
+	if a.usage != nil {
+		st.use = newLineUse(st)
+		a.usage.retire(cur)
+	}
 	a.cur.Store(st)
 	a.accept(st, started, true)
 	return true, nil

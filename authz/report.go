@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Grant is one row of the access review (`facade policy report`): Subject
@@ -20,6 +21,9 @@ type Grant struct {
 	// Except cites the deny lines that take part of a wildcard grant back
 	// (objects it covers, or patterns that may overlap it).
 	Except []string `json:"except,omitempty"`
+	// LastUsed is the latest use of a line in GrantedBy (by anyone the
+	// line grants), when the report was made with usage (AttachUsage).
+	LastUsed *time.Time `json:"last_used"`
 }
 
 // maxReportQuestions bounds a report on a model casbin decides, which asks
@@ -94,6 +98,7 @@ func (p *Policy) reportIndex(x *index, only string) []Grant {
 		return c
 	}
 	grants := make([]Grant, 0, len(found))
+	keys := map[int]string{}
 	for k, rows := range found {
 		g := Grant{Subject: k.sub, Kind: p.kindOf(x, k.sub), Object: k.obj, Action: k.act}
 		if s.denyWins && k.sub != anyone {
@@ -107,6 +112,7 @@ func (p *Policy) reportIndex(x *index, only string) []Grant {
 		for j, i := range rows {
 			g.GrantedBy[j] = cite(i)
 		}
+		g.LastUsed = p.lastUsed(rows, keys)
 		grants = append(grants, g)
 	}
 	return grants
@@ -214,6 +220,7 @@ func (p *Policy) reportCasbin(only string) ([]Grant, error) {
 	}
 	d := p.st.decider.(*casbinDecider)
 	var grants []Grant
+	keys := map[int]string{}
 	for _, s := range subjects {
 		kind := "principal"
 		if strings.Contains(s, ":") {
@@ -228,6 +235,7 @@ func (p *Policy) reportCasbin(only string) ([]Grant, error) {
 				g := Grant{Subject: s, Kind: kind, Object: o, Action: a}
 				if len(row) > 0 {
 					g.GrantedBy = []string{p.cite(row)}
+					g.LastUsed = p.lastUsed([]int{p.ruleOf(row)}, keys)
 				}
 				grants = append(grants, g)
 			}

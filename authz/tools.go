@@ -17,6 +17,8 @@ type Policy struct {
 	st                    *state
 	modelPath, policyPath string
 	Problems              []Problem // warnings found while loading
+	usage                 *Usage    // AttachUsage
+	cited                 map[string]string
 }
 
 // Open loads modelPath and policyPath; files with refusing problems are an
@@ -243,12 +245,20 @@ func (p *Policy) chain(g, from, to string) []string {
 
 // cite finds the policy line of a p row casbin returned.
 func (p *Policy) cite(row []string) string {
-	for _, r := range p.st.rules {
-		if r.ptype == "p" && slices.Equal(r.fields, row) {
-			return r.cite(p.policyPath)
-		}
+	if i := p.ruleOf(row); i >= 0 {
+		return p.st.rules[i].cite(p.policyPath)
 	}
 	return "p, " + strings.Join(row, ", ")
+}
+
+// ruleOf is the index of the p rule with fields row, or -1.
+func (p *Policy) ruleOf(row []string) int {
+	for i, r := range p.st.rules {
+		if r.ptype == "p" && slices.Equal(r.fields, row) {
+			return i
+		}
+	}
+	return -1
 }
 
 func (p *Policy) searched(x *index, q subject, obj, act string) string {

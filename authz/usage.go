@@ -1,0 +1,535 @@
+package authz
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Which grants are used (README, "Policy", "Which lines are used"): every
+// decision a line took part in is counted, in memory, per loaded policy:
+//
+//   - an allow credits its p line and every g line on the way from the
+//     request's sub and obj to that line's (memberships, nested teams,
+//     enrollments, a token group's lines), and, for a grade, the g lines
+//     that gave the role (g, X, role:R) when the token did not;
+//   - a deny decided by a deny line credits that line alone; a denial
+//     because nothing matched credits nothing;
+//   - the index decider adds one to an atomic counter per line and one
+//     per closure pair (closure.base), so the decision path does no map
+//     look-up, allocation or lock for it; the g lines of a pair are found
+//     at flush time, once per pair and loaded policy;
+//   - casbin's own Enforce (models outside the index) names its p row
+//     (EnforceEx), and the g lines are found by walking the links then.
+//
+// Every few seconds each instance adds its counts to Redis in one script
+// call (flushUsage): a hash per UTC day of counts per line, and a hash of
+// each line's last use, keyed by the line's normalised text (normalLine),
+// so moving or re-spacing a line keeps its history. Memory is bounded by
+// the policy: counters per line and per closure pair, never per caller.
+
+// usageKeep is how long a day's counts are kept in Redis: the longest
+// window `policy usage --since` accepts.
+const usageKeep = 400 * 24 * time.Hour
+
+// MaxUsageWindow is the longest window `facade policy usage --since` reads.
+const MaxUsageWindow = usageKeep
+
+// usagePrefix holds the usage hashes; the hash tag puts them in one
+// cluster slot, as the flush script needs.
+const usagePrefix = "facade:policy-usage:{u}:"
+
+// usageChunk is how many lines one script call carries: a policy-sized
+// first flush is a few calls, not one huge one.
+const usageChunk = 2000
+
+func usageDayKey(t time.Time) string { return usagePrefix + "day:" + t.UTC().Format(time.DateOnly) }
+
+const usageLastKey = usagePrefix + "last"
+
+// lineUse counts one loaded policy's decisions per line.
+type lineUse struct {
+	rules []atomic.Uint32 // per state.rules index
+	pairs []atomic.Uint32 // per closure pair (index decider)
+
+	linksOnce sync.Once
+	links     map[string]map[string][]link // role -> name -> its links, with the rule of each
+
+	roleChains sync.Map // roleFrom -> []int32: the g lines from a name to role:R
+
+	casbinOnce sync.Once
+	casbinRows map[string]int32 // casbin decider: p row fields joined by \x00 -> rule index
+
+	// the flusher's alone (usageBook.mu)
+	pairOf []pairName        // per pair number, built on the first flush that needs it
+	chains map[int32][]int32 // pair -> its g lines
+	keys   []string          // per rule: normalLine; "" for the virtual row
+}
+
+type link struct {
+	to   string
+	rule int32
+}
+
+type pairName struct{ role, from, to string }
+
+type roleFrom struct{ from, role string }
+
+func newLineUse(st *state) *lineUse {
+	u := &lineUse{rules: make([]atomic.Uint32, len(st.rules)+1), chains: map[int32][]int32{}}
+	if x, ok := st.decider.(*index); ok {
+		u.pairs = make([]atomic.Uint32, x.pairs)
+		if len(x.rules) > len(st.rules) { // the virtual row of a policy without p rows
+			u.rules = make([]atomic.Uint32, len(x.rules))
+		}
+	}
+	return u
+}
+
+// normalLine is the line's identity for usage: its type and fields as
+// casbin reads them, written back with casbin's CSV quoting, so spacing
+// and needless quotes do not change it.
+func normalLine(r rule) string {
+	var b strings.Builder
+	b.WriteString(r.ptype)
+	for _, f := range r.fields {
+		b.WriteString(", ")
+		b.WriteString(csvQuote(f))
+	}
+	return b.String()
+}
+
+// credit counts the index decision d on (q, obj).
+func (x *index) credit(u *lineUse, q subject, obj string, d *decision) {
+	if d.denyAt >= 0 {
+		u.rules[d.denyAt].Add(1)
+		return
+	}
+	if d.allowAt < 0 {
+		return
+	}
+	u.rules[d.allowAt].Add(1)
+	x.creditColumn(u, x.shape.subRole, x.subs, q.id, q, d.subs, d.allowSi, d.allowSub)
+	x.creditColumn(u, x.shape.objRole, x.objs, obj, q, d.objs, d.allowOi, d.allowObj)
+}
+
+// creditColumn credits the g lines from name to the candidate at pos
+// (via), built as c says (index.run).
+func (x *index) creditColumn(u *lineUse, role string, cl map[string]closure, name string, q subject, c column, pos int32, via string) {
+	if pos < 0 || role == "" {
+		return
+	}
+	if c.self {
+		if pos == 0 {
+			return // the request's own value: no g line
+		}
+		pos--
+	}
+	if c.walked { // rare: a principal that is itself a group; nil for a literal
+		u.addRules(u.chain(x.rules, role, name, via, q), 1)
+		return
+	}
+	if pos < int32(len(c.cl.names)) {
+		u.pairs[c.cl.base+pos].Add(1)
+		return
+	}
+	pos -= int32(len(c.cl.names))
+	if role != groupRole || name != q.id {
+		return // a literal the matcher names
+	}
+	for _, g := range q.groups { // reachFrom's order: each group, then what it reaches
+		if pos == 0 {
+			return // the token's group itself: no line
+		}
+		pos--
+		gc := cl[g]
+		if pos < gc.near {
+			u.pairs[gc.base+pos].Add(1)
+			return
+		}
+		pos -= gc.near
+	}
+}
+
+func (u *lineUse) addRules(rules []int32, n uint32) {
+	for _, r := range rules {
+		u.rules[r].Add(n)
+	}
+}
+
+// linksOf returns role's links by name, built once per loaded policy.
+func (u *lineUse) linksFor(rules []rule, role string) map[string][]link {
+	u.linksOnce.Do(func() {
+		u.links = map[string]map[string][]link{}
+		for i, r := range rules {
+			if !strings.HasPrefix(r.ptype, "g") || len(r.fields) < 2 {
+				continue
+			}
+			m := u.links[r.ptype]
+			if m == nil {
+				m = map[string][]link{}
+				u.links[r.ptype] = m
+			}
+			m[r.fields[0]] = append(m[r.fields[0]], link{r.fields[1], int32(i)})
+		}
+	})
+	return u.links[role]
+}
+
+// chain returns the rules of the shortest path of role's links from
+// from to to (within maxDepth, as casbin follows them), with q's token
+// links (q.id -> each group, no line) added; nil when there is none.
+func (u *lineUse) chain(rules []rule, role, from, to string, q subject) []int32 {
+	if from == to {
+		return nil
+	}
+	links := u.linksFor(rules, role)
+	type step struct {
+		from string
+		rule int32 // -1: a token's link
+	}
+	parent := map[string]step{from: {}}
+	level := []string{from}
+	for depth := 1; depth <= maxDepth && len(level) > 0; depth++ {
+		var next []string
+		for _, n := range level {
+			out := links[n]
+			if role == groupRole && n == q.id && len(q.groups) > 0 {
+				out = slices.Clip(out)
+				for _, g := range q.groups {
+					out = append(out, link{g, -1})
+				}
+			}
+			for _, l := range out {
+				if _, seen := parent[l.to]; seen {
+					continue
+				}
+				parent[l.to] = step{n, l.rule}
+				if l.to == to {
+					var path []int32
+					for m := to; m != from; m = parent[m].from {
+						if r := parent[m].rule; r >= 0 {
+							path = append(path, r)
+						}
+					}
+					return path
+				}
+				next = append(next, l.to)
+			}
+		}
+		level = next
+	}
+	return nil
+}
+
+// usedRole credits the g lines that gave p role when the policy, not the
+// token, gave it (the grade rules read it).
+func (st *state) usedRole(q subject, tokenRole, role string) {
+	u := st.use
+	if u == nil || tokenRole == role {
+		return
+	}
+	from := ""
+	if _, ok := st.roles[q.id][role]; ok {
+		from = q.id
+	} else {
+		for _, g := range q.groups {
+			if d, ok := st.roles[g][role]; ok && d+1 <= maxDepth {
+				from = g
+				break
+			}
+		}
+	}
+	if from == "" {
+		return
+	}
+	k := roleFrom{from, role}
+	rules, ok := u.roleChains.Load(k)
+	if !ok {
+		rules, _ = u.roleChains.LoadOrStore(k, u.chain(st.rules, groupRole, from, prefixRole+role, subject{}))
+	}
+	u.addRules(rules.([]int32), 1)
+}
+
+// creditCasbin counts a decision casbin made with row (EnforceEx's
+// explanation): the row, and for an allow the g lines from the request's
+// sub and obj to the row's, along whichever role definition has a path.
+func (d *casbinDecider) creditCasbin(u *lineUse, rules []rule, q subject, obj string, allow bool, row []string) {
+	if len(row) < 2 {
+		return
+	}
+	u.casbinOnce.Do(func() {
+		u.casbinRows = map[string]int32{}
+		for i, r := range rules {
+			if r.ptype == "p" {
+				u.casbinRows[strings.Join(r.fields, "\x00")] = int32(i)
+			}
+		}
+	})
+	i, ok := u.casbinRows[strings.Join(row, "\x00")]
+	if !ok {
+		return
+	}
+	u.rules[i].Add(1)
+	if !allow {
+		return
+	}
+	for _, col := range [][2]string{{q.id, row[0]}, {obj, row[1]}} {
+		for _, role := range d.roles {
+			if path := u.chain(rules, role, col[0], col[1], q); path != nil {
+				u.addRules(path, 1)
+				break
+			}
+		}
+	}
+}
+
+// usageBook is an Authorizer's usage recording: the policies retired by
+// a reload whose counts are still to be written, and counts a failed
+// write keeps for the next.
+type usageBook struct {
+	mu      sync.Mutex
+	retired []retiredState
+	pending map[string]uint64
+	writes  atomic.Uint64 // script calls sent to Redis (UsageWrites)
+}
+
+type retiredState struct {
+	st      *state
+	flushes int
+}
+
+// retire keeps st's counts for the next flushes: a decision that started
+// on it may still be counting.
+func (b *usageBook) retire(st *state) {
+	if st == emptyState || st.use == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.retired = append(b.retired, retiredState{st: st})
+}
+
+// take moves st's counts into out (by normalised line), zeroing them.
+func (u *lineUse) take(st *state, out map[string]uint64) {
+	if u.keys == nil {
+		u.keys = make([]string, len(u.rules))
+		for i, r := range st.rules {
+			u.keys[i] = normalLine(r)
+		}
+	}
+	x, _ := st.decider.(*index)
+	if x != nil {
+		for p := range u.pairs {
+			n := u.pairs[p].Swap(0)
+			if n == 0 {
+				continue
+			}
+			path, ok := u.chains[int32(p)]
+			if !ok {
+				pn := u.pair(x, int32(p))
+				path = u.chain(st.rules, pn.role, pn.from, pn.to, subject{})
+				u.chains[int32(p)] = path
+			}
+			u.addRules(path, n)
+		}
+	}
+	for i := range u.rules {
+		if n := u.rules[i].Swap(0); n > 0 && i < len(u.keys) && u.keys[i] != "" && st.rules[i].line > 0 {
+			out[u.keys[i]] += uint64(n)
+		}
+	}
+}
+
+// pair names closure pair p, from a table built on first use.
+func (u *lineUse) pair(x *index, p int32) pairName {
+	if u.pairOf == nil {
+		u.pairOf = make([]pairName, x.pairs)
+		for _, rc := range x.closures {
+			for name, c := range rc.cl {
+				for j, to := range c.names {
+					u.pairOf[c.base+int32(j)] = pairName{rc.role, name, to}
+				}
+			}
+		}
+	}
+	return u.pairOf[p]
+}
+
+// numberPairs gives each closure of cl its pair numbers, from next on,
+// and returns the next free number.
+func numberPairs(cl map[string]closure, next int32) int32 {
+	for name, c := range cl {
+		c.base = next
+		next += int32(len(c.names))
+		cl[name] = c
+	}
+	return next
+}
+
+// usageScript adds one flush's counts to the day's hash (KEYS[1]) and
+// raises each line's last use (KEYS[2]) to now unless an instance already
+// wrote a later one: ARGV = ttl seconds, now (unix seconds), then line,
+// count pairs.
+var usageScript = redis.NewScript(`
+local now = tonumber(ARGV[2])
+for i = 3, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1])
+  local last = tonumber(redis.call('HGET', KEYS[2], ARGV[i]) or '0')
+  if last < now then redis.call('HSET', KEYS[2], ARGV[i], now) end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+return 1
+`)
+
+// FlushUsage adds the counts since the last flush to Redis (one script
+// call per 2,000 lines used). On a failure the counts are kept for the
+// next flush and the error returned. A no-op without RecordUsage.
+func (a *Authorizer) FlushUsage(ctx context.Context, rdb redis.UniversalClient) error {
+	b := a.usage
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	counts := b.pending
+	if counts == nil {
+		counts = map[string]uint64{}
+	}
+	b.pending = nil
+	kept := b.retired[:0]
+	for _, r := range b.retired {
+		r.st.use.take(r.st, counts)
+		if r.flushes++; r.flushes < 2 {
+			kept = append(kept, r)
+		}
+	}
+	b.retired = kept
+	if st := a.state(); st.use != nil {
+		st.use.take(st, counts)
+	}
+	if len(counts) == 0 {
+		return nil
+	}
+	now := a.now()
+	lines := make([]string, 0, len(counts))
+	for l := range counts {
+		lines = append(lines, l)
+	}
+	slices.Sort(lines)
+	keys := []string{usageDayKey(now), usageLastKey}
+	for start := 0; start < len(lines); start += usageChunk {
+		chunk := lines[start:min(start+usageChunk, len(lines))]
+		args := make([]any, 0, 2+2*len(chunk))
+		args = append(args, int64(usageKeep/time.Second), now.Unix())
+		for _, l := range chunk {
+			args = append(args, l, counts[l])
+		}
+		b.writes.Add(1)
+		if err := usageScript.Run(ctx, rdb, keys, args...).Err(); err != nil {
+			b.pending = map[string]uint64{}
+			for _, l := range lines[start:] {
+				b.pending[l] = counts[l]
+			}
+			return fmt.Errorf("authz: write policy usage: %w", err)
+		}
+	}
+	return nil
+}
+
+// UsageWrites is how many script calls usage recording has sent to Redis.
+func (a *Authorizer) UsageWrites() uint64 {
+	if a.usage == nil {
+		return 0
+	}
+	return a.usage.writes.Load()
+}
+
+// RecordUsage flushes the usage counts every interval until ctx ends (a
+// failed flush is logged and retried with the next). The caller flushes
+// once more after the last request (serve does, after draining).
+func (a *Authorizer) RecordUsage(ctx context.Context, rdb redis.UniversalClient, every time.Duration) {
+	if a.usage == nil || every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fctx, cancel := context.WithTimeout(ctx, every)
+			err := a.FlushUsage(fctx, rdb)
+			cancel()
+			if err != nil && !failing {
+				a.log.Warn("could not write policy usage to Redis; the counts are kept for the next try", "err", err)
+			}
+			failing = err != nil
+		}
+	}
+}
+
+// Usage is what Redis holds about the lines' use in a window: the uses
+// per normalised line, summed over the UTC days from the day of since to
+// the day of now, and each line's last use (any time in the last 400
+// days).
+type Usage struct {
+	Since, Now time.Time
+	Uses       map[string]uint64
+	Last       map[string]time.Time
+}
+
+// ReadUsage reads the usage of the window (now-window, now] from Redis.
+func ReadUsage(ctx context.Context, rdb redis.UniversalClient, now time.Time, window time.Duration) (*Usage, error) {
+	if window <= 0 || window > MaxUsageWindow {
+		return nil, fmt.Errorf("authz: a usage window is 1 second to %d days", MaxUsageWindow/(24*time.Hour))
+	}
+	u := &Usage{Since: now.Add(-window), Now: now, Uses: map[string]uint64{}, Last: map[string]time.Time{}}
+	pipe := rdb.Pipeline()
+	var days []*redis.MapStringStringCmd
+	first := u.Since.UTC().Truncate(24 * time.Hour)
+	for d := first; !d.After(now.UTC()); d = d.Add(24 * time.Hour) {
+		days = append(days, pipe.HGetAll(ctx, usageDayKey(d)))
+	}
+	last := pipe.HGetAll(ctx, usageLastKey)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("authz: read policy usage: %w", err)
+	}
+	for _, d := range days {
+		for line, v := range d.Val() {
+			n, _ := strconv.ParseUint(v, 10, 64)
+			u.Uses[line] += n
+		}
+	}
+	u.readLast(last.Val())
+	return u, nil
+}
+
+// ReadLastUse reads each line's last use only (for the access review).
+func ReadLastUse(ctx context.Context, rdb redis.UniversalClient) (*Usage, error) {
+	last, err := rdb.HGetAll(ctx, usageLastKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("authz: read policy usage: %w", err)
+	}
+	u := &Usage{Uses: map[string]uint64{}, Last: map[string]time.Time{}}
+	u.readLast(last)
+	return u, nil
+}
+
+func (u *Usage) readLast(last map[string]string) {
+	for line, v := range last {
+		if sec, err := strconv.ParseInt(v, 10, 64); err == nil {
+			u.Last[line] = time.Unix(sec, 0).UTC()
+		}
+	}
+}
