@@ -39,7 +39,8 @@ type settings struct {
 	SessionLifetime                 time.Duration
 	SessionIdle                     time.Duration
 	Model, Policy                   string
-	PolicyAllowShrink               bool // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload
+	PolicyAllowShrink               bool          // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload
+	PolicyUsageFlush                time.Duration // how often usage counts go to Redis; 0: not recorded
 	ReadOrigins, WriteOrigins       []string
 	RateLimit                       int
 	AuthFailureLimit                int
@@ -89,6 +90,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		{&s.DrainDelay, "FACADE_DRAIN_DELAY", "5s", true},
 		{&s.SessionLifetime, "FACADE_SESSION_LIFETIME", "8h", false},
 		{&s.SessionIdle, "FACADE_SESSION_IDLE", "1h", false},
+		{&s.PolicyUsageFlush, "FACADE_POLICY_USAGE_FLUSH", "5s", true},
 	}
 	for _, d := range durations {
 		v, err := time.ParseDuration(env(d.name, d.def))

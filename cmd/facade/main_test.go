@@ -23,6 +23,7 @@ import (
 
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/auth"
+	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/testlog"
 	"github.com/facade-dev/facade/internal/testredis"
@@ -494,6 +495,8 @@ func TestServeEndToEnd(t *testing.T) {
 		// in-flight request must outlast it (upstream delay 5 s): seconds,
 		// not a few hundred ms, so a loaded machine's pauses fit in both.
 		"FACADE_DRAIN_DELAY": "3s",
+		// Usage is written by the flush after the drain, not by the timer.
+		"FACADE_POLICY_USAGE_FLUSH": "1h",
 	})
 	var logs testlog.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
@@ -561,6 +564,12 @@ func TestServeEndToEnd(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"drain finished"`) || !strings.Contains(logs.String(), `"complete":true`) {
 		t.Errorf("drain end not logged:\n%s", logs.String())
 	}
+	// The policy lines carol's listing went through were written on the
+	// way out (README, "Which lines are used").
+	usage, err := authz.ReadUsage(context.Background(), redisFromURL(t, env("FACADE_REDIS_URL")), time.Now(), time.Hour)
+	if err != nil || usage.Uses["g, carol, team:platform"] == 0 {
+		t.Errorf("after a graceful stop, carol's membership has no recorded use (%v): %v", err, usage)
+	}
 }
 
 // TestPolicyReport: the access review of issue 20 through the command:
@@ -583,9 +592,9 @@ func TestPolicyReport(t *testing.T) {
 	env := settingsFrom(map[string]string{"FACADE_MODEL": model, "FACADE_POLICY": policy})
 	code, out, _ := runCmd(env, "policy", "report")
 	for _, want := range []string{
-		"subject,kind,object,action,granted_by,except\n",
-		"mallory,principal,plan:WEB-*,view,\"" + policy + ":1: p, team:web, plan:WEB-*, view, allow\",\"" + policy + ":3: p, mallory, plan:WEB-SECRET, view, deny\"\n",
-		"wendy,principal,project:WEB,view,\"" + policy + ":2: p, team:web, project:WEB, view, allow\",\n",
+		"subject,kind,object,action,granted_by,except,last_used\n",
+		"mallory,principal,plan:WEB-*,view,\"" + policy + ":1: p, team:web, plan:WEB-*, view, allow\",\"" + policy + ":3: p, mallory, plan:WEB-SECRET, view, deny\",\n",
+		"wendy,principal,project:WEB,view,\"" + policy + ":2: p, team:web, project:WEB, view, allow\",,\n",
 		"team:web,group,plan:WEB-*,view,",
 	} {
 		if code != 0 || !strings.Contains(out, want) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	facade "github.com/facade-dev/facade"
@@ -15,7 +16,7 @@ import (
 
 // policyTools are the tools of `facade policy`, as `facade --help` lists
 // them; each has its entry in policyUsage and its case in cmdPolicy.
-var policyTools = []string{"check", "explain", "test", "who", "what", "diff", "report"}
+var policyTools = []string{"check", "explain", "test", "who", "what", "diff", "report", "usage"}
 
 // policyUsage lists the policy tools; README.md, "Policy", shows them at work.
 const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [flags]
@@ -30,10 +31,16 @@ const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [fl
   who --obj OBJ --act ACT [--group G]...
                                         every principal and group that may
   what --sub SUB [--group G]...         every object and action SUB may, through groups
-  diff --old F --new F                  decisions that change between two policy files; exit 1 when any does
+  diff --old F --new F [--format text|markdown]
+                                        decisions that change between two policy files; exit 1 when any does;
+                                        markdown: the access gained and lost with the lines that cause it (a PR comment)
   report [--format csv|json] [--subject S]
                                         access review: every subject x object x action granted, with the lines
-                                        that grant it; exit 1 when the files do not load
+                                        that grant it (and their last use, with FACADE_REDIS_URL); exit 1 when the
+                                        files do not load
+  usage [--since 90d] [--format text|csv|json] [--unused]
+                                        every line's uses and last use in the window (from Redis), unused first;
+                                        --unused lists only those and exits 1 when there are any
 `
 
 // cmdPolicy runs the policy tools. "deny", "mismatch" and "problems found"
@@ -53,6 +60,7 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 	fs := newFlags("policy "+args[0], "facade policy "+args[0]+" [--model F] [--policy F]")
 	maxArgs := 0
 	var run func() int
+	var formats []string // --format's values, the default first
 	switch args[0] {
 	case "check":
 		run = t.check
@@ -81,15 +89,22 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 		fs.Var(&t.groups, "group", "a group the principal's token carries (repeatable): member of group:`NAME`")
 		run = t.what
 	case "diff":
-		fs.synopsis = "facade policy diff --old F --new F   (exit 1 when a decision changes)"
+		fs.synopsis = "facade policy diff --old F --new F [--format text|markdown]   (exit 1 when a decision changes)"
 		t.old = fs.String("old", "", "policy file before the change")
 		t.new = fs.String("new", "", "policy file after the change")
+		t.format, formats = fs.String("format", "text", "output `format`: text (a line per decision) or markdown (a pull-request comment)"), []string{"text", "markdown"}
 		run = t.diff
 	case "report":
 		fs.synopsis = "facade policy report [--format csv|json] [--subject S]   (exit 0 ok, 1 failed, 2 usage)"
-		t.format = fs.String("format", "csv", "output `format`: csv or json")
+		t.format, formats = fs.String("format", "csv", "output `format`: csv or json"), []string{"csv", "json"}
 		t.sub = fs.String("subject", "", "only this principal or group")
 		run = t.report
+	case "usage":
+		fs.synopsis = "facade policy usage [--since 90d] [--format text|csv|json] [--unused]   (exit 1 with --unused when a line is unused, 2 error)"
+		t.since = fs.String("since", "90d", "the `window`: days (90d) or a Go duration (36h), at most 400d")
+		t.format, formats = fs.String("format", "text", "output `format`: text, csv or json"), []string{"text", "csv", "json"}
+		t.unused = fs.Bool("unused", false, "list only the lines unused in the window; exit 1 when there are any")
+		run = t.usage
 	default:
 		return usageError{fmt.Errorf("unknown tool %q", args[0]), printPolicyUsage}
 	}
@@ -105,10 +120,10 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 	if settingsErr != nil {
 		return toolError{tool, settingsErr}
 	}
-	if t.format != nil && *t.format != "csv" && *t.format != "json" {
-		return toolError{tool, usageError{fmt.Errorf("--format %q: csv or json", *t.format), fs.usage}}
+	if t.format != nil && !slices.Contains(formats, *t.format) {
+		return toolError{tool, usageError{fmt.Errorf("--format %q: %s", *t.format, strings.Join(formats, " or ")), fs.usage}}
 	}
-	t.args = fs.Args()
+	t.args, t.settings = fs.Args(), s
 	return exitStatus(run())
 }
 
@@ -118,8 +133,10 @@ type policyTool struct {
 	args                               []string
 	model, policy, sub, role, obj, act *string
 	grade                              *string
-	old, new, format                   *string
+	old, new, format, since            *string
+	unused                             *bool
 	groups                             groupFlag
+	settings                           settings
 }
 
 // groupFlag collects --group: names as a token carries them, any a
@@ -295,6 +312,17 @@ func (t *policyTool) diff() int {
 	if new == nil {
 		return code
 	}
+	if *t.format == "markdown" {
+		r, err := authz.Review(old, new)
+		if err != nil {
+			return t.fail(err)
+		}
+		fmt.Fprint(t.stdout, r.Markdown(fmt.Sprintf("Policy change: %s → %s", *t.old, *t.new)))
+		if len(r.Gained)+len(r.Lost) > 0 {
+			return 1
+		}
+		return 0
+	}
 	changes, err := authz.Diff(old, new)
 	if err != nil {
 		return t.fail(err)
@@ -317,6 +345,10 @@ func (t *policyTool) report() int {
 		fmt.Fprintf(t.stderr, "facade policy report: %v\n", err)
 		return 1
 	}
+	if err := t.attachLastUse(p); err != nil {
+		fmt.Fprintf(t.stderr, "facade policy report: %v\n", err)
+		return 1
+	}
 	grants, err := p.Report(*t.sub)
 	if err != nil {
 		fmt.Fprintf(t.stderr, "facade policy report: %v\n", err)
@@ -334,9 +366,9 @@ func (t *policyTool) report() int {
 		return 0
 	}
 	w := csv.NewWriter(t.stdout)
-	w.Write([]string{"subject", "kind", "object", "action", "granted_by", "except"}) //nolint:errcheck // checked by Flush
+	w.Write([]string{"subject", "kind", "object", "action", "granted_by", "except", "last_used"}) //nolint:errcheck // checked by Flush
 	for _, g := range grants {
-		w.Write([]string{g.Subject, g.Kind, g.Object, g.Action, strings.Join(g.GrantedBy, " | "), strings.Join(g.Except, " | ")}) //nolint:errcheck // checked by Flush
+		w.Write([]string{g.Subject, g.Kind, g.Object, g.Action, strings.Join(g.GrantedBy, " | "), strings.Join(g.Except, " | "), timeOrEmpty(g.LastUsed)}) //nolint:errcheck // checked by Flush
 	}
 	w.Flush()
 	if w.Error() != nil {

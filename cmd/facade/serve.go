@@ -94,7 +94,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	m := metrics.New() // one set, shown on /metrics, recorded into by every part
-	az, err := authz.New(s.Model, s.Policy, authz.Config{Log: log, Metrics: m, Now: now})
+	az, err := authz.New(s.Model, s.Policy, authz.Config{Log: log, Metrics: m, Now: now, RecordUsage: s.PolicyUsageFlush > 0})
 	if err != nil {
 		return nil, fmt.Errorf("FACADE_MODEL/FACADE_POLICY: %w", err)
 	}
@@ -172,6 +172,7 @@ func (a *app) serve(ctx context.Context, ready func(apiAddr string)) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return ignoreCanceled(a.authz.Watch(gctx, a.rdb)) })
+	g.Go(func() error { a.authz.RecordUsage(gctx, a.rdb, a.settings.PolicyUsageFlush); return nil })
 	for i, hs := range servers {
 		ln := listeners[i]
 		g.Go(func() error { return ignoreClosed(hs.Serve(ln)) })
@@ -181,7 +182,19 @@ func (a *app) serve(ctx context.Context, ready func(apiAddr string)) error {
 		a.drain(servers)
 		return nil
 	})
-	return g.Wait()
+	err := g.Wait()
+	a.flushUsage()
+	return err
+}
+
+// flushUsage writes the policy usage counted since the last flush, after
+// the last request was answered, so a graceful stop loses none.
+func (a *app) flushUsage() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.authz.FlushUsage(ctx, a.rdb); err != nil {
+		a.log.Warn("could not write the last policy usage counts to Redis", "err", err.Error())
+	}
 }
 
 // drain is the SIGTERM sequence: /readyz turns 503 and connections stop
