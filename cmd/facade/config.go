@@ -53,6 +53,7 @@ type settings struct {
 // at once (settingsErrors, a line each naming its variable), so a person
 // fixing a deployment fixes them all in one round.
 func loadSettings(getenv func(string) string) (settings, error) {
+	getenv, fileErrs := readSecretFiles(getenv)
 	env := func(k, def string) string {
 		if v := strings.TrimSpace(getenv(k)); v != "" {
 			return v
@@ -77,7 +78,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		LogLevel:          env("FACADE_LOG_LEVEL", "info"),
 	}
 	s.OpsAddr = env("FACADE_OPS_ADDR", s.Addr)
-	var bad settingsErrors
+	bad := settingsErrors(fileErrs)
 	durations := []struct {
 		dst       *time.Duration
 		name, def string

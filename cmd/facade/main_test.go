@@ -481,15 +481,26 @@ func TestPublicURLIsAWriteOrigin(t *testing.T) {
 }
 
 // TestServeEndToEnd runs `facade serve` on a real Redis and a
-// Bamboo-compatible upstream, warns about missing AOF, serves, and on
+// Bamboo-compatible upstream, its secrets read from files, warns about missing AOF, serves, and on
 // shutdown lets an in-flight request finish.
 func TestServeEndToEnd(t *testing.T) {
 	bt, upstreamTS := bambootest.NewTestServer(t, bambootest.WithToken("svc-token"))
 	bambootest.DemoData(bt)
 	addr := freeAddr(t)
+	// The secrets come from files, as Kubernetes and Docker mount them
+	// (README "Settings"): nothing secret is in the environment.
+	secrets := t.TempDir()
+	secretFile := func(name, value string) string {
+		p := filepath.Join(secrets, name)
+		if err := os.WriteFile(p, []byte(value+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	env := settingsFrom(map[string]string{
-		"FACADE_REDIS_URL": testredis.URL(t), "FACADE_JWT_SECRET": secret, "FACADE_ADDR": addr,
-		"FACADE_UPSTREAM_URL": upstreamTS.URL, "FACADE_UPSTREAM_TOKEN": "svc-token",
+		"FACADE_REDIS_URL_FILE": secretFile("redis-url", testredis.URL(t)), "FACADE_ADDR": addr,
+		"FACADE_JWT_SECRET_FILE": secretFile("jwt-secret", secret),
+		"FACADE_UPSTREAM_URL":    upstreamTS.URL, "FACADE_UPSTREAM_TOKEN_FILE": secretFile("upstream-token", "svc-token"),
 		"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv",
 		// The /readyz check below must land inside the drain delay, and the
 		// in-flight request must outlast it (upstream delay 5 s): seconds,
