@@ -1,3 +1,5 @@
+//go:build demo
+
 package main
 
 import (
@@ -23,6 +25,9 @@ import (
 	"github.com/facade-dev/facade/auth/demoidp"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
+
+// demoSynopsis is the demo's line in `facade --help`.
+const demoSynopsis = "run everything in one process with demo data (nothing to install)"
 
 //go:embed demo-seed.json
 var demoSeed []byte

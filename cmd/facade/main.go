@@ -29,7 +29,7 @@ func main() {
 var commands = []command{
 	{name: "serve", synopsis: "run the service (needs FACADE_REDIS_URL, FACADE_JWT_SECRET or FACADE_JWKS_URL)",
 		run: func(ctx context.Context, c *cmdEnv) error { return cmdServe(ctx, c.args, c.getenv, c.stdout, c.stderr) }},
-	{name: "demo", synopsis: "run everything in one process with demo data (nothing to install)",
+	{name: "demo", synopsis: demoSynopsis,
 		run: func(ctx context.Context, c *cmdEnv) error { return cmdDemo(ctx, c.args, c.getenv, c.stdout, c.stderr) }},
 	{name: "token", synopsis: "print a token signed with FACADE_JWT_SECRET: --sub ID --role ROLE [--ttl 1h]",
 		run: func(_ context.Context, c *cmdEnv) error { return cmdToken(c.args, c.getenv, c.stdout) }},
