@@ -205,6 +205,12 @@ func cmdVersion(c *cmdEnv) error {
 	return nil
 }
 
+// stampedVersion and stampedCommit are set by the image's build (the
+// Dockerfile: -ldflags "-X main.stampedVersion=... -X main.stampedCommit=..."),
+// where the source has no .git for Go to read them from. When set they win
+// over the build information.
+var stampedVersion, stampedCommit string
+
 // versionLine says which code this is: the module version (a tag, or Go's
 // pseudo-version for a build from a checkout), the VCS commit and whether
 // the tree had changes, and the Go version.
@@ -212,16 +218,11 @@ func versionLine(info *debug.BuildInfo) string {
 	if info == nil {
 		return "facade (no build information)"
 	}
-	version := info.Main.Version
-	if version == "" {
-		version = "(devel)"
-	}
-	var commit, when string
+	version, commit := buildStamp(info)
+	var when string
 	dirty := false
 	for _, s := range info.Settings {
 		switch s.Key {
-		case "vcs.revision":
-			commit = s.Value
 		case "vcs.time":
 			when = s.Value
 		case "vcs.modified":
@@ -229,12 +230,12 @@ func versionLine(info *debug.BuildInfo) string {
 		}
 	}
 	parts := []string{"facade " + version}
-	if commit != "" {
+	if commit != "unknown" {
 		c := "commit " + commit
-		if dirty {
+		if dirty && stampedCommit == "" {
 			c += " (modified)"
 		}
-		if when != "" {
+		if when != "" && stampedCommit == "" {
 			c += " " + when
 		}
 		parts = append(parts, c)
@@ -242,4 +243,27 @@ func versionLine(info *debug.BuildInfo) string {
 		parts = append(parts, "commit unknown")
 	}
 	return strings.Join(append(parts, info.GoVersion), ", ")
+}
+
+// buildStamp is the version and commit of this binary: stamped by the
+// build, else from the build information, else "(devel)" and "unknown".
+func buildStamp(info *debug.BuildInfo) (version, commit string) {
+	version, commit = "(devel)", "unknown"
+	if info != nil {
+		if info.Main.Version != "" {
+			version = info.Main.Version
+		}
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				commit = s.Value
+			}
+		}
+	}
+	if stampedVersion != "" {
+		version = stampedVersion
+	}
+	if stampedCommit != "" {
+		commit = stampedCommit
+	}
+	return version, commit
 }

@@ -173,6 +173,51 @@ func demoSettings(dir, upstreamURL, upstreamToken string, getenv func(string) st
 	return s, os.WriteFile(s.Policy, facade.DefaultPolicy, 0o644)
 }
 
+// demoCommands are the demo build's commands beyond `demo`.
+var demoCommands = []command{
+	{name: "demo-upstream", synopsis: "serve the demo's Bamboo-compatible upstream alone (compose.yaml): --addr A [--base-url U]",
+		run: cmdDemoUpstream},
+}
+
+// cmdDemoUpstream serves the demo's Bamboo-compatible upstream as its own
+// process, for a deployment of the real service against demo data
+// (compose.yaml). It asks for FACADE_UPSTREAM_TOKEN (or _FILE): the
+// same token the service sends.
+func cmdDemoUpstream(ctx context.Context, c *cmdEnv) error {
+	fs := newFlags("demo-upstream", "facade demo-upstream [--addr :8085] [--base-url http://upstream:8085]")
+	addr := fs.String("addr", ":8085", "listen address")
+	baseURL := fs.String("base-url", "", "the URL the service reaches it at, for the links in its answers (default http://ADDR)")
+	if err := fs.parse(c.args, c.stdout, 0); err != nil {
+		return err
+	}
+	s, err := loadSettings(c.getenv)
+	if err != nil {
+		return err
+	}
+	if s.UpstreamToken == "" {
+		return settingsErrors{errors.New("FACADE_UPSTREAM_TOKEN (or FACADE_UPSTREAM_TOKEN_FILE) must be set: the token the service sends")}
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	if *baseURL == "" {
+		*baseURL = "http://" + loopbackAddr(ln.Addr().String())
+	}
+	bt := bambootest.New(bambootest.WithToken(s.UpstreamToken), bambootest.WithBaseURL(*baseURL))
+	bambootest.DemoData(bt)
+	hs := &http.Server{Handler: bt, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	fmt.Fprintf(c.stdout, "demo upstream listening on %s\n", ln.Addr())
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
 // startDemoUpstream serves the Bamboo-compatible server with demo projects
 // on a loopback port.
 func startDemoUpstream(token string) (string, func(), error) {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -160,4 +161,50 @@ func readUntil(t *testing.T, r io.Reader, marker string) string {
 		}
 	}
 	return buf.String()
+}
+
+// TestDemoUpstreamRunsAlone: compose.yaml runs the demo's upstream as its
+// own process; it answers Bamboo's API to the token the service sends
+// (from a file, as compose mounts it) and to no one else.
+func TestDemoUpstreamRunsAlone(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("svc-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- cmdDemoUpstream(ctx, &cmdEnv{args: []string{"--addr", addr}, stdout: io.Discard, stderr: io.Discard,
+			getenv: settingsFrom(map[string]string{"FACADE_UPSTREAM_TOKEN_FILE": file})})
+	}()
+	get := func(token string) (int, string) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			r, _ := http.NewRequest("GET", "http://"+addr+"/rest/api/latest/project?expand=projects.project.plans", nil)
+			r.Header.Set("Accept", "application/json")
+			if token != "" {
+				r.Header.Set("Authorization", "Bearer "+token)
+			}
+			res, err := http.DefaultClient.Do(r)
+			if err != nil {
+				if time.Now().After(deadline) {
+					t.Fatalf("demo-upstream does not answer: %v", err)
+				}
+				continue
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			return res.StatusCode, string(b)
+		}
+	}
+	if code, body := get("svc-token"); code != 200 || !strings.Contains(body, `"PROJ"`) || !strings.Contains(body, "http://"+addr+"/") {
+		t.Errorf("with the service's token: %d %s", code, body)
+	}
+	if code, _ := get("someone-else"); code != 401 {
+		t.Errorf("with another token: %d, want 401", code)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("demo-upstream on stop: %v", err)
+	}
 }

@@ -25,8 +25,9 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
-// commands is every command, in the order `facade --help` lists them.
-var commands = []command{
+// commands is every command, in the order `facade --help` lists them (the
+// demo build adds its own, demoCommands).
+var commands = append([]command{
 	{name: "serve", synopsis: "run the service (needs FACADE_REDIS_URL, FACADE_JWT_SECRET or FACADE_JWKS_URL)",
 		run: func(ctx context.Context, c *cmdEnv) error { return cmdServe(ctx, c.args, c.getenv, c.stdout, c.stderr) }},
 	{name: "demo", synopsis: demoSynopsis,
@@ -41,7 +42,7 @@ var commands = []command{
 		run: cmdSessions},
 	{name: "version", synopsis: "print the module version and commit (also --version)",
 		run: func(_ context.Context, c *cmdEnv) error { return cmdVersion(c) }},
-}
+}, demoCommands...)
 
 // run dispatches a command and returns the process exit code. Everything
 // it reads from outside comes in: the arguments, the settings source

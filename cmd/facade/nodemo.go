@@ -25,3 +25,6 @@ func cmdDemo(_ context.Context, args []string, _ func(string) string, stdout, _ 
 }
 
 const demoSynopsis = "not in this build: " + demoCommand
+
+// demoCommands are none in the production build.
+var demoCommands []command
