@@ -344,7 +344,7 @@ func TestServeEndToEnd(t *testing.T) {
 	addr := freeAddr(t)
 	// The secrets come from files, as Kubernetes and Docker mount them
 	// (README "Settings"): nothing secret is in the environment.
-	secrets := t.TempDir()
+	secrets, redisURL := t.TempDir(), testredis.URL(t)
 	secretFile := func(name, value string) string {
 		p := filepath.Join(secrets, name)
 		if err := os.WriteFile(p, []byte(value+"\n"), 0o600); err != nil {
@@ -353,7 +353,7 @@ func TestServeEndToEnd(t *testing.T) {
 		return p
 	}
 	env := settingsFrom(map[string]string{
-		"FACADE_REDIS_URL_FILE": secretFile("redis-url", testredis.URL(t)), "FACADE_ADDR": addr,
+		"FACADE_REDIS_URL_FILE": secretFile("redis-url", redisURL), "FACADE_ADDR": addr,
 		"FACADE_JWT_SECRET_FILE": secretFile("jwt-secret", secret),
 		"FACADE_UPSTREAM_URL":    upstreamTS.URL, "FACADE_UPSTREAM_TOKEN_FILE": secretFile("upstream-token", "svc-token"),
 		"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv",
@@ -432,7 +432,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	// The policy lines carol's listing went through were written on the
 	// way out (README, "Which lines are used").
-	usage, err := authz.ReadUsage(context.Background(), redisFromURL(t, env("FACADE_REDIS_URL")), time.Now(), time.Hour)
+	usage, err := authz.ReadUsage(context.Background(), redisFromURL(t, redisURL), time.Now(), time.Hour)
 	if err != nil || usage.Uses["g, carol, team:platform"] == 0 {
 		t.Errorf("after a graceful stop, carol's membership has no recorded use (%v): %v", err, usage)
 	}
