@@ -422,6 +422,18 @@ async function buildLog(ctx, plan, n, job, line) {
 
   // Lines are drawn in slices: each slice one DocumentFragment.
   const rows = new Array(lines.length);
+  // A line's own address: the address bar changes without redrawing the
+  // view. Declared before the first slice, which selects the address's
+  // line when the log is short enough to be drawn in it.
+  let selected = null;
+  function select(no, scroll) {
+    const row = rows[no - 1];
+    if (!row) return;
+    if (selected) selected.classList.remove('selected');
+    selected = row;
+    row.classList.add('selected');
+    if (scroll) row.scrollIntoView({block: 'center'});
+  }
   const started = performance.now();
   let drawn = 0, slices = 0;
   const slice = () => {
@@ -460,16 +472,6 @@ async function buildLog(ctx, plan, n, job, line) {
   };
   slice();
 
-  // A line's own address: the address bar changes without redrawing the view.
-  let selected = null;
-  function select(no, scroll) {
-    const row = rows[no - 1];
-    if (!row) return;
-    if (selected) selected.classList.remove('selected');
-    selected = row;
-    row.classList.add('selected');
-    if (scroll) row.scrollIntoView({block: 'center'});
-  }
   box.addEventListener('click', e => {
     const a = e.target.closest('a.ln');
     if (!a) return;
