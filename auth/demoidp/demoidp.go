@@ -112,12 +112,14 @@ func New(cfg Config) (*Provider, error) {
 	mux := http.NewServeMux()
 	apps := slices.Compact(slices.Sorted(slices.Values(formTargets)))
 	pg := &loginPage{store: st, callback: op.AuthCallbackURL(provider), apps: apps,
-		csp: "default-src 'none'; style-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' " +
+		csp: "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self' " +
 			strings.Join(apps, " ")}
 	interceptor := op.NewIssuerInterceptor(provider.IssuerFromRequest)
 	mux.HandleFunc("GET /login", pg.show)
 	mux.HandleFunc("POST /login", interceptor.HandlerFunc(pg.choose))
 	mux.HandleFunc("GET /login.css", pg.style)
+	mux.HandleFunc("GET /favicon.svg", pg.icon)
+	mux.HandleFunc("GET /favicon.ico", pg.icon) // asked for by browsers whatever a page names
 	mux.HandleFunc("GET /signed-out", pg.signedOut)
 	mux.Handle("/", provider)
 	return &Provider{Handler: mux, store: st}, nil
@@ -448,6 +450,12 @@ var loginHTML string
 //go:embed login.css
 var loginCSS []byte
 
+// faviconSVG is the icon every page names: without one a browser asks
+// for /favicon.ico and logs the miss in the console.
+//
+//go:embed favicon.svg
+var faviconSVG []byte
+
 var loginTemplate = template.Must(template.New("login").Parse(loginHTML))
 
 func (l *loginPage) headers(w http.ResponseWriter, contentType string) {
@@ -490,6 +498,11 @@ func (l *loginPage) style(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(loginCSS)
 }
 
+func (l *loginPage) icon(w http.ResponseWriter, _ *http.Request) {
+	l.headers(w, "image/svg+xml")
+	_, _ = w.Write(faviconSVG)
+}
+
 func (l *loginPage) signedOut(w http.ResponseWriter, _ *http.Request) {
 	l.deadEnd(w, http.StatusOK, "Signed out of the demo provider", "You are signed out of the application and of this provider.")
 }
@@ -505,6 +518,7 @@ var deadEndTemplate = template.Must(template.New("end").Parse(`<!doctype html>
 <meta name="referrer" content="no-referrer">
 <title>{{.Title}}: Facade demo identity provider</title>
 <link rel="stylesheet" href="/login.css">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 </head>
 <body>
 <main>
