@@ -5,8 +5,9 @@
 // numbers, a link to each line and a search. Addresses: #/builds,
 // #/builds/PROJ-CORE, #/builds/PROJ-CORE/from/10, #/builds/PROJ-CORE/6,
 // #/builds/PROJ-CORE/6/log/JOB1, #/builds/PROJ-CORE/6/log/JOB1/120 (a
-// line). A running build's views ask again every few seconds with
-// If-None-Match.
+// line). The overview is overview.js. A view that can still change (a
+// plan's newest results, a running build, a running job's log) asks again
+// every two seconds with If-None-Match while it is shown (buildparts.js).
 //
 // Artifacts and logs are real links to the service's download routes: the
 // browser downloads them itself (its progress, pause and resume), named by
@@ -16,13 +17,13 @@
 
 import {get, request, sameOrigin, enc, usingToken} from '../api.js';
 import {h, fill, when, duration, table, saveFile} from '../dom.js';
+import {REST, items, badge, running, failed, star, planName, poll} from './buildparts.js';
+import {overview} from './overview.js';
 
 // Shown to whoever may see a build project here (/auth/me's has).
 export const allowed = me => !me.has || me.has.builds;
 
-const REST = '/rest/api/latest';
 const PAGE = 10; // results per page
-const REFRESH_MS = 3000; // how often a running build is asked about again
 const planKey = /^[A-Z][A-Z0-9]{0,63}-[A-Z0-9]{1,64}$/;
 const jobKey = /^[A-Z0-9]{1,64}$/;
 
@@ -45,33 +46,12 @@ function notFound(ctx) {
     h('a', {href: '#/builds'}, 'Go to all projects'));
 }
 
-// stateOf gives a result's state at a glance: word, icon, colour class.
-function stateOf(r) {
-  if (!r) return {word: 'Never built', icon: '○', cls: 'none'};
-  if (r.lifeCycleState && !['Finished', 'NotBuilt'].includes(r.lifeCycleState)) {
-    return {word: 'Running', icon: '◔', cls: 'running'};
-  }
-  if (r.buildState === 'Successful') return {word: 'Passed', icon: '✓', cls: 'ok'};
-  if (r.buildState === 'Failed') return {word: 'Failed', icon: '✗', cls: 'bad'};
-  return {word: 'Unknown', icon: '?', cls: 'none'};
-}
-
-function badge(r) {
-  const s = stateOf(r);
-  return h('span', {class: 'state ' + s.cls}, h('span', {'aria-hidden': 'true'}, s.icon + ' '), s.word);
-}
-
-const running = r => stateOf(r).cls === 'running';
-const failed = r => stateOf(r).cls === 'bad';
-
 function tests(r) {
   if (!r || r.successfulTestCount === undefined) return '—';
   const n = r.failedTestCount || 0;
   return n ? `${n} failed, ${r.successfulTestCount} passed` : `${r.successfulTestCount} passed`;
 }
 
-const planOf = r => (r.planResultKey && r.planResultKey.entityKey && r.planResultKey.entityKey.key) || (r.plan && r.plan.key);
-const items = (list, item) => (list && list[item]) || [];
 
 // sizeText writes a byte count for people: 1.2 MiB.
 function sizeText(n) {
@@ -80,31 +60,6 @@ function sizeText(n) {
   let i = 0;
   while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
   return i ? `${n.toFixed(n < 10 ? 1 : 0)} ${units[i]}` : `${n} bytes`;
-}
-
-// star is the toggle that marks a plan as one of the person's favourites
-// (kept by the service per person: POST/DELETE .../favourite).
-function star(ctx, plan, name, on, changed) {
-  const b = h('button', {type: 'button', class: 'star', 'data-star': plan, 'aria-pressed': String(!!on),
-    'aria-label': `Favourite: ${name}`}, h('span', {'aria-hidden': 'true'}, on ? '★' : '☆'));
-  b.addEventListener('click', async () => {
-    const now = b.getAttribute('aria-pressed') !== 'true';
-    try {
-      await request(`${REST}/plan/${enc(plan)}/favourite`, {method: now ? 'POST' : 'DELETE'});
-    } catch (err) {
-      return ctx.fail(err);
-    }
-    b.setAttribute('aria-pressed', String(now));
-    b.firstChild.textContent = now ? '★' : '☆';
-    if (changed) await changed(now);
-    ctx.status(now ? `${name} is one of your favourites.` : `${name} is no longer one of your favourites.`);
-  });
-  return b;
-}
-
-// planName writes a plan as people know it, name first, key beside it.
-function planName(name, key) {
-  return [name || key, ' ', h('span', {class: 'key'}, key)];
 }
 
 // "/" focuses the plan search, as on code hosts, unless one is typing. The
@@ -122,62 +77,6 @@ document.addEventListener('keyup', e => {
   const box = searchKey(e);
   if (box) box.focus();
 });
-
-async function overview(ctx) {
-  fill(ctx.el, h('h1', {tabindex: '-1'}, 'Builds'), h('p', {}, 'Loading projects…'));
-  const [projects, latest] = await Promise.all([
-    get(REST + '/project?expand=projects.project.plans&max-results=100'),
-    get(REST + '/result?expand=results.result&max-results=100'),
-  ]);
-  if (!ctx.alive()) return;
-  const byPlan = new Map(items(latest.results, 'result').map(r => [planOf(r), r]));
-  const list = items(projects.projects, 'project');
-  const plans = list.flatMap(p => items(p.plans, 'plan').map(pl => ({...pl, project: p})));
-  const row = pl => {
-    const r = byPlan.get(pl.key);
-    const name = pl.shortName || pl.name;
-    return h('tr', {'data-plan': pl.key, 'data-find': (name + ' ' + pl.key + ' ' + pl.project.name).toLowerCase()},
-      h('td', {class: 'fav'}, star(ctx, pl.key, name, pl.isFavourite, () => overview(ctx))),
-      h('td', {}, h('a', {href: '#/builds/' + pl.key}, name), ' ', h('span', {class: 'key'}, pl.key)),
-      h('td', {}, badge(r)),
-      h('td', {}, r ? h('a', {href: `#/builds/${pl.key}/${r.buildNumber}`, 'aria-label': `${name} build ${r.buildNumber}`}, '#' + r.buildNumber) : '—'),
-      h('td', {}, r ? when(r.buildCompletedTime || r.buildStartedTime) : '—'));
-  };
-  const heads = [h('span', {class: 'visually-hidden'}, 'Favourite'), 'Plan', 'Latest', 'Build', 'When'];
-  const favourites = plans.filter(pl => pl.isFavourite);
-  const search = h('input', {type: 'search', id: 'plan-search', autocomplete: 'off', 'aria-describedby': 'plan-search-hint',
-    'aria-controls': 'plans'});
-  const sections = [
-    favourites.length ? h('section', {class: 'project', 'aria-labelledby': 'p-favourites', id: 'favourites'},
-      h('h2', {id: 'p-favourites'}, 'Your favourites'),
-      table('Your favourite plans with their latest build', heads, favourites.map(row))) : null,
-    list.map(p => h('section', {class: 'project', 'aria-labelledby': 'p-' + p.key},
-      h('h2', {id: 'p-' + p.key}, planName(p.name, p.key)),
-      table('Plans of ' + p.name + ' with their latest build', heads,
-        items(p.plans, 'plan').filter(pl => !pl.isFavourite).map(pl => row({...pl, project: p}))))),
-  ];
-  const none = h('p', {id: 'plan-search-none', hidden: true}, 'No plan matches. Try part of its name or key.');
-  fill(ctx.el, h('h1', {tabindex: '-1'}, 'Builds'),
-    list.length ? [
-      h('div', {class: 'search'}, h('label', {for: 'plan-search'}, 'Find a plan'), search,
-        h('p', {class: 'hint', id: 'plan-search-hint'}, 'By name or key. Press / to come back here.')),
-      h('div', {id: 'plans'}, sections.flat()), none,
-    ] : h('p', {}, 'There are no projects you may see. Ask your team lead for access if you need it.'));
-  search.addEventListener('input', () => {
-    const q = search.value.trim().toLowerCase();
-    let shown = 0;
-    for (const tr of ctx.el.querySelectorAll('tr[data-find]')) {
-      tr.hidden = q !== '' && !tr.dataset.find.includes(q);
-      if (!tr.hidden) shown++;
-    }
-    for (const s of ctx.el.querySelectorAll('section.project')) {
-      s.hidden = !s.querySelector('tr[data-find]:not([hidden])') && q !== '';
-    }
-    none.hidden = shown > 0;
-    ctx.status(q ? `${shown} ${shown === 1 ? 'plan matches' : 'plans match'} “${search.value.trim()}”.` : '');
-  });
-  ctx.status(list.length + (list.length === 1 ? ' project shown.' : ' projects shown.'));
-}
 
 async function planResults(ctx, plan, start) {
   // One more than a page is asked for: its presence says an older page exists.
@@ -214,7 +113,7 @@ async function planResults(ctx, plan, start) {
     ctx.status(rs.length + (rs.length === 1 ? ' result shown.' : ' results shown.'));
     return rs.some(running);
   };
-  if (draw(first.data)) refreshWhileRunning(ctx, path, draw);
+  if (draw(first.data) || start === 0) watch(ctx, path, draw, start === 0);
   if (branches.length) drawBranches(ctx, branchTable, branches);
 }
 
@@ -235,18 +134,15 @@ async function drawBranches(ctx, box, branches) {
   }), {id: 'branches'}));
 }
 
-// refreshWhileRunning asks path again every REFRESH_MS with If-None-Match
-// and redraws on a change, until nothing runs or the view is left.
-function refreshWhileRunning(ctx, path, draw) {
-  let stop = false;
-  ctx.every(REFRESH_MS, async () => {
-    if (stop) return;
-    try {
-      const a = await request(path, {conditional: true});
-      if (ctx.alive() && !a.notModified) stop = !draw(a.data);
-    } catch (err) {
-      ctx.fail(err);
-    }
+// watch asks path again (If-None-Match) while the view is shown and
+// redraws on a change; draw answers whether the view can still change
+// (something queued or running), and the asking stops when it cannot,
+// unless always (the newest results of a plan, where a new build appears).
+function watch(ctx, path, draw, always = false) {
+  poll(ctx, async () => {
+    const a = await request(path, {conditional: true});
+    if (!ctx.alive() || a.notModified) return true;
+    return draw(a.data) || always;
   });
 }
 
@@ -368,7 +264,7 @@ async function result(ctx, plan, n) {
   };
   const answer = await request(path, {conditional: true});
   if (!ctx.alive()) return;
-  if (draw(answer.data)) refreshWhileRunning(ctx, path, draw);
+  if (draw(answer.data)) watch(ctx, path, draw);
   ctx.status(`Build ${plan} #${n}.`);
 }
 

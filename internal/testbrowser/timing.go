@@ -1,0 +1,43 @@
+package testbrowser
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+// WatchLongTasks makes every document the tab loads from now on record
+// its long tasks (main-thread tasks over 50 ms, PerformanceObserver
+// 'longtask') from its first script on, for LongestTask. Call it before
+// navigating.
+func (b *Tab) WatchLongTasks() {
+	b.T.Helper()
+	b.Do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `window.testbrowserLongTasks = [];
+				new PerformanceObserver(l => window.testbrowserLongTasks.push(...l.getEntries().map(e => e.duration)))
+					.observe({type: 'longtask', buffered: true});`,
+		})
+		return err
+	}))
+}
+
+// LongestTask is the longest task (ms) of the document since it loaded,
+// 0 when none took over 50 ms (WatchLongTasks must have been called).
+func (b *Tab) LongestTask() float64 {
+	b.T.Helper()
+	return Eval[float64](b, `Math.max(0, ...(window.testbrowserLongTasks || []))`)
+}
+
+// Since is the time (ms) from the page's last performance mark named
+// from to its last one named to, or -1 while either is missing.
+func (b *Tab) Since(from, to string) float64 {
+	b.T.Helper()
+	return Eval[float64](b, `(() => {
+		const last = n => performance.getEntriesByName(n).at(-1);
+		const a = last(`+strconv.Quote(from)+`), z = last(`+strconv.Quote(to)+`);
+		return a && z ? z.startTime - a.startTime : -1;
+	})()`)
+}
