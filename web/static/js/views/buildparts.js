@@ -1,9 +1,10 @@
 // What the build views share: a result's state at a glance, the
-// favourite star, reading every page of a list, and asking again while a
-// view shows something that can still change.
+// favourite star, a result's jobs and downloads, reading every page of a
+// list, and asking again while a view shows something that can still
+// change.
 
-import {request, enc} from '../api.js';
-import {h} from '../dom.js';
+import {request, enc, sameOrigin, usingToken} from '../api.js';
+import {h, saveFile} from '../dom.js';
 
 export const REST = '/rest/api/latest';
 // LIST_MAX is the page asked for when a view needs a whole list: the most
@@ -119,4 +120,50 @@ export function poll(ctx, ask) {
     else if (!document.hidden) tick();
   };
   document.addEventListener('visibilitychange', shown);
+}
+
+export const resultPath = (plan, n) => `${REST}/result/${enc(plan)}-${enc(n)}?expand=stages.stage.results.result,artifacts,changes,testResults.failedTests.testResult.errors`;
+
+export function jobsOf(r) {
+  return items(r.stages, 'stage').flatMap(s => items(s.results, 'result'));
+}
+
+export function shortJob(jobResultKey, plan, n) {
+  // PROJ-CORE-JOB1-6 -> JOB1
+  return jobResultKey.slice(plan.length + 1, jobResultKey.length - String(n).length - 1);
+}
+
+// jobNames maps a job result key (PROJ-CORE-JOB1-6) to the job's name.
+export function jobNames(r) {
+  return new Map(jobsOf(r).map(j => [j.buildResultKey || j.key, j.jobName]));
+}
+
+export const isLog = a => a.link && /\/build_logs\//.test(a.link.href || '');
+
+// downloadLink is a real link to the service's download route: the
+// browser saves it under the name the server gives (Content-Disposition).
+export function downloadLink(ctx, a, text, attrs = {}) {
+  const href = sameOrigin(a.link && a.link.href);
+  if (!href) return h('span', {}, text);
+  return h('a', {href, download: '', ...attrs, onclick: e => download(ctx, e, href, a.name)}, text);
+}
+
+// download lets the browser follow the link on a session (the cookie
+// authorizes the GET). A pasted token cannot ride on a link, so in token
+// mode, and there only, the file is fetched and handed over from memory.
+async function download(ctx, e, href, name) {
+  if (!usingToken()) return; // the browser downloads it itself
+  e.preventDefault();
+  ctx.status('Downloading ' + name + '…');
+  try {
+    const res = await request(href, {raw: true, accept: '*/*'});
+    const cd = res.headers.get('Content-Disposition') || '';
+    const m = cd.match(/filename\*=UTF-8''([^;]+)/i) || cd.match(/filename="([^"]+)"/i);
+    const blob = await res.blob();
+    if (!ctx.alive()) return;
+    saveFile(blob, m ? decodeURIComponent(m[1]) : name);
+    ctx.status('Downloaded ' + name + '.');
+  } catch (err) {
+    ctx.fail(err);
+  }
 }

@@ -15,10 +15,11 @@
 // Nothing is fetched into the tab, except in "use a token" mode, where a
 // link cannot carry the token (see download()).
 
-import {get, request, sameOrigin, enc, usingToken} from '../api.js';
-import {h, fill, when, duration, table, saveFile} from '../dom.js';
-import {REST, items, badge, running, failed, star, planName, poll} from './buildparts.js';
+import {get, request, enc} from '../api.js';
+import {h, fill, when, duration, table} from '../dom.js';
+import {REST, items, badge, running, failed, star, planName, poll, resultPath, jobsOf, shortJob, jobNames, isLog, downloadLink} from './buildparts.js';
 import {overview} from './overview.js';
+import {buildLog} from './log.js';
 
 // Shown to whoever may see a build project here (/auth/me's has).
 export const allowed = me => !me.has || me.has.builds;
@@ -146,52 +147,6 @@ function watch(ctx, path, draw, always = false) {
   });
 }
 
-const resultPath = (plan, n) => `${REST}/result/${enc(plan)}-${enc(n)}?expand=stages.stage.results.result,artifacts,changes,testResults.failedTests.testResult.errors`;
-
-function jobsOf(r) {
-  return items(r.stages, 'stage').flatMap(s => items(s.results, 'result'));
-}
-
-function shortJob(jobResultKey, plan, n) {
-  // PROJ-CORE-JOB1-6 -> JOB1
-  return jobResultKey.slice(plan.length + 1, jobResultKey.length - String(n).length - 1);
-}
-
-// jobNames maps a job result key (PROJ-CORE-JOB1-6) to the job's name.
-function jobNames(r) {
-  return new Map(jobsOf(r).map(j => [j.buildResultKey || j.key, j.jobName]));
-}
-
-const isLog = a => a.link && /\/build_logs\//.test(a.link.href || '');
-
-// downloadLink is a real link to the service's download route: the
-// browser saves it under the name the server gives (Content-Disposition).
-function downloadLink(ctx, a, text, attrs = {}) {
-  const href = sameOrigin(a.link && a.link.href);
-  if (!href) return h('span', {}, text);
-  return h('a', {href, download: '', ...attrs, onclick: e => download(ctx, e, href, a.name)}, text);
-}
-
-// download lets the browser follow the link on a session (the cookie
-// authorizes the GET). A pasted token cannot ride on a link, so in token
-// mode, and there only, the file is fetched and handed over from memory.
-async function download(ctx, e, href, name) {
-  if (!usingToken()) return; // the browser downloads it itself
-  e.preventDefault();
-  ctx.status('Downloading ' + name + '…');
-  try {
-    const res = await request(href, {raw: true, accept: '*/*'});
-    const cd = res.headers.get('Content-Disposition') || '';
-    const m = cd.match(/filename\*=UTF-8''([^;]+)/i) || cd.match(/filename="([^"]+)"/i);
-    const blob = await res.blob();
-    if (!ctx.alive()) return;
-    saveFile(blob, m ? decodeURIComponent(m[1]) : name);
-    ctx.status('Downloaded ' + name + '.');
-  } catch (err) {
-    ctx.fail(err);
-  }
-}
-
 // firstLine and rest split a test failure's message from its stack.
 const firstLine = s => String(s || '').split('\n')[0];
 const restLines = s => String(s || '').split('\n').slice(1).join('\n');
@@ -266,138 +221,4 @@ async function result(ctx, plan, n) {
   if (!ctx.alive()) return;
   if (draw(answer.data)) watch(ctx, path, draw);
   ctx.status(`Build ${plan} #${n}.`);
-}
-
-// errorLine marks the lines people look for in a failed build's log.
-const errorLine = /\b(error|errors|fail|failed|failure|fatal|exception)\b|^\s*at\s|\[ERROR\]/i;
-
-// buildLog shows a job's log in the page: from the job's build log file
-// when Bamboo kept one, else from the job result's logEntries (a job whose
-// log is only there, such as a packaging job). Lines are numbered, each
-// has its own address, error lines are marked, and a search jumps between
-// hits. Long logs are drawn in slices between frames, so the tab keeps
-// answering while 10,000 lines appear.
-async function buildLog(ctx, plan, n, job, line) {
-  const r = (await request(resultPath(plan, n))).data;
-  if (!ctx.alive()) return;
-  const key = `${plan}-${job}-${n}`;
-  const jobResult = jobsOf(r).find(j => (j.buildResultKey || j.key) === key);
-  const jobName = (jobResult && jobResult.jobName) || job;
-  const name = r.planName || plan;
-  const file = items(r.artifacts, 'artifact').find(a => a.producerJobKey === key && isLog(a));
-  const heading = h('h1', {tabindex: '-1', id: 'log-h'}, `Log of ${jobName} in ${name} #${n}`);
-  const crumbs = h('p', {class: 'crumbs'}, h('a', {href: '#/builds'}, 'All projects'), ' › ', h('a', {href: '#/builds/' + plan}, name),
-    ' › ', h('a', {href: `#/builds/${plan}/${n}`}, '#' + n));
-  fill(ctx.el, crumbs, heading, h('p', {}, 'Loading the log…'));
-  let lines;
-  if (file) {
-    const res = await request(sameOrigin(file.link.href), {raw: true, accept: 'text/plain, */*'});
-    lines = (await res.text()).replace(/\r?\n$/, '').split(/\r?\n/);
-  } else {
-    const j = await get(`${REST}/result/${enc(key)}?expand=logEntries`);
-    lines = items(j.logEntries, 'logEntry').map(e => e.unstyledLog !== undefined ? e.unstyledLog : e.log);
-  }
-  if (!ctx.alive()) return;
-  if (!lines.length || (lines.length === 1 && lines[0] === '')) {
-    fill(ctx.el, crumbs, heading, h('p', {}, 'This job kept no log.'));
-    return;
-  }
-  const base = `#/builds/${plan}/${n}/log/${job}`;
-  const box = h('div', {id: 'log', class: 'log', role: 'region', tabindex: '0', 'aria-label': `Log of ${jobName}, ${lines.length} lines`});
-  const search = h('input', {type: 'search', id: 'log-search', autocomplete: 'off', 'aria-describedby': 'log-search-count'});
-  const count = h('span', {id: 'log-search-count', class: 'hint', 'aria-live': 'polite'});
-  const errors = lines.reduce((k, l) => k + (errorLine.test(l) ? 1 : 0), 0);
-  fill(ctx.el, crumbs, heading,
-    h('p', {class: 'hint log-lines'}, `${lines.length.toLocaleString('en')} lines`, errors ? `, ${errors.toLocaleString('en')} marked as errors` : '', '.',
-      file ? [' ', downloadLink(ctx, file, 'Download the log', {'data-log': job})] : ' Read from the job result: the build server kept no log file for this job.'),
-    h('form', {class: 'inline log-search', role: 'search', onsubmit: e => e.preventDefault()},
-      h('label', {for: 'log-search'}, 'Search the log'), search,
-      h('button', {type: 'button', id: 'log-next', class: 'secondary', onclick: () => jump(1)}, 'Next'),
-      h('button', {type: 'button', id: 'log-prev', class: 'secondary', onclick: () => jump(-1)}, 'Previous'), count),
-    box);
-
-  // Lines are drawn in slices: each slice one DocumentFragment.
-  const rows = new Array(lines.length);
-  // A line's own address: the address bar changes without redrawing the
-  // view. Declared before the first slice, which selects the address's
-  // line when the log is short enough to be drawn in it.
-  let selected = null;
-  function select(no, scroll) {
-    const row = rows[no - 1];
-    if (!row) return;
-    if (selected) selected.classList.remove('selected');
-    selected = row;
-    row.classList.add('selected');
-    if (scroll) row.scrollIntoView({block: 'center'});
-  }
-  const started = performance.now();
-  let drawn = 0, slices = 0;
-  const slice = () => {
-    if (!ctx.alive()) return;
-    slices++;
-    const frag = document.createDocumentFragment();
-    const end = Math.min(lines.length, drawn + 2500);
-    for (let i = drawn; i < end; i++) {
-      const no = i + 1;
-      const row = document.createElement('div');
-      row.className = errorLine.test(lines[i]) ? 'line err' : 'line';
-      row.id = 'L' + no;
-      const a = document.createElement('a');
-      a.className = 'ln';
-      a.href = base + '/' + no;
-      a.textContent = no;
-      a.setAttribute('aria-label', 'Line ' + no);
-      const text = document.createElement('span');
-      text.className = 'text';
-      text.textContent = lines[i];
-      row.append(a, text);
-      frag.append(row);
-      rows[i] = row;
-    }
-    box.append(frag);
-    drawn = end;
-    if (drawn < lines.length) {
-      requestAnimationFrame(slice);
-      return;
-    }
-    box.dataset.drawnMs = String(Math.round(performance.now() - started));
-    box.dataset.slices = String(slices);
-    box.dataset.ready = 'true';
-    if (line) select(line, true);
-    ctx.status(`Log of ${jobName}: ${lines.length.toLocaleString('en')} lines.`);
-  };
-  slice();
-
-  box.addEventListener('click', e => {
-    const a = e.target.closest('a.ln');
-    if (!a) return;
-    e.preventDefault();
-    history.pushState(null, '', a.getAttribute('href'));
-    select(Number(a.textContent), false);
-  });
-
-  // Search: every hit marked, Next and Previous (Enter, Shift+Enter) jump.
-  let hits = [], at = -1;
-  search.addEventListener('input', () => {
-    for (const i of hits) rows[i] && rows[i].classList.remove('hit', 'current');
-    const q = search.value.toLowerCase();
-    hits = [];
-    if (q) lines.forEach((l, i) => { if (l.toLowerCase().includes(q)) hits.push(i); });
-    for (const i of hits) rows[i] && rows[i].classList.add('hit');
-    at = -1;
-    count.textContent = q ? (hits.length ? `${hits.length} ${hits.length === 1 ? 'line matches' : 'lines match'}.` : 'No line matches.') : '';
-  });
-  search.addEventListener('keydown', e => {
-    if (e.key === 'Enter') { e.preventDefault(); jump(e.shiftKey ? -1 : 1); }
-  });
-  function jump(step) {
-    if (!hits.length) return;
-    if (at >= 0 && rows[hits[at]]) rows[hits[at]].classList.remove('current');
-    at = (at + step + hits.length) % hits.length;
-    const row = rows[hits[at]];
-    if (!row) return;
-    row.classList.add('current');
-    row.scrollIntoView({block: 'center'});
-    count.textContent = `Line ${hits[at] + 1}: match ${at + 1} of ${hits.length}.`;
-  }
 }
