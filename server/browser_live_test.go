@@ -74,3 +74,27 @@ func TestBrowserRunningLogTails(t *testing.T) {
 		t.Errorf("the console says %q", errs)
 	}
 }
+
+// TestBrowserHiddenTabAsksNothing: a tab in the background asks the
+// service nothing (the build server pays for every watcher it keeps
+// polling), and asks again when it is shown.
+func TestBrowserHiddenTabAsksNothing(t *testing.T) {
+	e := pageEnv(t)
+	b := testbrowser.New(t)
+	b.OpenPage(e.url, token(t, "carol", "developer"))
+	b.Do(chromedp.WaitVisible(chromedp.CSS(`#plans[data-complete="true"]`)))
+	asked := `performance.getEntriesByType('resource').filter(r => r.name.includes('/rest/api/latest/result?')).length`
+	start := testbrowser.Eval[int](b, asked)
+	b.WaitFor(asked + ` > ` + fmt.Sprint(start)) // a shown overview asks again
+	testbrowser.Eval[bool](b, `Object.defineProperty(document, 'hidden', {value: true, configurable: true}),
+		document.dispatchEvent(new Event('visibilitychange')), true`)
+	b.WaitNoRequestInFlight()
+	hidden := testbrowser.Eval[int](b, asked)
+	time.Sleep(5 * time.Second)
+	if n := testbrowser.Eval[int](b, asked) - hidden; n != 0 {
+		t.Errorf("a hidden tab asked for the latest results %d times in 5 s", n)
+	}
+	testbrowser.Eval[bool](b, `Object.defineProperty(document, 'hidden', {value: false, configurable: true}),
+		document.dispatchEvent(new Event('visibilitychange')), true`)
+	b.WaitFor(asked + ` > ` + fmt.Sprint(hidden))
+}

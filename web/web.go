@@ -1,10 +1,12 @@
 // Package web is Facade's browser page, served at /ui/: index.html,
 // app.css and ES modules under static/js (main.js, the API layer api.js,
-// one module per view in views/), embedded in the binary (no CDN, no
+// one module per view in views/, the build views' shared parts in
+// views/buildparts.js), embedded in the binary (no CDN, no
 // bundler, no build step). The page is a client of the public API like any
 // other: it sends the session cookie or a pasted bearer token, an
 // X-XSRF-TOKEN header on every change, If-Match on grade edits,
-// If-None-Match when it refreshes a running build and an Idempotency-Key
+// If-None-Match when it asks again about builds that can still change
+// (every 2 s, only while its tab is visible) and an Idempotency-Key
 // per transfer attempt, and it only follows links that point at its own
 // origin (docs/contract.md §9).
 //
