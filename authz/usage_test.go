@@ -66,6 +66,7 @@ func TestUsageCreditsEveryLineOnTheWay(t *testing.T) {
 		"p, zed, account:9, view_account",
 		"g, frank, team:web",
 		"g, group:english-graders, role:professor",
+		"g, group:devs, team:frontend",
 	)
 	a, err := New(modelPath, policyPath, Config{Now: clock.Now, RecordUsage: true, Log: discardLogger()})
 	if err != nil {
@@ -81,6 +82,7 @@ func TestUsageCreditsEveryLineOnTheWay(t *testing.T) {
 	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, "1"), "alice account 1")
 	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, "1"), "alice account 1")
 	allow(a.CanViewProject(facade.Principal{ID: "carol"}, "WEB"), "carol project WEB")
+	allow(a.CanViewProject(facade.Principal{ID: "ivy", Groups: []string{"ops", "devs"}}, "WEB"), "ivy (token group devs) project WEB")
 	allow(a.CanViewGrade(facade.Principal{ID: "zoe", Role: facade.RoleProfessor, Groups: []string{"english-graders"}}, "henry"), "zoe henry")
 	allow(a.CanViewPlan(facade.Principal{ID: "dave"}, "OPS", "NIGHTLY"), "dave OPS-NIGHTLY")
 	allow(a.CanViewGrade(facade.Principal{ID: "erin"}, "henry"), "erin henry")
@@ -92,9 +94,10 @@ func TestUsageCreditsEveryLineOnTheWay(t *testing.T) {
 	got := usageOf(t, a, rdb, clock.Now())
 	wantUses(t, got, map[string]uint64{
 		"p, alice, account:1, view_account":                 2,
-		"p, team:web, project:WEB, view":                    1,
+		"p, team:web, project:WEB, view":                    2,
 		"g, carol, team:frontend":                           1,
-		"g, team:frontend, team:web":                        1,
+		"g, team:frontend, team:web":                        2, // carol's and ivy's
+		"g, group:devs, team:frontend":                      1, // from ivy's token
 		"p, group:english-graders, class:english-101, view": 1,
 		"g, student:henry, class:english-101":               2, // zoe's and erin's
 		"p, team:ops, plan:OPS-*, view":                     1,
@@ -198,6 +201,24 @@ func TestUsageSurvivesInstancesRestartsAndReformatting(t *testing.T) {
 	restarted.CanViewAccount(facade.Principal{ID: "alice"}, "1")
 	restarted.CanViewAccount(facade.Principal{ID: "bob"}, "3")
 	got := usageOf(t, restarted, rdb, clock.Now())
+	// The last use is the latest flush's time, whichever instance wrote
+	// last: one with a slow clock does not move it back.
+	slow := testclock.New()
+	late, err := New(modelPath, policyPath, Config{Now: slow.Now, RecordUsage: true, Log: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	late.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	if err := late.FlushUsage(context.Background(), rdb); err != nil {
+		t.Fatal(err)
+	}
+	u, err := ReadUsage(context.Background(), rdb, clock.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := u.Last["p, alice, account:1, view_account"]; !last.Equal(clock.Now()) {
+		t.Errorf("alice's line last used %v, want %v (the latest flush)", last, clock.Now())
+	}
 	wantUses(t, got, map[string]uint64{
 		`"p", "alice",account:1,  view_account`: 4, // before the reload on the old file, after it on the new
 		"p,bob,account:2,view_account":          1,
@@ -264,4 +285,36 @@ func TestUsageWritesToRedisAFewTimesASecondNotPerRequest(t *testing.T) {
 	if total != 2*uint64(decisions) { // each decision: its p line and its membership
 		t.Fatalf("Redis holds %d uses for %d decisions of two lines each", total, decisions)
 	}
+}
+
+// TestUsageIsKeptWhileRedisIsDown: a flush that fails keeps its counts,
+// and the next one after Redis is back writes them with the new ones.
+func TestUsageIsKeptWhileRedisIsDown(t *testing.T) {
+	srv := testredis.Start(t, testredis.Options{})
+	rdb := srv.Client(t)
+	a, _ := newRecording(t, "p, alice, account:1, view_account")
+	a.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	srv.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := a.FlushUsage(ctx, rdb); err == nil {
+		t.Fatal("a flush to a stopped Redis reported no error")
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	a.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	if got := usageOf(t, a, rdb, time.Now()); got["p, alice, account:1, view_account"] != 2 {
+		t.Fatalf("after Redis came back: %d uses, want 2 (one kept from the failed flush)", got["p, alice, account:1, view_account"])
+	}
+}
+
+func newRecording(t *testing.T, lines ...string) (*Authorizer, string) {
+	t.Helper()
+	modelPath, policyPath := policyFiles(t, lines...)
+	a, err := New(modelPath, policyPath, Config{RecordUsage: true, Log: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, policyPath
 }
