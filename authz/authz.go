@@ -15,6 +15,9 @@
 // A role comes from the token or from the policy (g, <sub or group:G>,
 // role:<R>: roles.go).
 //
+// With Config.RecordUsage, every decision also counts the policy lines it
+// went through (usage.go), flushed to Redis for `facade policy usage`.
+//
 // An Authorizer holds one immutable loaded policy behind an atomic pointer;
 // Reload and Watch build a new one and swap it in, and a broken file (or
 // one that shrank past the guard, reload.go) is refused while the last good
