@@ -94,7 +94,7 @@ func (s *Store) open(ctx context.Context, bound []byte, cursor string) ([]byte, 
 	if err != nil {
 		return nil, err
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(cursor) // Strict: one text per cursor, an edited last character included
 	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
 		return nil, errBadCursor
 	}

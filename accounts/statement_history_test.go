@@ -251,3 +251,42 @@ func BenchmarkStatementPage(b *testing.B) {
 		})
 	}
 }
+
+// FuzzStatementCursor: a statement cursor opens only unchanged, for the
+// principal and account it was sealed for; any other text, any edit of a
+// sealed one, and any other principal or account is refused as not
+// issued, never a panic or another position.
+func FuzzStatementCursor(f *testing.F) {
+	s, _ := newTestStore(f)
+	ctx := context.Background()
+	sealed, err := s.SealStatementCursor(ctx, "alice", "1001", Position{score: 1_700_000_000_000_000})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("alice", "1001", sealed, -1)
+	f.Add("alice", "1001", sealed, 3)
+	f.Add("alice", "1001", sealed, len(sealed)-1) // the last character: its spare bits must count
+	f.Add("alic", "e1001", sealed, -1)
+	f.Add("alice", "1001", "", -1)
+	f.Add("bob", "1001", "not a cursor", -1)
+	f.Fuzz(func(t *testing.T, principal, account, cursor string, flip int) {
+		if cursor == "" {
+			cursor = sealed
+		}
+		if flip >= 0 && flip < len(cursor) {
+			b := []byte(cursor)
+			b[flip] ^= 0x01
+			cursor = string(b)
+		}
+		p, err := s.OpenStatementCursor(ctx, principal, account, cursor)
+		mine := cursor == sealed && principal == "alice" && account == "1001"
+		switch {
+		case mine && (err != nil || p.score != 1_700_000_000_000_000):
+			t.Fatalf("the sealed cursor did not open: %v %v", p, err)
+		case !mine && err == nil:
+			t.Fatalf("(%q, %q, %q) opened as %v", principal, account, cursor, p)
+		case !mine && !errors.Is(err, facade.ErrBadParameter):
+			t.Fatalf("(%q, %q, %q): %v", principal, account, cursor, err)
+		}
+	})
+}
