@@ -8,12 +8,13 @@
 import {get, request, ApiError, enc} from '../api.js';
 import {h, fill, when, fullDate, table, confirmDialog, saveFile} from '../dom.js';
 import {rowWords} from '../words.js';
+import {drawOnDemand} from '../slices.js';
 
 // Shown to students and to grading staff with a class here (/auth/me's has).
 export const allowed = me => (me.role === 'student' || me.role === 'professor') && (!me.has || me.has.classes);
 
 const SCALE = ['A+', 'A', 'A-', 'B+', 'B', 'B-', 'C+', 'C', 'C-', 'D+', 'D', 'D-', 'F'];
-const MAX_UPLOAD = 16 * 1024;
+const MAX_UPLOAD = 2 * 1024 * 1024; // the service's limit for a gradebook (docs/contract.md §4)
 const gradePath = s => `/student/${enc(s)}/english/grade`;
 
 export async function render(ctx, parts) {
@@ -70,11 +71,12 @@ async function classList(ctx) {
   ctx.status(classes.length + (classes.length === 1 ? ' class.' : ' classes.'));
 }
 
-// loadClass reads every page of the class's students.
+// loadClass reads every page of the class's students (a lecture has
+// thousands: every one is reachable, none cut at a fixed count).
 async function loadClass(cls) {
   let path = `/class/${enc(cls)}/grades?limit=100`;
   const students = [];
-  for (let i = 0; path && i < 50; i++) {
+  for (let i = 0; path && i < 10000; i++) {
     const page = await get(path);
     students.push(...page.students);
     path = page.next;
@@ -87,7 +89,9 @@ async function classView(ctx, cls, openStudent) {
   if (!ctx.alive()) return;
   const anyChange = students.some(s => s.can_change);
   const state = {cls, anyChange, students: new Map(students.map(s => [s.student_id, s]))};
+  const heads = ['Student', 'Grade', anyChange ? 'Change' : null, 'History'].filter(Boolean);
   const tbody = h('tbody');
+  const more = h('p', {id: 'students-more'});
   const history = h('section', {id: 'history-panel', 'aria-labelledby': 'history-h'});
   const book = anyChange ? gradebook(ctx, state, () => refresh(), history) : null;
   const refresh = async () => {
@@ -96,16 +100,28 @@ async function classView(ctx, cls, openStudent) {
     state.students = new Map(fresh.map(s => [s.student_id, s]));
     drawRows();
   };
-  const drawRows = () => tbody.replaceChildren(...[...state.students.values()].map(s => row(ctx, state, s, refresh, history)));
+  // A search by student narrows the table; the rows are drawn on demand
+  // (slices.js), so a lecture of 5,000 never holds the tab.
+  const search = h('input', {type: 'search', id: 'student-search', autocomplete: 'off', 'aria-describedby': 'student-count',
+    oninput: () => drawRows()});
+  const count = h('p', {id: 'student-count', class: 'hint', 'aria-live': 'polite'});
+  const drawRows = () => {
+    const q = search.value.trim().toLowerCase();
+    const all = [...state.students.values()];
+    const shown = q ? all.filter(s => s.student_id.toLowerCase().includes(q)) : all;
+    count.textContent = q ? `${shown.length} of ${all.length} students match “${search.value.trim()}”.` : `${all.length} students.`;
+    drawOnDemand(tbody, more, shown, s => row(ctx, state, s, refresh, history), 'students');
+  };
   drawRows();
-  const heads = ['Student', 'Grade', anyChange ? 'Change' : null, 'History'].filter(Boolean);
   fill(ctx.el, 
     h('p', {class: 'crumbs'}, h('a', {href: '#/grades'}, 'Your classes')),
     h('h1', {tabindex: '-1', id: 'class-h'}, 'Class ' + cls),
     anyChange ? null : h('p', {class: 'note', id: 'view-only'}, 'You may view this class\'s grades; changing them is for its teachers.'),
+    h('div', {class: 'field'}, h('label', {for: 'student-search'}, 'Find a student'), search, count),
     h('div', {class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Students of ' + cls},
       h('table', {id: 'students'}, h('caption', {}, `Students of ${cls} and their english grades`),
         h('thead', {}, h('tr', {}, heads.map(x => h('th', {scope: 'col'}, x)))), tbody)),
+    more,
     h('h2', {}, 'Gradebook'),
     h('p', {}, h('button', {type: 'button', class: 'secondary', id: 'book-download', onclick: () => downloadBook(ctx, cls)},
       'Download gradebook (CSV)')),
@@ -237,9 +253,12 @@ function gradebook(ctx, state, refresh, history) {
     try {
       const {data} = await upload(state.cls, text, true);
       if (!ctx.alive()) return;
-      fill(out, ...outcomeTable(data, 'Preview: nothing is saved yet'),
+      const [heading, rows, draw] = outcomeTable(data, 'Preview: nothing is saved yet');
+      fill(out, heading,
         data.changed ? h('button', {type: 'button', class: 'primary', id: 'book-apply', onclick: () => apply(text)},
-          `Apply ${data.changed} change${data.changed === 1 ? '' : 's'}…`) : h('p', {}, 'Nothing in this file would change a grade.'));
+          `Apply ${data.changed} change${data.changed === 1 ? '' : 's'}…`) : h('p', {}, 'Nothing in this file would change a grade.'),
+        rows);
+      draw();
       ctx.status(`Preview: ${data.changed} would change, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused.`);
       ctx.focus(out.querySelector('h3'));
     } catch (err) {
@@ -254,7 +273,9 @@ function gradebook(ctx, state, refresh, history) {
     try {
       const {data} = await upload(state.cls, text, false);
       if (!ctx.alive()) return;
-      fill(out, ...outcomeTable(data, 'Applied'));
+      const [heading, rows, draw] = outcomeTable(data, 'Applied');
+      fill(out, heading, rows);
+      draw();
       await refresh();
       const shown = history.dataset.student;
       if (shown && data.rows.some(r => r.student_id === shown && r.outcome === 'changed')) await drawHistory(ctx, history, shown);
@@ -277,8 +298,11 @@ function upload(cls, text, dryRun) {
 
 const outcomeWords = {changed: 'Changed', unchanged: 'No change', stale: 'Not changed', refused: 'Refused'};
 
+// outcomeTable returns the heading and the table of a gradebook's rows,
+// and the function that draws them (on demand: a lecture's file has
+// thousands), with a search by student like the class's.
 function outcomeTable(data, heading) {
-  const rows = data.rows.map(r => {
+  const row = r => {
     let what = '';
     if (r.outcome === 'changed') what = `${r.previous_grade || 'none'} → ${r.grade}`;
     else if (r.outcome === 'stale') what = `${rowWords(r.code)} Now ${r.previous_grade || 'none'}${r.updated_by ? ', by ' + r.updated_by : ''}.`;
@@ -287,7 +311,14 @@ function outcomeTable(data, heading) {
     return h('tr', {'data-line': r.line, class: 'outcome-' + r.outcome},
       h('td', {}, r.line), h('td', {}, r.student_id), h('td', {}, r.grade || '—'),
       h('td', {}, h('strong', {}, r.outcome === 'changed' && data.dry_run ? 'Would change' : outcomeWords[r.outcome] || r.outcome), ' ', what));
-  });
+  };
+  const rows = table('Rows of the gradebook', ['Line', 'Student', 'Grade', 'Outcome'], [], {id: 'book-rows'});
+  const more = h('p', {id: 'book-more'});
+  const search = h('input', {type: 'search', id: 'book-search', autocomplete: 'off', oninput: () => draw()});
+  const draw = () => {
+    const q = search.value.trim().toLowerCase();
+    drawOnDemand(rows.querySelector('tbody'), more, q ? data.rows.filter(r => r.student_id.toLowerCase().includes(q)) : data.rows, row, 'rows');
+  };
   return [h('h3', {tabindex: '-1'}, `${heading}: ${data.changed} ${data.dry_run ? 'would change' : 'changed'}, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused`),
-    table('Rows of the gradebook', ['Line', 'Student', 'Grade', 'Outcome'], rows, {id: 'book-rows'})];
+    [h('div', {class: 'field'}, h('label', {for: 'book-search'}, 'Find a student in the file'), search), rows, more], draw];
 }
