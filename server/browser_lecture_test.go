@@ -126,3 +126,58 @@ func TestBrowserLectureDrawsWithoutBlocking(t *testing.T) {
 		t.Error("the preview changed the gradebook")
 	}
 }
+
+// TestBrowserStatementBackToTheFirstTransfer: a long statement shows its
+// newest 50, older ones on demand back to the first transfer; a date range
+// narrows it (a range the wrong way round is explained before anything is
+// asked); the range downloads as CSV from a real link to transfers.csv.
+func TestBrowserStatementBackToTheFirstTransfer(t *testing.T) {
+	e := newEnv(t, withPageOrigin(), statementPolicy)
+	longHistory(t, e, 120)
+	b := testbrowser.New(t)
+	b.Do(chromedp.Navigate(e.url + "/ui/#/accounts/1001"))
+	b.UseToken(token(t, "alice", "customer"))
+	b.Do(visible(`#statement`))
+	rows := func() int { return testbrowser.Eval[int](b, `document.querySelectorAll('#statement tbody tr').length`) }
+	if n := rows(); n != 50 {
+		t.Fatalf("%d entries at first, want the newest 50", n)
+	}
+	if href := testbrowser.Eval[string](b, `document.getElementById('statement-csv').getAttribute('href')`); href != "/rs/account/1001/transfers.csv" {
+		t.Errorf("the download link is %q", href)
+	}
+	b.CheckView("long statement")
+	b.Do(click(`#statement-more`))
+	b.WaitFor(`document.querySelectorAll('#statement tbody tr').length === 100`)
+	b.Do(click(`#statement-more`))
+	b.WaitText("#statement-older", "This is the first transfer of the range.")
+	if n := rows(); n != 120 {
+		t.Fatalf("%d entries back to the first, want 120", n)
+	}
+	if last := b.Texts(`#statement tbody tr`)[119]; !strings.Contains(last, `=HYPERLINK("http://evil.example")`) || !strings.Contains(last, "EUR 249.00") {
+		t.Errorf("the first transfer: %q", last)
+	}
+	// A range the wrong way round is explained, and nothing is asked.
+	b.Do(chromedp.SetValue(chromedp.ID("range-from"), "2026-03-02"), chromedp.SetValue(chromedp.ID("range-to"), "2026-03-01"), click(`#range-show`))
+	b.WaitText("#error", "The range ends before it starts.")
+	// A day with no transfer, then today's.
+	b.Do(chromedp.SetValue(chromedp.ID("range-from"), "2020-01-01"), chromedp.SetValue(chromedp.ID("range-to"), "2020-01-31"), click(`#range-show`))
+	b.WaitText("#statement-empty", "No money moved in or out of this account in this range.")
+	today := testbrowser.Eval[string](b, `new Date().toISOString().slice(0, 10)`)
+	b.Do(chromedp.SetValue(chromedp.ID("range-from"), today), chromedp.SetValue(chromedp.ID("range-to"), today), click(`#range-show`))
+	b.Do(visible(`#statement`))
+	if n := rows(); n != 50 {
+		t.Errorf("%d entries of today's at first, want 50", n)
+	}
+	if href := testbrowser.Eval[string](b, `document.getElementById('statement-csv').getAttribute('href')`); href != "/rs/account/1001/transfers.csv?from="+today+"&to="+today {
+		t.Errorf("the range's download link is %q", href)
+	}
+	b.CheckView("statement range")
+	file := b.Download(t.TempDir(), click(`#statement-csv`))
+	got, err := os.ReadFile(file)
+	if err != nil || !strings.HasPrefix(string(got), "date,direction,counterparty,amount,currency,balance_after,reference\n") ||
+		strings.Count(string(got), "\n") != 121 || !strings.Contains(string(got), `'=HYPERLINK`) {
+		t.Fatalf("downloaded statement: %d lines, %v", strings.Count(string(got), "\n"), err)
+	}
+	b.Do(click(`#range-clear`))
+	b.WaitFor(`document.getElementById('statement-csv').getAttribute('href') === '/rs/account/1001/transfers.csv'`)
+}

@@ -239,6 +239,7 @@ func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
 		{"POST", "/rs/transfer/from/1001/to/2002/amount/1.50", holder, "", map[string]string{"Idempotency-Key": "once"}, 201},
 		{"POST", "/rs/transfer/from/1001/to/2002/amount/1.50", holder, "", map[string]string{"Idempotency-Key": "once"}, 201}, // the replay
 		{"GET", "/rs/account/1001/transfers?limit=10", holder, "", nil, 200},
+		{"GET", "/rs/account/1001/transfers.csv?from=2020-01-01", holder, "", nil, 200},
 		{"POST", rest + "/queue", developer, "", nil, 405},
 		{"PUT", rest + "/queue/PROJ-CORE-6", developer, "", nil, 405},
 		{"DELETE", rest + "/queue/PROJ-CORE-6", developer, "", nil, 405},

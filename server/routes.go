@@ -81,6 +81,9 @@ func (s *Server) routes() {
 		}
 		return statement(c)
 	})
+	// The same CSV at a path of its own, for a link the browser downloads
+	// itself (a link cannot send Accept; the session cookie authorizes it).
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:id/transfers.csv", statementCSV)
 	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", chain(s.transfer, api...))
 
 	// Build results: Bamboo's read API and its artifact and log links,

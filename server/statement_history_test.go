@@ -155,6 +155,10 @@ func TestStatementCSVStreamsTheRangeSafely(t *testing.T) {
 	if cd := r.header.Get("Content-Disposition"); cd != `attachment; filename="1001-statement.csv"` {
 		t.Errorf("Content-Disposition %q", cd)
 	}
+	// The same file at the path a link downloads (a link sends no Accept).
+	if link := e.do(req{method: "GET", path: "/rs/account/1001/transfers.csv", token: alice, header: map[string]string{"Accept": "text/html,*/*;q=0.8"}}); link.status != 200 || link.body != r.body {
+		t.Errorf("transfers.csv: %d, %d bytes, want the %d of Accept: text/csv", link.status, len(link.body), len(r.body))
+	}
 	if got := strings.Join(rows[0], ","); got != "date,direction,counterparty,amount,currency,balance_after,reference" {
 		t.Fatalf("header %q", got)
 	}

@@ -1,10 +1,13 @@
 // Accounts: the caller's accounts with balances (#/accounts), and one
 // account's statement with a transfer form (#/accounts/1001). A transfer
 // says what will happen and asks before anything is sent; amounts are
-// shown in the account's currency.
+// shown in the account's currency. The statement pages back to the
+// account's first transfer on demand ("Show older transfers" follows the
+// service's sealed next), narrows to a date range, and downloads the range
+// as CSV through a real link.
 
-import {get, request, enc} from '../api.js';
-import {h, fill, money, decimals, table, confirmDialog} from '../dom.js';
+import {get, request, enc, usingToken} from '../api.js';
+import {h, fill, money, decimals, table, confirmDialog, saveFile} from '../dom.js';
 import {explain} from '../words.js';
 
 // Shown to whoever holds an account here (/auth/me's has; without it,
@@ -44,20 +47,33 @@ async function list(ctx) {
   ctx.status(accounts.length + (accounts.length === 1 ? ' account.' : ' accounts.'));
 }
 
-async function account(ctx, id) {
+const PAGE = 50; // statement entries per page
+
+// statementQuery is the range's query string ("" for the whole history).
+function statementQuery(range) {
+  const q = new URLSearchParams();
+  if (range.from) q.set('from', range.from);
+  if (range.to) q.set('to', range.to);
+  return q.toString();
+}
+
+function statementRow(t) {
+  const credit = t.direction === 'credit';
+  return h('tr', {'data-transfer': t.transfer_id, class: credit ? 'credit' : 'debit'},
+    h('td', {class: 'date'}, statementDate(t.created_at)),
+    h('td', {}, h('span', {class: 'dir ' + (credit ? 'in' : 'out')}, h('span', {'aria-hidden': 'true'}, credit ? '↓ ' : '↑ '),
+      credit ? 'Money in' : 'Money out'), ' ', credit ? 'from ' + t.counterparty_account_id : 'to ' + t.counterparty_account_id),
+    h('td', {class: 'ref'}, t.reference || h('span', {class: 'hint'}, '—')),
+    h('td', {class: 'num'}, money(t.amount, t.currency)),
+    h('td', {class: 'num after'}, t.balance_after === undefined ? '—' : money(t.balance_after, t.currency)));
+}
+
+async function account(ctx, id, range = {from: '', to: ''}) {
+  const q = statementQuery(range);
   const [a, st, others] = await Promise.all([
-    get(`/rs/account/${enc(id)}`), get(`/rs/account/${enc(id)}/transfers?limit=50`), mine()]);
+    get(`/rs/account/${enc(id)}`), get(`/rs/account/${enc(id)}/transfers?limit=${PAGE}${q ? '&' + q : ''}`), mine()]);
   if (!ctx.alive()) return;
-  const rows = st.transfers.map(t => {
-    const credit = t.direction === 'credit';
-    return h('tr', {'data-transfer': t.transfer_id, class: credit ? 'credit' : 'debit'},
-      h('td', {class: 'date'}, statementDate(t.created_at)),
-      h('td', {}, h('span', {class: 'dir ' + (credit ? 'in' : 'out')}, h('span', {'aria-hidden': 'true'}, credit ? '↓ ' : '↑ '),
-        credit ? 'Money in' : 'Money out'), ' ', credit ? 'from ' + t.counterparty_account_id : 'to ' + t.counterparty_account_id),
-      h('td', {class: 'ref'}, t.reference || h('span', {class: 'hint'}, '—')),
-      h('td', {class: 'num'}, money(t.amount, t.currency)),
-      h('td', {class: 'num after'}, t.balance_after === undefined ? '—' : money(t.balance_after, t.currency)));
-  });
+  const rows = st.transfers.map(statementRow);
   fill(ctx.el, 
     h('p', {class: 'crumbs'}, h('a', {href: '#/accounts'}, 'Your accounts')),
     h('h1', {tabindex: '-1', id: 'account-h'}, 'Account ' + a.account_id),
@@ -66,9 +82,93 @@ async function account(ctx, id) {
     h('p', {id: 'transfer-result', class: 'result', tabindex: '-1', hidden: !ctx.result}, ctx.result || ''),
     transferForm(ctx, a, others.filter(o => o.account_id !== a.account_id)),
     h('h2', {id: 'statement-h'}, 'Statement'),
+    rangeForm(ctx, a, range),
     rows.length ? table(`Statement of ${a.account_id}, newest first`, ['Date', 'Money in or out', 'Reference', 'Amount', 'Balance after'], rows, {id: 'statement'})
-      : h('p', {}, 'No money has moved in or out of this account yet.'));
-  ctx.status(`Account ${a.account_id}: ${rows.length} ${rows.length === 1 ? 'entry' : 'entries'}.`);
+      : h('p', {id: 'statement-empty'}, q ? 'No money moved in or out of this account in this range.' : 'No money has moved in or out of this account yet.'),
+    older(ctx, st.next));
+  ctx.status(`Account ${a.account_id}: ${rows.length} ${rows.length === 1 ? 'entry' : 'entries'}${st.next ? ' shown; older ones on request' : ''}.`);
+}
+
+// older is the button that appends the next, older page (the service's
+// next, which keeps the range), until the range's first transfer is shown.
+function older(ctx, next) {
+  const p = h('p', {id: 'statement-older'});
+  if (!next) return p;
+  const button = h('button', {type: 'button', class: 'secondary', id: 'statement-more'}, 'Show older transfers');
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const page = await get(next);
+      if (!ctx.alive()) return;
+      document.querySelector('#statement tbody').append(...page.transfers.map(statementRow));
+      next = page.next;
+      const n = document.querySelectorAll('#statement tbody tr').length;
+      if (!next) {
+        p.replaceChildren(h('span', {class: 'hint'}, 'This is the first transfer of the range.'));
+        ctx.status(`${n} entries: back to the first.`);
+        return;
+      }
+      button.disabled = false;
+      ctx.status(`${n} entries shown.`);
+    } catch (err) {
+      button.disabled = false;
+      ctx.fail(err);
+    }
+  });
+  p.append(button);
+  return p;
+}
+
+// rangeForm narrows the statement to whole days (dates, inclusive) and
+// offers the range as a CSV file: a real link to the service's
+// transfers.csv, which the browser downloads itself on a session.
+function rangeForm(ctx, a, range) {
+  const from = h('input', {type: 'date', id: 'range-from', value: range.from});
+  const to = h('input', {type: 'date', id: 'range-to', value: range.to});
+  const q = statementQuery(range);
+  const name = `${a.account_id}-statement${range.from && range.to ? `-${range.from}-${range.to}` : ''}.csv`;
+  const href = `/rs/account/${enc(a.account_id)}/transfers.csv${q ? '?' + q : ''}`;
+  const csv = h('a', {href, id: 'statement-csv', download: '', onclick: e => downloadCSV(ctx, e, href, name)},
+    q ? 'Download this range as CSV' : 'Download the whole statement as CSV');
+  const show = async e => {
+    e.preventDefault();
+    ctx.clearError();
+    if (from.value && to.value && from.value > to.value) {
+      showWords('The range ends before it starts. Choose a "from" day on or before the "to" day.');
+      from.focus();
+      return;
+    }
+    try {
+      await account(ctx, a.account_id, {from: from.value, to: to.value});
+      ctx.focus(document.getElementById('statement-h'));
+    } catch (err) {
+      ctx.fail(err);
+    }
+  };
+  return h('form', {id: 'range-form', class: 'inline', novalidate: true, onsubmit: show, 'aria-label': 'Statement range'},
+    h('label', {for: 'range-from'}, 'From'), from,
+    h('label', {for: 'range-to'}, 'To'), to,
+    h('button', {type: 'submit', id: 'range-show'}, 'Show'),
+    range.from || range.to ? h('button', {type: 'button', class: 'secondary', id: 'range-clear',
+      onclick: () => account(ctx, a.account_id).catch(err => ctx.fail(err))}, 'Whole history') : null,
+    csv);
+}
+
+// downloadCSV lets the browser follow the link on a session (the cookie
+// authorizes it). A pasted token cannot ride on a link, so in token mode,
+// and only there, the file is fetched and handed over from memory.
+async function downloadCSV(ctx, e, href, name) {
+  if (!usingToken()) return;
+  e.preventDefault();
+  try {
+    const res = await request(href, {raw: true, accept: 'text/csv'});
+    const blob = await res.blob();
+    if (!ctx.alive()) return;
+    saveFile(blob, name);
+    ctx.status('Downloaded ' + name + '.');
+  } catch (err) {
+    ctx.fail(err);
+  }
 }
 
 const dateFormat = new Intl.DateTimeFormat('en-GB', {day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit'});
