@@ -97,11 +97,12 @@ func newLineUse(st *state) *lineUse {
 // tally is counters decisions add to with a plain increment, not a
 // locked one: an atomic add waits for the counter's cache line before the
 // decision goes on (BenchmarkDecide's usage-cost of an allow through a
-// team: 1.08 with atomic adds, within noise with these). The price: two cores adding to one counter at the same
-// instant may lose one of the two; a used line never reads zero, and the
-// counts are evidence of use, not accounting. Counters only grow
-// (wrapping at 2^32, far beyond a flush interval's decisions); the flusher
-// sends the growth since it last looked.
+// team: 1.08 with atomic adds, within noise with these). The price: two
+// cores adding to one counter at the same instant may lose one of the
+// two; a used line never reads zero, and the counts are evidence of use,
+// not accounting. Counters only grow (wrapping at 2^32, far beyond a
+// flush interval's decisions); the flusher sends the growth since it
+// last looked.
 type tally struct {
 	n    []uint32 // added to by decisions
 	sent []uint32 // the flusher's: n as of its last take
