@@ -17,9 +17,10 @@ import (
 )
 
 // shutdownTimeout is how long the service gives in-flight requests after
-// the drain delay (cmd/facade/serve.go); the pod's grace period must cover
-// both, or the kubelet kills requests in flight.
-const shutdownTimeout = 25 * time.Second
+// the drain delay, plus the last write of the policy usage after them
+// (5 s at most; cmd/facade/serve.go); the pod's grace period must cover
+// it all, or the kubelet kills requests in flight and the last counts.
+const shutdownTimeout = 25*time.Second + 5*time.Second
 
 // manifests are every object under kubernetes/, decoded strictly into the
 // API's Go types: a field the API does not have (a typo, a wrong level)
