@@ -44,7 +44,7 @@ func (t *policyTool) usage() int {
 		return t.fail(err)
 	}
 	lines := p.LinesUsed(u)
-	unused := 0
+	total, unused := len(lines), 0
 	for _, l := range lines {
 		if l.Uses == 0 {
 			unused++
@@ -53,7 +53,7 @@ func (t *policyTool) usage() int {
 	if *t.unused {
 		lines = lines[:unused] // LinesUsed puts them first
 	}
-	if err := t.writeUsage(lines, unused, len(p.LinesUsed(u)), u.Since); err != nil {
+	if err := t.writeUsage(lines, unused, total, u.Since); err != nil {
 		return t.fail(err)
 	}
 	if *t.unused && unused > 0 {
