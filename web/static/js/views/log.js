@@ -16,9 +16,8 @@ const errorLine = /\b(error|errors|fail|failed|failure|fatal|exception)\b|^\s*at
 // has its own address, error lines are marked, and a search jumps between
 // hits. Long logs are drawn in slices between frames, so the tab keeps
 // answering while 10,000 lines appear. While the job runs, the log is
-// asked again every two seconds and new lines are appended (the file from
-// its last byte on, with Range); the view follows them when it was
-// scrolled to the end.
+// asked again every two seconds with If-None-Match and new lines are
+// appended; the view follows them when it was scrolled to the end.
 export async function buildLog(ctx, plan, n, job, line) {
   const r = (await request(resultPath(plan, n), {conditional: true})).data;
   if (!ctx.alive()) return;
@@ -190,40 +189,30 @@ export async function buildLog(ctx, plan, n, job, line) {
   }
 }
 
-// fileSource reads a log file in parts: the whole file first, then what
-// was written after it. Each later read asks from the last byte already
-// read on (Range), so the answer is never empty (an empty range would be
-// a 416, an error in the console) and says whether the file still starts
-// as read: a first byte that differs, or a whole file answered instead of
-// a part, is a file replaced (replaced is set). final says the file is
-// complete: its last line is shown without a line end.
+// fileSource reads a log file, each time the lines added since the last
+// read. While the job runs it asks with If-None-Match: the service keeps
+// a running job's log and answers an unchanged one with a 304, so many
+// watchers cost the build server one read. An answer that does not start
+// as the text already read is a file replaced (replaced is set). While
+// the job runs only whole lines are taken: a line still being written
+// waits for its end; final (the job has finished) takes the last line
+// without one.
 function fileSource(href) {
-  const decoder = new TextDecoder();
-  let bytes = 0, last = -1, open = '';
+  let seen = 0, mark = '';
   const src = {replaced: false};
   src.more = async final => {
-    const headers = bytes ? {Range: `bytes=${bytes - 1}-`} : {};
-    const res = await request(href, {raw: true, accept: 'text/plain, */*', headers});
-    let data = new Uint8Array(await res.arrayBuffer());
-    if (bytes) {
-      if (res.status !== 206 || data[0] !== last) {
-        src.replaced = true;
-        return [];
-      }
-      data = data.subarray(1);
+    const a = await request(href, {conditional: !final || seen > 0, accept: 'text/plain, */*'});
+    const text = typeof a.data === 'string' ? a.data : '';
+    if (text.length < seen || text.slice(Math.max(0, seen - 64), seen) !== mark) {
+      src.replaced = true;
+      return [];
     }
-    if (data.length) {
-      bytes += data.length;
-      last = data[data.length - 1];
-    }
-    // While the job runs only whole lines are shown: a line still being
-    // written waits for its end. Once it has finished, the last line
-    // needs none.
-    const text = open + decoder.decode(data, {stream: !final});
-    const cut = final ? text.length : text.lastIndexOf('\n');
-    open = final ? '' : text.slice(cut + 1);
-    const whole = text.slice(0, Math.max(cut, 0)).replace(/\r?\n$/, '');
-    return whole === '' && cut <= 0 ? [] : whole.split('\n').map(l => l.replace(/\r$/, ''));
+    const rest = text.slice(seen);
+    const cut = final ? rest.length : rest.lastIndexOf('\n') + 1;
+    seen += cut;
+    mark = text.slice(Math.max(0, seen - 64), seen);
+    const whole = rest.slice(0, cut).replace(/\r?\n$/, '');
+    return cut === 0 || (whole === '' && !rest.startsWith('\n')) ? [] : whole.split('\n').map(l => l.replace(/\r$/, ''));
   };
   return src;
 }
