@@ -50,6 +50,9 @@ type Metrics struct {
 	BreakerState prometheus.Gauge
 	// Cache counts response-cache lookups by result ("hit", "miss", "stale").
 	Cache *prometheus.CounterVec
+	// BuildInfo is 1 for the version, commit and Go version answering
+	// (SetBuild), so a dashboard can tell which build runs where.
+	BuildInfo *prometheus.GaugeVec
 
 	requestSeries sync.Map // requestKey → requestSeries, see Request
 }
@@ -128,7 +131,16 @@ func New() *Metrics {
 		Cache: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "facade_cache_lookups_total", Help: "Response cache lookups by result.",
 		}, []string{"result"}),
+		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "facade_build_info", Help: "Always 1: the version, commit and Go version of this build.",
+		}, []string{"version", "commit", "goversion"}),
 	}
+}
+
+// SetBuild records which build this is (facade_build_info).
+func (m *Metrics) SetBuild(version, commit, goVersion string) {
+	m.BuildInfo.Reset()
+	m.BuildInfo.WithLabelValues(version, commit, goVersion).Set(1)
 }
 
 // Or returns m, or a private set when m is nil.
@@ -149,6 +161,7 @@ func (m *Metrics) Registry() *prometheus.Registry {
 		m.Requests, m.Latency, m.Decisions, m.PolicyReloads, m.PolicyLastReloadOK,
 		m.PolicyInfo, m.PolicyLoadedTimestamp, m.ListEntries,
 		m.Transfers, m.UpstreamCalls, m.UpstreamLatency, m.BreakerState, m.Cache,
+		m.BuildInfo,
 	)
 	return reg
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // LogHandler wraps h so that every record logged with a request's context
-// carries that request's id, and so that the audit record a store or the
+// carries that request's id (and its trace_id when tracing is on), and so that the audit record a store or the
 // authorizer logs during a request (a denial, a grade change, a transfer:
 // records with audit=true) is written on the request's one access line
 // instead of a line of its own. Outside a request (seeding, tests of a
@@ -25,6 +25,9 @@ func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
 		return nil
 	}
 	r.AddAttrs(slog.String("request_id", rc.id))
+	if rc.traceID != "" {
+		r.AddAttrs(slog.String("trace_id", rc.traceID))
+	}
 	return h.Handler.Handle(ctx, r)
 }
 

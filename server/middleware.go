@@ -156,6 +156,9 @@ func (s *Server) accessLine(c echo.Context, route string, status int, elapsed ti
 		slog.Float64("duration_ms", float64(elapsed.Microseconds())/1000),
 		slog.String("principal", principal(c).ID))
 	if rc := requestContextOf(ctx); rc != nil {
+		if rc.traceID != "" {
+			attrs = append(attrs, slog.String("trace_id", rc.traceID))
+		}
 		if event, more := rc.audit.take(); event != "" {
 			attrs = append(attrs, slog.Bool("audit", true), slog.String("event", event))
 			attrs = append(attrs, more...)

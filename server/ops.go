@@ -57,7 +57,7 @@ func withoutVersions(g prometheus.Gatherer) prometheus.Gatherer {
 	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		families, err := g.Gather()
 		return slices.DeleteFunc(families, func(f *dto.MetricFamily) bool {
-			return f.GetName() == "go_info"
+			return f.GetName() == "go_info" || f.GetName() == "facade_build_info"
 		}), err
 	})
 }

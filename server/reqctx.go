@@ -23,6 +23,7 @@ import (
 type requestContext struct {
 	context.Context
 	id        string
+	traceID   string // the request's trace, when tracing is on (Config.Tracer)
 	principal facade.Principal
 	identity  auth.Identity
 	authed    bool

@@ -25,8 +25,12 @@ func (s *Server) routes() {
 	// Composed once around whatever handler the router chose (c.Handler(),
 	// the route's or the 404's or 405's): Echo v4 composes e.Use's list
 	// anew for every request, an allocation per middleware per request.
+	outer := []echo.MiddlewareFunc{s.observe}
+	if s.cfg.Tracer != nil {
+		outer = []echo.MiddlewareFunc{s.traceRequest, s.observe} // not composed at all when tracing is off
+	}
 	global := chain(func(c echo.Context) error { return c.Handler()(c) },
-		s.observe, s.recoverPanics, s.writeDeadline, limitHeaders, s.cors, s.authenticate, s.rateLimit)
+		append(outer, s.recoverPanics, s.writeDeadline, limitHeaders, s.cors, s.authenticate, s.rateLimit)...)
 	e.Use(func(echo.HandlerFunc) echo.HandlerFunc { return global })
 	if s.cfg.OpsOnAPI {
 		s.opsRoutes(e, promhttp.HandlerFor(withoutVersions(s.gatherer), promhttp.HandlerOpts{}))

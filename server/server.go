@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -58,6 +60,12 @@ type Config struct {
 	Now func() time.Time
 	// Log receives the request and error lines; nil means slog.Default().
 	Log *slog.Logger
+	// Tracer, with Propagator, makes each API request a server span named
+	// by its route template, continuing a caller's W3C traceparent, and
+	// puts its trace_id on the request's log lines (internal/tracing).
+	// Nil means no tracing and no per-request cost.
+	Tracer     trace.Tracer
+	Propagator propagation.TextMapPropagator
 	// Metrics are the collectors every part records into (pass the same
 	// set to the stores, authz, upstream and cache); /metrics shows them
 	// with the Go and process collectors. Nil means a private set.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -10,6 +11,7 @@ import (
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/favourites"
+	"github.com/facade-dev/facade/internal/tracing"
 	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/server"
@@ -19,12 +21,17 @@ import (
 // newBuilds assembles the build-result side: Bamboo client, shared cache,
 // proxy handlers. Without FACADE_UPSTREAM_URL it returns nils and the
 // routes answer 503.
-func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log *slog.Logger, m *metrics.Metrics, now func() time.Time) (server.BuildHandlers, func() string, error) {
+func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log *slog.Logger, m *metrics.Metrics, now func() time.Time, tr *tracing.Tracing) (server.BuildHandlers, func() string, error) {
 	if s.UpstreamURL == "" {
 		log.Warn("FACADE_UPSTREAM_URL is not set: build-result endpoints will answer 503")
 		return nil, nil, nil
 	}
-	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout, Metrics: m, Now: now, Log: log})
+	var hc *http.Client
+	if tr != nil { // each Bamboo call a client span, with the request's traceparent
+		hc = &http.Client{Transport: tr.Transport(nil)}
+	}
+	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout,
+		HTTPClient: hc, Metrics: m, Now: now, Log: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("FACADE_UPSTREAM_URL: %w", err)
 	}

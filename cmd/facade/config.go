@@ -47,6 +47,9 @@ type settings struct {
 	TrustedProxies                  []*net.IPNet
 	MaxTransfer                     int64
 	LogLevel                        string
+	// OTLPTracesURL is where spans go (OTLP/HTTP): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+	// as given, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; empty: no tracing.
+	OTLPTracesURL string
 }
 
 // loadSettings reads the environment. Every malformed value is reported
@@ -78,6 +81,10 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		LogLevel:          env("FACADE_LOG_LEVEL", "info"),
 	}
 	s.OpsAddr = env("FACADE_OPS_ADDR", s.Addr)
+	s.OTLPTracesURL = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	if base := env("OTEL_EXPORTER_OTLP_ENDPOINT", ""); s.OTLPTracesURL == "" && base != "" {
+		s.OTLPTracesURL = strings.TrimRight(base, "/") + "/v1/traces"
+	}
 	bad := settingsErrors(fileErrs)
 	durations := []struct {
 		dst       *time.Duration

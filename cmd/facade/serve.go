@@ -9,10 +9,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/facade-dev/facade/accounts"
@@ -21,6 +25,7 @@ import (
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/jsonlog"
 	"github.com/facade-dev/facade/internal/logbuf"
+	"github.com/facade-dev/facade/internal/tracing"
 	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/redisdb"
 	"github.com/facade-dev/facade/server"
@@ -75,6 +80,7 @@ type app struct {
 	srv      *server.Server
 	authz    *authz.Authorizer
 	rdb      redis.UniversalClient
+	tracing  *tracing.Tracing // nil: tracing off
 }
 
 // newApp builds every part from the settings. Configuration errors name the
@@ -94,12 +100,25 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	m := metrics.New() // one set, shown on /metrics, recorded into by every part
+	info, _ := debug.ReadBuildInfo()
+	version, commit := buildStamp(info)
+	m.SetBuild(version, commit, runtime.Version())
+	tr, err := tracing.Setup(ctx, s.OTLPTracesURL, version)
+	if err != nil {
+		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)
+	}
+	var srvTracer trace.Tracer
+	var propagator propagation.TextMapPropagator
+	if tr != nil { // tracing off: no hook, no wrapped transport, no middleware
+		rdb.AddHook(tr.RedisHook())
+		srvTracer, propagator = tr.Tracer, tr.Propagator
+	}
 	az, err := authz.New(s.Model, s.Policy, authz.Config{Log: log, Metrics: m, Now: now, RecordUsage: s.PolicyUsageFlush > 0})
 	if err != nil {
 		return nil, fmt.Errorf("FACADE_MODEL/FACADE_POLICY: %w", err)
 	}
 	az.AllowShrink(s.PolicyAllowShrink)
-	builds, upstreamState, err := newBuilds(s, rdb, az, log, m, now)
+	builds, upstreamState, err := newBuilds(s, rdb, az, log, m, now, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -111,12 +130,12 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	}, server.Config{
 		Origins: origins, RateLimit: s.RateLimit, MaxTransfer: s.MaxTransfer, OpsOnAPI: s.OpsAddr == s.Addr,
 		AuthFailureLimit: s.AuthFailureLimit, TrustedProxies: s.TrustedProxies, Now: now,
-		Log: log, Metrics: m,
+		Log: log, Metrics: m, Tracer: srvTracer, Propagator: propagator,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &app{settings: s, log: log, srv: srv, authz: az, rdb: rdb}, nil
+	return &app{settings: s, log: log, srv: srv, authz: az, rdb: rdb, tracing: tr}, nil
 }
 
 // newSignIn builds browser sign-in when FACADE_OIDC_ISSUER is set (both
@@ -184,7 +203,17 @@ func (a *app) serve(ctx context.Context, ready func(apiAddr string)) error {
 	})
 	err := g.Wait()
 	a.flushUsage()
+	a.flushSpans()
 	return err
+}
+
+// flushSpans sends the spans still queued, after the last request.
+func (a *app) flushSpans() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.tracing.Shutdown(ctx); err != nil {
+		a.log.Warn("could not send the last spans", "err", err.Error())
+	}
 }
 
 // flushUsage writes the policy usage counted since the last flush, after
