@@ -42,9 +42,12 @@ import (
 
 // Defaults for the zero Config fields.
 const (
-	DefaultTTL          = 30 * time.Second
-	DefaultStale        = 10 * time.Minute
-	DefaultMaxBytes     = 8 << 20
+	DefaultTTL   = 30 * time.Second
+	DefaultStale = 10 * time.Minute
+	// DefaultMaxBytes holds a whole organization's latest results: the
+	// collected /result list of 4,000 plans is about 9 MB of Bamboo's JSON,
+	// and one not stored would be collected again by every instance.
+	DefaultMaxBytes     = 32 << 20
 	DefaultLockTTL      = 5 * time.Second
 	DefaultFetchTimeout = 30 * time.Second
 )

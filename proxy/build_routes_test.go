@@ -189,9 +189,11 @@ func TestBuildListsPageAfterFiltering(t *testing.T) {
 		{api + "/plan?max-results=2&start-index=1", []string{"plans", "plan"}, []string{"PROJ-LIB", "PROJ-RELEASE"}, 4},
 		{api + "/plan?max-result=3&start-index=3", []string{"plans", "plan"}, []string{"WEB-NIGHTLY"}, 4},
 		{api + "/plan/PROJ-CORE/branch?max-results=1&start-index=1", []string{"branches", "branch"}, []string{"PROJ-CORE2"}, 2},
-		// On result lists size is the number returned, as Bamboo counts.
-		{api + "/result?max-results=2&start-index=2", []string{"results", "result"}, []string{"PROJ-RELEASE-3", "WEB-NIGHTLY-5"}, 2},
-		{api + "/result/PROJ?max-results=1&start-index=1", []string{"results", "result"}, []string{"PROJ-LIB-4"}, 1},
+		// On collected result lists size is the number the caller may see,
+		// so a client knows how far to page.
+		{api + "/result?max-results=2&start-index=2", []string{"results", "result"}, []string{"PROJ-RELEASE-3", "WEB-NIGHTLY-5"}, 4},
+		{api + "/result/PROJ?max-results=1&start-index=1", []string{"results", "result"}, []string{"PROJ-LIB-4"}, 3},
+		// A plan's own results are Bamboo's page: size the count returned.
 		{api + "/result/PROJ-CORE?max-results=2&start-index=1", []string{"results", "result"}, []string{"PROJ-CORE-5", "PROJ-CORE-4"}, 2},
 	}
 	for _, tc := range cases {
@@ -200,7 +202,7 @@ func TestBuildListsPageAfterFiltering(t *testing.T) {
 			t.Errorf("%s: %v size %v, want %v size %d", tc.target, got, path(doc, tc.list[0], "size"), tc.keys, tc.size)
 		}
 	}
-	for _, bad := range []string{api + "/plan?max-results=101", api + "/result?start-index=x", api + "/plan/PROJ-CORE/branch?max-results=0"} {
+	for _, bad := range []string{api + "/plan?max-results=1001", api + "/result?start-index=x", api + "/plan/PROJ-CORE/branch?max-results=0"} {
 		if rec := f.get("carol", bad); rec.Code != http.StatusBadRequest {
 			t.Errorf("%s: %d", bad, rec.Code)
 		}

@@ -79,6 +79,10 @@ type options struct {
 	// upstreamHandler, when set, is the upstream instead of the test
 	// Bamboo (fixture.bamboo is then nil).
 	upstreamHandler http.Handler
+	// fill, when set, fills the test Bamboo instead of DemoData;
+	// bambooOptions configure it.
+	fill          func(*bambootest.Server)
+	bambooOptions []bambootest.Option
 }
 
 type fixture struct {
@@ -105,8 +109,11 @@ func newFixture(t testing.TB, o options) *fixture {
 		ts = httptest.NewServer(o.upstreamHandler)
 		t.Cleanup(ts.Close)
 	} else {
-		bamboo, ts = bambootest.NewTestServer(t)
-		bambootest.DemoData(bamboo)
+		bamboo, ts = bambootest.NewTestServer(t, o.bambooOptions...)
+		if o.fill == nil {
+			o.fill = bambootest.DemoData
+		}
+		o.fill(bamboo)
 	}
 
 	dir := t.TempDir()

@@ -18,8 +18,12 @@ import (
 // item of a plan the caller may not see is removed before paging.
 
 const (
-	// collectPage is the page size asked of Bamboo while collecting.
-	collectPage = 100
+	// upstreamPage is the page size asked of Bamboo while collecting a
+	// list: the largest a caller may ask of the facade, so collecting
+	// costs a call per thousand items, never one per plan. Bamboo
+	// documents no cap; a server that answers smaller pages is followed
+	// (nextPage).
+	upstreamPage = maxPage
 	// maxCollected bounds a collected list (and so the document's size).
 	maxCollected = 10000
 )
@@ -123,12 +127,13 @@ func (h *Handler) collect(ctx context.Context, rt *Route, segments []string, val
 		top   map[string]json.RawMessage
 		items []json.RawMessage
 	)
+	pager := listPager{size: upstreamPage}
 	for start := 0; start < maxCollected; {
 		q := url.Values{}
 		for k, v := range vals {
 			q[k] = v
 		}
-		q.Set("max-results", strconv.Itoa(collectPage))
+		q.Set("max-results", strconv.Itoa(upstreamPage))
 		if start > 0 {
 			q.Set("start-index", strconv.Itoa(start))
 		}
@@ -155,7 +160,7 @@ func (h *Handler) collect(ctx context.Context, rt *Route, segments []string, val
 		}
 		items = append(items, got...)
 		start += len(got)
-		if len(got) < collectPage {
+		if !pager.more(len(got)) {
 			break
 		}
 	}
@@ -175,6 +180,30 @@ func (h *Handler) collect(ctx context.Context, rt *Route, segments []string, val
 		return nil, upstreamBad(err)
 	}
 	return doc, nil
+}
+
+// listPager decides whether a collected list has another page. Result
+// lists carry no total (Bamboo's size there is the count returned), so
+// the end is a page shorter than the page size. A first page shorter than
+// asked but of minCappedPage items or more may be a server's page cap
+// rather than the end: its length becomes the page size, at the cost of
+// one more (empty) call when it was the end after all.
+type listPager struct{ size int }
+
+// minCappedPage: a short first page at least this long is taken for a cap.
+const minCappedPage = 100
+
+func (p *listPager) more(got int) bool {
+	switch {
+	case got == 0:
+		return false
+	case got >= p.size:
+		return true
+	case p.size == upstreamPage && got >= minCappedPage:
+		p.size = got
+		return true
+	}
+	return false
 }
 
 // prunedView rewrites a document's links, removes every item of a plan
@@ -306,9 +335,9 @@ func parseListIndex(body []byte, rt *Route) (*listIndex, error) {
 }
 
 // listView is one page of a collected list for a principal: the items of
-// plans it may see, paged after filtering. On result lists size is the
-// number returned (as Bamboo counts on /result); on other lists the number
-// visible.
+// plans it may see, paged after filtering; size is the number visible (on
+// result lists too, where Bamboo counts the items returned: a caller
+// pages by it).
 func (h *Handler) listView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
 	key := viewKey{kind: kindList, doc: entry.Version, policy: h.az.Version(), principal: p.Key(), base: base,
 		start: q.startIndex, max: q.maxResults}
@@ -342,10 +371,7 @@ func (h *Handler) listPage(entry cache.Entry, p facade.Principal, rt *Route, q r
 	}
 	from := min(q.startIndex, len(visible))
 	page := visible[from:min(from+q.maxResults, len(visible))]
-	size := len(visible)
-	if rt.Item == "result" {
-		size = len(page)
-	}
+	size := len(visible) // what the caller may see, so a client knows how far to page
 	var b bytes.Buffer
 	b.WriteByte('{')
 	if len(idx.top) > 0 {

@@ -10,7 +10,9 @@ import (
 // Paging of both list endpoints (docs/contract.md §6).
 const (
 	defaultPage = 25
-	maxPage     = 100
+	// maxPage is the largest page a caller may ask for: a whole
+	// organization's plans in a few requests.
+	maxPage = 1000
 	// maxStartIndex keeps start-index to nine digits: far beyond any
 	// project count or build number, and no overflow anywhere.
 	maxStartIndex = 999_999_999

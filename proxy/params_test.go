@@ -27,7 +27,7 @@ func TestParseRouteQuery(t *testing.T) {
 		{"max-result=100&start-index=999999999", route("projects"), listParams{maxResults: 100, startIndex: 999999999}, "", false},
 		{"max-results=7&max-result=7", route("projects"), listParams{maxResults: 7}, "", false},
 		{"showEmpty&os_authType=basic&max-results=3&%zz=1", route("projects"), listParams{maxResults: 3}, "", false},
-		{"max-results=101", route("projects"), listParams{}, "", true},
+		{"max-results=1001", route("projects"), listParams{}, "", true},
 		{"max-results=", route("projects"), listParams{}, "", true},
 		{"max-results=+5", route("projects"), listParams{}, "", true},
 		{"max-results=%zz", route("projects"), listParams{}, "", true},

@@ -17,8 +17,10 @@ import (
 // number of users; fetching per caller page would make the filtered paging
 // wrong (a page of 25 upstream projects may hold 3 visible ones).
 const (
-	// upstreamProjectPage is the page size asked of Bamboo while collecting.
-	upstreamProjectPage = 500
+	// upstreamProjectPage is the page size asked of Bamboo while collecting
+	// (the total it answers says when the list ends, so a server that
+	// answers smaller pages is simply asked more often).
+	upstreamProjectPage = upstreamPage
 	// maxProjects bounds the collected list (and so the document's size).
 	maxProjects = 10000
 )

@@ -168,20 +168,20 @@ func TestProjectListPagesTheFilteredList(t *testing.T) {
 	}
 }
 
-// A project list longer than the page Bamboo is asked for (500) is
+// A project list longer than the page Bamboo is asked for (1,000) is
 // collected whole: a project on Bamboo's second page is shown to the one
 // person granted it.
 func TestProjectListLongerThanBamboosPageIsWhole(t *testing.T) {
-	f := newFixture(t, options{policy: testPolicy + "p, zoe, project:P0599, view\n"})
-	for i := range 600 {
+	f := newFixture(t, options{policy: testPolicy + "p, zoe, project:P1099, view\n"})
+	for i := range 1100 {
 		f.bamboo.AddProject(fmt.Sprintf("P%04d", i), fmt.Sprintf("Project %d", i), "")
 	}
 	doc, _ := f.getOK("zoe", "/rest/api/latest/project")
-	if got := summarise(t, doc); !slices.Equal(got.keys, []string{"P0599"}) {
-		t.Fatalf("zoe's projects %v, want [P0599]", got.keys)
+	if got := summarise(t, doc); !slices.Equal(got.keys, []string{"P1099"}) {
+		t.Fatalf("zoe's projects %v, want [P1099]", got.keys)
 	}
 	if n := f.calls("/rest/api/latest/project"); n != 2 {
-		t.Errorf("Bamboo asked %d times for the projects, want 2 pages of 500", n)
+		t.Errorf("Bamboo asked %d times for the projects, want 2 pages of 1,000", n)
 	}
 }
 
@@ -213,7 +213,7 @@ func TestProjectListFollowsPolicyReloadAtOnce(t *testing.T) {
 
 func TestProjectListRejectsBadPaging(t *testing.T) {
 	f := newFixture(t, options{})
-	for _, q := range []string{"max-results=0", "max-results=101", "max-results=1000", "start-index=-1",
+	for _, q := range []string{"max-results=0", "max-results=1001", "max-results=-1", "max-results=1000000", "start-index=-1",
 		"max-results=abc", "max-results=1&max-result=2", "start-index=1e3", "max-results=%zz"} {
 		rec := f.get("ivy", "/rest/api/latest/project?"+q)
 		var p struct {

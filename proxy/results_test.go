@@ -113,7 +113,7 @@ func TestCallerTextNeverReachesUpstream(t *testing.T) {
 		{plan + "1PROJ-CORE", 400},
 		{plan + "PROJ-" + strings.Repeat("A", 65), 400},
 		// Caller query text: paging out of range is a 400 ...
-		{plan + "PROJ-CORE?max-results=1000", 400},
+		{plan + "PROJ-CORE?max-results=1001", 400},
 		{plan + "PROJ-CORE?max-results=0", 400},
 		{plan + "PROJ-CORE?start-index=-1", 400},
 		{plan + "PROJ-CORE?max-results=5&max-result=6", 400},

@@ -44,7 +44,7 @@ func TestBuildEndpointsThroughThePipeline(t *testing.T) {
 		"/rest/api/latest/result/proj-core":                                 400,
 		"/rest/api/latest/result/PROJ-CORE%2F..":                            400,
 		"/rest/api/latest/result/PROJ-CORE%3Fos_authType=basic":             400,
-		"/rest/api/latest/result/PROJ-CORE?max-results=1000":                400,
+		"/rest/api/latest/result/PROJ-CORE?max-results=1001":                400,
 	} {
 		if r := e.do(req{method: "GET", path: path, token: carol}); r.status != want {
 			t.Errorf("carol GET %s: %d, want %d (%s)", path, r.status, want, r.body)
@@ -89,7 +89,7 @@ func TestBuildEndpointsThroughThePipeline(t *testing.T) {
 		if got := c.Header.Get("Authorization"); got != "Bearer "+bambooToken {
 			t.Errorf("upstream call %s carried Authorization %q", c.Path, got)
 		}
-		if strings.Contains(c.RawQuery, "os_authType") || strings.Contains(c.RawQuery, "max-results=1000") {
+		if strings.Contains(c.RawQuery, "os_authType") || strings.Contains(c.RawQuery, "max-results=1001") {
 			t.Errorf("caller query reached upstream: %s", c.RawQuery)
 		}
 	}

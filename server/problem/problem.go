@@ -70,7 +70,7 @@ var problems = map[facade.Code]problemKind{
 			facade.ReasonOverLimit:   "The amount is over the largest single transfer this service allows.",
 		}},
 	facade.ErrBadParameter.Code: {status: 400, detail: "A query parameter is malformed or out of range; errors says which.",
-		advice: "Paging parameters are whole numbers in plain decimal digits, each given once: limit from 1 to 100 (or the list's own maximum), start and start-index 0 or more, max-results 1 to 100.",
+		advice: "Paging parameters are whole numbers in plain decimal digits, each given once: limit from 1 to 100 (or the list's own maximum), start and start-index 0 or more, max-results 1 to 1000.",
 		reasons: map[facade.Reason]string{
 			facade.ReasonMalformed:        "The value must be a whole number in plain decimal digits, given once.",
 			facade.ReasonOutOfRange:       "The value is outside the range this parameter allows.",

@@ -208,15 +208,11 @@ func (s *Server) AddResult(planKey string, buildNumber int, state string, artifa
 		}
 		p = s.planLocked(projectKey, shortKey)
 	}
-	s.nextID++
-	r := &result{plan: p, number: buildNumber, state: state, id: s.nextID, lifeCycle: lifeCycleFinished}
+	r := s.addResultLocked(p, buildNumber, state, lifeCycleFinished)
 	for _, a := range artifacts {
 		a.ProducerJobKey = normaliseJob(planKey, buildNumber, a.ProducerJobKey)
 		r.artifacts = append(r.artifacts, a)
 	}
-	p.results = slices.DeleteFunc(p.results, func(old *result) bool { return old.number == buildNumber })
-	p.results = append(p.results, r)
-	slices.SortFunc(p.results, func(a, b *result) int { return b.number - a.number })
 }
 
 func (s *Server) projectLocked(key string) *project {
@@ -239,25 +235,12 @@ func (s *Server) planLocked(projectKey, shortKey string) *plan {
 	}
 	p := &plan{project: proj, shortKey: shortKey, name: shortKey}
 	proj.plans = append(proj.plans, p)
+	s.plans[p.key()] = p
 	return p
 }
 
-// findPlanLocked returns the plan with full key "PROJ-PLAN", or nil.
-func (s *Server) findPlanLocked(planKey string) *plan {
-	for _, proj := range s.projects {
-		for _, p := range proj.plans {
-			if p.key() == planKey {
-				return p
-			}
-			for _, b := range p.branches {
-				if b.key() == planKey {
-					return b
-				}
-			}
-		}
-	}
-	return nil
-}
+// findPlanLocked returns the plan or branch with full key "PROJ-PLAN", or nil.
+func (s *Server) findPlanLocked(planKey string) *plan { return s.plans[planKey] }
 
 // findResultLocked returns the result with key "PROJ-PLAN-N", or nil.
 func (s *Server) findResultLocked(resultKey string) *result {
@@ -331,7 +314,9 @@ func (s *Server) AddBranch(masterKey, shortKey, name string) {
 	if s.findPlanLocked(m.project.key+"-"+shortKey) != nil {
 		return
 	}
-	m.branches = append(m.branches, &plan{project: m.project, shortKey: shortKey, name: name, master: m})
+	b := &plan{project: m.project, shortKey: shortKey, name: name, master: m}
+	m.branches = append(m.branches, b)
+	s.plans[b.key()] = b
 }
 
 // HidePlan makes "PROJ-PLAN" invisible to the service account: Bamboo then

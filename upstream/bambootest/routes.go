@@ -41,10 +41,19 @@ func (s *Server) routes() *http.ServeMux {
 }
 
 // paging reads Bamboo's paging parameters: start-index, and max-results or
-// max-result (clients send both). Bad values fall back to the defaults.
+// max-result (clients send both). Bad values fall back to the defaults; a
+// page above the server's cap (WithPageCap) is cut to it.
 type paging struct{ start, max int }
 
-func pagingOf(r *http.Request) paging {
+func (s *Server) pagingOf(r *http.Request) paging {
+	p := requestedPaging(r)
+	if s.pageCap > 0 {
+		p.max = min(p.max, s.pageCap)
+	}
+	return p
+}
+
+func requestedPaging(r *http.Request) paging {
 	q := r.URL.Query()
 	p := paging{start: 0, max: 25}
 	if n, err := strconv.Atoi(q.Get("start-index")); err == nil && n >= 0 {
@@ -84,7 +93,7 @@ func expandUnder(r *http.Request, prefix string) expansion {
 }
 
 func (s *Server) handleProjects(w http.ResponseWriter, r *http.Request) {
-	base, page := s.base(r), pagingOf(r)
+	base, page := s.base(r), s.pagingOf(r)
 	withPlans := expanded(r, "projects.project.plans")
 	f := filterOf(r)
 	s.mu.RLock()
@@ -139,7 +148,7 @@ func (s *Server) handleProject(w http.ResponseWriter, r *http.Request) {
 
 // handlePlans serves /plan: every plan the account may see, paged.
 func (s *Server) handlePlans(w http.ResponseWriter, r *http.Request) {
-	base, page := s.base(r), pagingOf(r)
+	base, page := s.base(r), s.pagingOf(r)
 	s.mu.RLock()
 	var all []*plan
 	for _, p := range s.projects {
@@ -192,7 +201,7 @@ func (s *Server) handleBranches(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusNotFound, "null for uri: "+s.base(r)+r.URL.RequestURI())
 		return
 	}
-	key, base, page := r.PathValue("key"), s.base(r), pagingOf(r)
+	key, base, page := r.PathValue("key"), s.base(r), s.pagingOf(r)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	p := s.planFor(w, r, key)
@@ -303,7 +312,7 @@ func latestOf(plans []*plan, f resultFilter) []*result {
 
 // handleLatestResults serves /result: the latest result of every plan.
 func (s *Server) handleLatestResults(w http.ResponseWriter, r *http.Request) {
-	page := pagingOf(r)
+	page := s.pagingOf(r)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var plans []*plan
@@ -357,7 +366,7 @@ func (s *Server) projectResults(w http.ResponseWriter, r *http.Request, key stri
 		writeError(w, r, http.StatusNotFound, "Project "+key+" not found.")
 		return
 	}
-	page := pagingOf(r)
+	page := s.pagingOf(r)
 	all := latestOf(s.projects[i].plans, filterOf(r))
 	from, to := page.window(len(all))
 	s.writeResults(w, r, "/"+key, all[from:to], from)
@@ -375,7 +384,7 @@ func (s *Server) planResults(w http.ResponseWriter, r *http.Request, key string)
 			all = append(all, res)
 		}
 	}
-	from, to := pagingOf(r).window(len(all))
+	from, to := s.pagingOf(r).window(len(all))
 	s.writeResults(w, r, "/"+key, all[from:to], from)
 }
 

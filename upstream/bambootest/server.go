@@ -40,8 +40,12 @@ type Server struct {
 	baseMu  sync.RWMutex
 	baseURL string // without trailing slash; empty: derived from each request
 
+	// pageCap is the largest page served (WithPageCap); 0: no cap.
+	pageCap int
+
 	mu       sync.RWMutex // guards the data below
 	projects []*project
+	plans    map[string]*plan // every plan and branch by full key, so a large server finds one at once
 	nextID   int64
 
 	faultMu   sync.Mutex
@@ -86,9 +90,17 @@ func WithBaseURL(base string) Option {
 	return func(s *Server) { s.baseURL = strings.TrimSuffix(base, "/") }
 }
 
+// WithPageCap makes the server answer at most n items a page however
+// many max-results asks for, with max-result saying how many it sent, as
+// a server that limits page sizes does. Atlassian documents no such limit
+// for Bamboo (only the default page of 25, and a warning that large pages
+// are slow), so the default is none; tests use it to check that a client
+// follows the pages it is given instead of the page it asked for.
+func WithPageCap(n int) Option { return func(s *Server) { s.pageCap = n } }
+
 // New returns an empty server.
 func New(opts ...Option) *Server {
-	s := &Server{token: DefaultToken, nextID: 21365200}
+	s := &Server{token: DefaultToken, nextID: 21365200, plans: map[string]*plan{}}
 	for _, opt := range opts {
 		opt(s)
 	}
