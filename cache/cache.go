@@ -2,7 +2,9 @@
 // lives in Redis, so every instance of the service shares it (docs/contract.md
 // §6 and §7).
 //
-// Get returns the stored copy while it is fresh (HIT). Otherwise it fetches,
+// Get returns the stored copy while it is fresh (HIT): for Config.TTL, or
+// for the lifetime GetFor's Lifetime decided from the document when it was
+// fetched (stored with it, so every instance agrees). Otherwise it fetches,
 // stores and returns the document (MISS). Concurrent misses for one key make
 // one upstream call: a singleflight inside the instance, and a short Redis
 // lock across instances, so N instances with M waiting requests each still
@@ -18,8 +20,8 @@
 // every request.
 //
 // Size: an entry holds at most Config.MaxBytes of body (larger documents are
-// returned uncached), and every key carries a Redis expiry (TTL+Stale for
-// documents, LockTTL for locks), so the cache holds only what was asked for
+// returned uncached), and every key carries a Redis expiry (lifetime+Stale
+// for documents, LockTTL for locks), so the cache holds only what was asked for
 // in the last TTL+Stale and shrinks by itself. Redis maxmemory and eviction
 // policy stay ops' concern; an evicted document is simply a miss.
 package cache
@@ -131,6 +133,10 @@ type Entry struct {
 	Body     []byte
 	Status   Status
 	StoredAt time.Time // when it was fetched from upstream
+	// FreshFor is how long after StoredAt the document is fresh: what the
+	// Lifetime given to GetFor decided when it was fetched, else
+	// Config.TTL. A copy kept in process must not outlive it.
+	FreshFor time.Duration
 	// Version is 32 hex characters derived from Body: it changes exactly
 	// when the document changes, so parsed in-process views (and ETags) can
 	// be keyed on it.
@@ -174,6 +180,21 @@ func New(rdb redis.UniversalClient, cfg Config) *Cache {
 // that left). A fetch in progress is not cancelled by its first caller
 // leaving: it completes and is stored for the others.
 func (c *Cache) Get(ctx context.Context, key string, fetch func(ctx context.Context) ([]byte, error)) (Entry, error) {
+	return c.GetFor(ctx, key, fetch, nil)
+}
+
+// Lifetime decides, from a document just fetched, how long it stays fresh
+// (a finished build result for a day, a running one for seconds). It is
+// stored with the document, so every instance judges it alike; a zero or
+// negative answer means Config.TTL. It runs once per fetch, not per read.
+type Lifetime func(body []byte) time.Duration
+
+// GetFor is Get with the document's lifetime decided by life (nil: every
+// document is fresh for Config.TTL). Stale serving follows the lifetime:
+// a document may stand in for a failed fetch up to its lifetime plus
+// Config.Stale after it was stored.
+func (c *Cache) GetFor(ctx context.Context, key string, fetch func(ctx context.Context) ([]byte, error), life Lifetime) (Entry, error) {
+	src := source{fetch: fetch, life: life}
 	dk := docKey(key)
 	prev, redisUp, err := c.lookup(ctx, dk)
 	if err != nil {
@@ -181,15 +202,15 @@ func (c *Cache) Get(ctx context.Context, key string, fetch func(ctx context.Cont
 	}
 	if prev.ok && c.fresh(prev) {
 		c.record(Hit)
-		return prev.entry(Hit), nil
+		return c.entry(prev, Hit), nil
 	}
 	ch := c.flights.DoChan(dk, func() (any, error) {
 		fctx, cancel := c.fillContext(ctx)
 		defer cancel()
 		if !redisUp {
-			return c.passThrough(fctx, fetch)
+			return c.passThrough(fctx, src)
 		}
-		return c.fill(fctx, dk, fetch)
+		return c.fill(fctx, dk, src)
 	})
 	select {
 	case r := <-ch:
@@ -230,7 +251,7 @@ func (c *Cache) lookup(ctx context.Context, dk string) (prev stored, redisUp boo
 func (c *Cache) finish(ctx context.Context, prev stored) (Entry, error) {
 	if c.servableStale(prev) {
 		c.record(Stale)
-		return prev.entry(Stale), nil
+		return c.entry(prev, Stale), nil
 	}
 	c.record(Miss)
 	return Entry{}, facade.Wrap(facade.ErrUpstreamTimeout, context.Cause(ctx))
@@ -269,11 +290,42 @@ func (c *Cache) read(ctx context.Context, dk string) (stored, error) {
 	return decode(raw), nil
 }
 
-func (c *Cache) fresh(s stored) bool { return s.age(c.cfg.Now()) < c.cfg.TTL }
+func (c *Cache) fresh(s stored) bool { return s.age(c.cfg.Now()) < c.lifeOf(s) }
 
 // servableStale reports whether s may stand in for a failed fetch.
 func (c *Cache) servableStale(s stored) bool {
-	return s.ok && s.age(c.cfg.Now()) < c.cfg.TTL+c.cfg.Stale
+	return s.ok && s.age(c.cfg.Now()) < c.lifeOf(s)+c.cfg.Stale
+}
+
+// lifeOf is how long s is fresh: its own lifetime, else Config.TTL.
+func (c *Cache) lifeOf(s stored) time.Duration {
+	if s.life > 0 {
+		return s.life
+	}
+	return c.cfg.TTL
+}
+
+// entry is s as Get returns it, with its lifetime filled in.
+func (c *Cache) entry(s stored, status Status) Entry {
+	e := s.entry(status)
+	e.FreshFor = c.lifeOf(s)
+	return e
+}
+
+// source is what a fill fetches and how long the result stays fresh.
+type source struct {
+	fetch fetchFunc
+	life  Lifetime
+}
+
+// lifeFor decides a freshly fetched body's lifetime.
+func (c *Cache) lifeFor(src source, body []byte) time.Duration {
+	if src.life != nil {
+		if d := src.life(body); d > 0 {
+			return d
+		}
+	}
+	return c.cfg.TTL
 }
 
 // bypassFor is how long Get leaves Redis alone after finding it

@@ -44,7 +44,7 @@ return 0`)
 // fill runs once per key per instance (inside the singleflight). It either
 // takes the cross-instance lock and fetches, or waits for the instance that
 // holds it and reads what that one stored.
-func (c *Cache) fill(ctx context.Context, dk string, fetch fetchFunc) (Entry, error) {
+func (c *Cache) fill(ctx context.Context, dk string, src source) (Entry, error) {
 	lk := lockKey(dk)
 	for {
 		token, held, err := c.lock(ctx, lk)
@@ -53,10 +53,10 @@ func (c *Cache) fill(ctx context.Context, dk string, fetch fetchFunc) (Entry, er
 		}
 		if err != nil {
 			c.redisFailed(ctx, err)
-			return c.passThrough(ctx, fetch)
+			return c.passThrough(ctx, src)
 		}
 		if held {
-			return c.fillLocked(ctx, dk, lk, token, fetch)
+			return c.fillLocked(ctx, dk, lk, token, src)
 		}
 		if c.waitHook != nil {
 			c.waitHook()
@@ -67,14 +67,14 @@ func (c *Cache) fill(ctx context.Context, dk string, fetch fetchFunc) (Entry, er
 			return c.fillTimedOut(ctx, s)
 		case err != nil:
 			c.redisFailed(ctx, err)
-			return c.passThrough(ctx, fetch)
+			return c.passThrough(ctx, src)
 		case s.ok && c.fresh(s):
-			return s.entry(Hit), nil
+			return c.entry(s, Hit), nil
 		case released && c.servableStale(s):
 			// The holder's fetch failed (or it died): upstream is likely
 			// failing, and asking it once more from every instance would
 			// not help. The next request tries again.
-			return s.entry(Stale), nil
+			return c.entry(s, Stale), nil
 		}
 		// Released without a document (the holder died, or the document is
 		// too large to store): take the lock and fetch ourselves.
@@ -82,7 +82,7 @@ func (c *Cache) fill(ctx context.Context, dk string, fetch fetchFunc) (Entry, er
 }
 
 // fillLocked fetches and stores while holding the lock.
-func (c *Cache) fillLocked(ctx context.Context, dk, lk, token string, fetch fetchFunc) (Entry, error) {
+func (c *Cache) fillLocked(ctx context.Context, dk, lk, token string, src source) (Entry, error) {
 	defer c.unlock(ctx, lk, token)
 	// The previous holder may have stored the document just before we got
 	// the lock; a failed read here only costs the stale fallback.
@@ -91,19 +91,19 @@ func (c *Cache) fillLocked(ctx context.Context, dk, lk, token string, fetch fetc
 		c.redisFailed(ctx, err)
 	}
 	if cur.ok && c.fresh(cur) {
-		return cur.entry(Hit), nil
+		return c.entry(cur, Hit), nil
 	}
 
 	stop := c.keepLock(ctx, lk, token)
-	body, err := safeFetch(ctx, fetch)
+	body, err := safeFetch(ctx, src.fetch)
 	stop()
 	if err != nil {
 		if c.servableStale(cur) {
-			return cur.entry(Stale), nil
+			return c.entry(cur, Stale), nil
 		}
 		return Entry{}, err
 	}
-	e := Entry{Body: body, Status: Miss, StoredAt: c.storedNow(), Version: versionOf(body)}
+	e := c.fetched(src, body)
 	c.store(ctx, dk, e)
 	return e, nil
 }
@@ -111,18 +111,23 @@ func (c *Cache) fillLocked(ctx context.Context, dk, lk, token string, fetch fetc
 // fillTimedOut answers when the fill's own deadline passed while waiting.
 func (c *Cache) fillTimedOut(ctx context.Context, s stored) (Entry, error) {
 	if c.servableStale(s) {
-		return s.entry(Stale), nil
+		return c.entry(s, Stale), nil
 	}
 	return Entry{}, facade.Wrap(facade.ErrUpstreamTimeout, context.Cause(ctx))
 }
 
 // passThrough fetches without Redis.
-func (c *Cache) passThrough(ctx context.Context, fetch fetchFunc) (Entry, error) {
-	body, err := safeFetch(ctx, fetch)
+func (c *Cache) passThrough(ctx context.Context, src source) (Entry, error) {
+	body, err := safeFetch(ctx, src.fetch)
 	if err != nil {
 		return Entry{}, err
 	}
-	return Entry{Body: body, Status: Miss, StoredAt: c.storedNow(), Version: versionOf(body)}, nil
+	return c.fetched(src, body), nil
+}
+
+// fetched is the entry of a body just fetched.
+func (c *Cache) fetched(src source, body []byte) Entry {
+	return Entry{Body: body, Status: Miss, StoredAt: c.storedNow(), FreshFor: c.lifeFor(src, body), Version: versionOf(body)}
 }
 
 // store writes e, or, when it is too large, removes the older copy: an
@@ -135,7 +140,7 @@ func (c *Cache) store(ctx context.Context, dk string, e Entry) {
 	if len(e.Body) > c.cfg.MaxBytes {
 		err = c.rdb.Del(ctx, dk).Err()
 	} else {
-		err = c.rdb.Set(ctx, dk, encode(e), c.cfg.TTL+c.cfg.Stale).Err()
+		err = c.rdb.Set(ctx, dk, encode(e), e.FreshFor+c.cfg.Stale).Err()
 	}
 	if err != nil {
 		c.redisFailed(ctx, err)

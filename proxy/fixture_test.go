@@ -83,6 +83,9 @@ type options struct {
 	// bambooOptions configure it.
 	fill          func(*bambootest.Server)
 	bambooOptions []bambootest.Option
+	// clock, when set, is the cache's and the handler's clock (a second
+	// instance shares the first one's).
+	clock *testclock.Clock
 }
 
 type fixture struct {
@@ -97,6 +100,7 @@ type fixture struct {
 	logs       *testlog.Buffer
 	// clock is the cache's and the handler's: tests move it past a TTL.
 	clock *testclock.Clock
+	rdb   *redis.Client
 }
 
 func newFixture(t testing.TB, o options) *fixture {
@@ -146,11 +150,14 @@ func newFixture(t testing.TB, o options) *fixture {
 	if rdb == nil {
 		rdb = testredis.Client(t)
 	}
-	clock := testclock.New()
+	clock := o.clock
+	if clock == nil {
+		clock = testclock.New()
+	}
 	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, Now: clock.Now, Log: log})
 	h := New(up, c, az, Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, ViewCacheBytes: o.viewBytes, CacheTTL: o.cacheTTL, Now: clock.Now,
 		Favourites: favourites.New(rdb, favourites.Config{}), Log: log})
-	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs, clock: clock}
+	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs, clock: clock, rdb: rdb}
 	f.e = newTestServer(h)
 	if bamboo != nil {
 		bamboo.ResetCalls()

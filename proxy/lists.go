@@ -40,7 +40,7 @@ func (h *Handler) projectIndexFor(ctx context.Context, clover bool) (*projectsIn
 	if clover {
 		key, fetch = cloverProjectsDocKey, h.fetchCloverProjects
 	}
-	entry, err := h.document(ctx, key, fetch)
+	entry, err := h.document(ctx, key, fetch, nil) // projects and plans: FACADE_CACHE_TTL
 	if err != nil {
 		return nil, entry, err
 	}

@@ -12,9 +12,10 @@
 // Speed comes from four in-process layers in front of Redis, each keyed so
 // that nothing outdated can be served:
 //
-//   - an L1 copy of each cache entry, used until StoredAt+CacheTTL (the
-//     freshness the shared cache applies; see Config.CacheTTL), so a warm
-//     request costs no Redis round trip;
+//   - an L1 copy of each cache entry, used until StoredAt+FreshFor (the
+//     freshness the shared cache applies, which a document's state decides:
+//     freshness.go; see Config.CacheTTL), so a warm request costs no Redis
+//     round trip;
 //   - the parsed project list, keyed by the entry's content Version;
 //   - which projects and plans a principal may see, in a bounded LRU keyed
 //     by document Version, policy Version and principal, so paging through
@@ -75,12 +76,20 @@ type Config struct {
 	ViewCacheBytes int64
 	// CacheTTL should be the shared cache's TTL (FACADE_CACHE_TTL): an
 	// entry read from Redis is then reused in process until
-	// StoredAt+CacheTTL, exactly as long as Redis would call it fresh.
-	// Zero means the TTL is not known here: an entry is reused for
-	// DefaultL1Window after it was read, whatever the TTL, so documents
-	// are at most that much older than the cache would serve. Negative
-	// disables the in-process copy (every request reads Redis).
+	// StoredAt+FreshFor (the entry's own lifetime: freshness.go), exactly
+	// as long as Redis would call it fresh. Zero means the cache's clock
+	// is not known to be this one: an entry is reused for at most
+	// DefaultL1Window after it was read. Negative disables the in-process
+	// copy (every request reads Redis).
 	CacheTTL time.Duration
+	// FinishedTTL is how long a finished build result is kept
+	// (FACADE_CACHE_FINISHED): it never changes again. Zero means
+	// DefaultFinishedTTL.
+	FinishedTTL time.Duration
+	// LiveInterval is how often a queued or running result, and a list
+	// holding one, is asked upstream while it is read
+	// (FACADE_LIVE_INTERVAL). Zero means DefaultLiveInterval.
+	LiveInterval time.Duration
 	// Favourites keeps each person's favourite plans (package
 	// favourites). Nil: nobody has favourites, and marking one fails.
 	Favourites Favourites
@@ -136,6 +145,12 @@ func New(up *upstream.Client, c *cache.Cache, az *authz.Authorizer, cfg Config) 
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.FinishedTTL <= 0 {
+		cfg.FinishedTTL = DefaultFinishedTTL
+	}
+	if cfg.LiveInterval <= 0 {
+		cfg.LiveInterval = DefaultLiveInterval
+	}
 	if cfg.Favourites == nil {
 		cfg.Favourites = noFavourites{}
 	}
@@ -184,14 +199,14 @@ type l1Entry struct {
 // document returns the cached document under key, from the in-process
 // copy while it is fresh, else from the shared cache (which fetches on a
 // miss). Errors are always *facade.Error.
-func (h *Handler) document(ctx context.Context, key string, fetch func(context.Context) ([]byte, error)) (cache.Entry, error) {
+func (h *Handler) document(ctx context.Context, key string, fetch func(context.Context) ([]byte, error), life cache.Lifetime) (cache.Entry, error) {
 	now := h.cfg.Now()
 	if c, ok := h.l1.get(key); ok && now.Before(c.until) {
 		h.cache.CountHit()
 		c.entry.Status = cache.Hit
 		return c.entry, nil
 	}
-	e, err := h.cache.Get(ctx, key, fetch)
+	e, err := h.cache.GetFor(ctx, key, fetch, life)
 	if err != nil {
 		return e, asFacadeError(err)
 	}
@@ -207,8 +222,11 @@ func (h *Handler) document(ctx context.Context, key string, fetch func(context.C
 func (h *Handler) l1Until(e cache.Entry, now time.Time) time.Time {
 	switch {
 	case h.cfg.CacheTTL > 0:
-		return e.StoredAt.Add(h.cfg.CacheTTL)
+		return e.StoredAt.Add(e.FreshFor)
 	case h.cfg.CacheTTL == 0:
+		if until := e.StoredAt.Add(e.FreshFor); until.Before(now.Add(DefaultL1Window)) {
+			return until
+		}
 		return now.Add(DefaultL1Window)
 	}
 	return time.Time{}

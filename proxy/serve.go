@@ -128,7 +128,7 @@ func (h *Handler) serve(ctx context.Context, rt *Route, key buildKey, req *Reque
 // document1 answers the routes served from one upstream document.
 func (h *Handler) document1(ctx context.Context, req *Request, rt *Route, key buildKey, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
 	p := req.Principal
-	entry, err := h.document(ctx, docKey(rt, key, q), h.fetcher(rt, key, q))
+	entry, err := h.document(ctx, docKey(rt, key, q), h.fetcher(rt, key, q), h.lifetime(rt, key))
 	if err != nil {
 		return view{}, "", err
 	}

@@ -43,6 +43,7 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	// to the same budget as one upstream request.
 	c := cache.New(rdb, cache.Config{TTL: s.CacheTTL, Stale: stale, FetchTimeout: s.UpstreamTimeout, Metrics: m, Now: now, Log: log})
 	favs := favourites.New(rdb, favourites.Config{Now: now})
-	h := proxy.New(up, c, az, proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL, Now: now, Favourites: favs, Log: log})
+	h := proxy.New(up, c, az, proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL,
+		FinishedTTL: s.CacheFinished, LiveInterval: s.LiveInterval, Now: now, Favourites: favs, Log: log})
 	return h, func() string { return up.BreakerState().String() }, nil
 }

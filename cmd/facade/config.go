@@ -24,6 +24,7 @@ type settings struct {
 	UpstreamURL, UpstreamToken        string
 	UpstreamTimeout                   time.Duration
 	CacheTTL, CacheStale              time.Duration
+	CacheFinished, LiveInterval       time.Duration
 	JWTSecret, JWKSURL                string
 	JWTIssuer, JWTAudience            string
 	JWTMaxLifetime                    time.Duration
@@ -94,6 +95,8 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		{&s.UpstreamTimeout, "FACADE_UPSTREAM_TIMEOUT", "10s", false},
 		{&s.CacheTTL, "FACADE_CACHE_TTL", "30s", false},
 		{&s.CacheStale, "FACADE_CACHE_STALE", "10m", true},
+		{&s.CacheFinished, "FACADE_CACHE_FINISHED", "24h", false},
+		{&s.LiveInterval, "FACADE_LIVE_INTERVAL", "2s", false},
 		{&s.JWTMaxLifetime, "FACADE_JWT_MAX_LIFETIME", "24h", false},
 		{&s.DrainDelay, "FACADE_DRAIN_DELAY", "5s", true},
 		{&s.SessionLifetime, "FACADE_SESSION_LIFETIME", "8h", false},

@@ -78,6 +78,8 @@ func TestServeListsEveryBadSettingAtOnce(t *testing.T) {
 			"FACADE_POLICY": "/nonexistent/policy.csv",
 		}), []string{"FACADE_CORS_WRITE_ORIGINS", "FACADE_CACHE_TTL", "FACADE_UPSTREAM_TIMEOUT", "FACADE_MAX_TRANSFER",
 			"FACADE_LOG_LEVEL", "FACADE_RATE_LIMIT", "FACADE_TRUSTED_PROXIES", "FACADE_POLICY"}},
+		{with(map[string]string{"FACADE_REDIS_URL": redisURL, "FACADE_JWT_SECRET": secret,
+			"FACADE_CACHE_FINISHED": "forever", "FACADE_LIVE_INTERVAL": "0"}), []string{"FACADE_CACHE_FINISHED", "FACADE_LIVE_INTERVAL"}},
 	}
 	for _, c := range cases {
 		code, stdout, stderr := runCmd(settingsFrom(c.vars), "serve")

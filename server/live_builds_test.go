@@ -1,0 +1,49 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A page watching a running build polls with If-None-Match: while the
+// build runs and nothing changed the answer is 304 at no upstream cost;
+// once Bamboo finishes it, the next polls show the final state within the
+// live interval (2 s) plus one poll, well inside the 5 s a person may wait.
+func TestWatchedBuildShowsItsEndWithinSeconds(t *testing.T) {
+	e := newEnv(t, withBuilds())
+	carol := token(t, "carol", "developer")
+	key := e.bamboo.StartBuild("PROJ-CORE")
+	path := "/rest/api/latest/result/" + key
+	first := e.do(req{method: "GET", path: path, token: carol})
+	if first.status != 200 || !strings.Contains(first.body, `"lifeCycleState":"InProgress"`) {
+		t.Fatalf("running build: %d %s", first.status, first.body)
+	}
+	tag := first.header.Get("ETag")
+	e.bamboo.ResetCalls()
+	poll := func() resp {
+		return e.do(req{method: "GET", path: path, token: carol, header: map[string]string{"If-None-Match": tag}})
+	}
+	if r := poll(); r.status != 304 || e.bamboo.CallCount("/rest/") != 0 {
+		t.Fatalf("an immediate poll: %d after %d upstream calls, want 304 from the cache", r.status, e.bamboo.CallCount("/rest/"))
+	}
+	e.bamboo.Finish(key, "Failed")
+	finished := time.Now()
+	for {
+		r := poll()
+		if r.status == 200 {
+			if !strings.Contains(r.body, `"buildState":"Failed"`) || r.header.Get("ETag") == tag {
+				t.Fatalf("after the finish: %s", r.body)
+			}
+			t.Logf("the API showed the finish %v after Bamboo's (polling every 250 ms)", time.Since(finished).Round(10*time.Millisecond))
+			break
+		}
+		if time.Since(finished) > 5*time.Second {
+			t.Fatalf("5 s after Bamboo finished the build the API still answers %d", r.status)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if n := e.bamboo.CallCount("/rest/"); n > 3 {
+		t.Errorf("%d upstream calls while polling every 250 ms for at most 2 s; want one per interval", n)
+	}
+}
