@@ -32,42 +32,6 @@ const (
 	DefaultLiveInterval = 2 * time.Second
 )
 
-// lifetime is the cache lifetime of route rt's document for key; nil
-// means the cache's TTL.
-func (h *Handler) lifetime(rt *Route, key buildKey) cache.Lifetime {
-	switch {
-	case rt.Item == "result":
-		return h.listLife
-	case (rt.Key == KeyResult || rt.Key == KeyJobResult) && rt.List == "" && key.number != "latest":
-		return h.resultLife
-	case rt.Key == KeyResult && rt.List == "":
-		// "latest" names another result when the next build finishes.
-		return h.listLife
-	}
-	return nil
-}
-
-// listLife: live while the document holds an unfinished result, else the TTL.
-func (h *Handler) listLife(body []byte) time.Duration {
-	if _, unfinished := lifeCycles(body); unfinished {
-		return h.cfg.LiveInterval
-	}
-	return 0
-}
-
-// resultLife: live while the result (or any of its jobs) is unfinished;
-// kept for FinishedTTL once everything in it is finished.
-func (h *Handler) resultLife(body []byte) time.Duration {
-	finished, unfinished := lifeCycles(body)
-	switch {
-	case unfinished:
-		return h.cfg.LiveInterval
-	case finished:
-		return h.cfg.FinishedTTL
-	}
-	return 0
-}
-
 // lifeCycleKey is Bamboo's member naming a result's life-cycle state. In
 // JSON text it can only be a member name: inside a string its quotes
 // would be escaped.
@@ -105,4 +69,44 @@ func lifeCycles(body []byte) (finished, unfinished bool) {
 			unfinished = true
 		}
 	}
+}
+
+// freshness decides documents' lifetimes (Config.FinishedTTL,
+// Config.LiveInterval).
+type freshness struct{ finished, live time.Duration }
+
+// lifetime is the cache lifetime of route rt's document for key; nil
+// means the cache's TTL.
+func (f freshness) lifetime(rt *Route, key buildKey) cache.Lifetime {
+	switch {
+	case rt.Item == "result":
+		return f.listLife
+	case (rt.Key == KeyResult || rt.Key == KeyJobResult) && rt.List == "" && key.number != "latest":
+		return f.resultLife
+	case rt.Key == KeyResult && rt.List == "":
+		// "latest" names another result when the next build finishes.
+		return f.listLife
+	}
+	return nil
+}
+
+// listLife: live while the document holds an unfinished result, else the TTL.
+func (f freshness) listLife(body []byte) time.Duration {
+	if _, unfinished := lifeCycles(body); unfinished {
+		return f.live
+	}
+	return 0
+}
+
+// resultLife: live while the result (or any of its jobs) is unfinished;
+// kept for FinishedTTL once everything in it is finished.
+func (f freshness) resultLife(body []byte) time.Duration {
+	finished, unfinished := lifeCycles(body)
+	switch {
+	case unfinished:
+		return f.live
+	case finished:
+		return f.finished
+	}
+	return 0
 }

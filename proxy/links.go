@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"bytes"
-	"encoding/json"
 	"html"
 	"net/url"
 	"regexp"
@@ -28,14 +26,6 @@ import (
 // The public base differs per request when FACADE_PUBLIC_URL is unset, so
 // a parsed document holds a placeholder where the base goes, and a view is
 // finished with one bytes.ReplaceAll.
-
-// basePlaceholder stands for the public base URL inside parsed documents.
-// It starts and ends with NUL, which JSON must escape, so the encoded form
-// below cannot come from upstream text (NULs in upstream strings would be
-// escaped the same way; rewrite strips the placeholder from them first).
-const basePlaceholder = "\x00facade-public-base\x00"
-
-var basePlaceholderJSON = []byte(`\u0000facade-public-base\u0000`)
 
 // bambooRoots are the first path segments of Bamboo's own pages and API;
 // what comes before the first of them in a link is the context path.
@@ -349,57 +339,4 @@ func artifactRedirectToRoute(href string) string {
 		dir = parts[2]
 	}
 	return basePlaceholder + "/browse/" + parts[0] + "-" + parts[1] + "-" + number + "/artifact/" + dir + "/" + url.PathEscape(name) + "/"
-}
-
-// encodeJSON writes v without HTML escaping (the documents carry HTML in
-// text members, and "\u003c" would only make them harder to read) and
-// without the encoder's trailing newline.
-func encodeJSON(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	buf.Truncate(buf.Len() - 1)
-	return nil
-}
-
-// decodeRewritten decodes an upstream document, which must be a JSON
-// object, with every upstream URL in it rewritten to the placeholder.
-func decodeRewritten(body []byte) (map[string]any, error) {
-	doc, err := decodeJSON(body)
-	if err != nil {
-		return nil, err
-	}
-	top, ok := doc.(map[string]any)
-	if !ok {
-		return nil, errNotObject
-	}
-	newRewriter(top).rewriteTree(top) // an object is rewritten in place
-	return top, nil
-}
-
-// decodeJSON decodes a document keeping numbers exact (ids and sizes pass
-// through as written).
-func decodeJSON(body []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// publicBaseJSON returns base as it must appear inside a JSON string.
-func publicBaseJSON(base string) []byte {
-	var buf bytes.Buffer
-	_ = encodeJSON(&buf, base) // a string always encodes
-	b := buf.Bytes()
-	return b[1 : len(b)-1]
-}
-
-// finish replaces the placeholder with the public base.
-func finish(doc []byte, base string) []byte {
-	return bytes.ReplaceAll(doc, basePlaceholderJSON, publicBaseJSON(base))
 }

@@ -9,6 +9,21 @@
 // (400), authorize from the identifiers alone (403, identical whether the
 // plan exists or not), and only then touch the cache or the upstream.
 //
+// Along its seams:
+//
+//   - the route table and its parsing: routes.go (the table), endpoints.go
+//     (its paths), ident.go and params.go, query.go (keys, paging, expand
+//     and filters, validated);
+//   - upstream documents: collect.go (whole lists read page by page),
+//     documents.go (the shared cache and its copies in process),
+//     freshness.go (how long each document is kept);
+//   - the views: viewcache.go (the one view cache: what each principal sees
+//     of a document, encoded), index.go and lists.go (the project list and
+//     collected lists taken apart), links.go and jsonio.go (link rewriting,
+//     decoding and encoding);
+//   - the Handler (proxy.go, serve.go, projects.go, favourites.go,
+//     artifact.go) ties them together per request.
+//
 // Speed comes from four in-process layers in front of Redis, each keyed so
 // that nothing outdated can be served:
 //
@@ -36,8 +51,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
@@ -105,20 +118,16 @@ type Config struct {
 // Handler serves the build-result routes. Create it with New; it is safe
 // for concurrent use.
 type Handler struct {
-	cfg    Config
-	up     *upstream.Client
-	cache  *cache.Cache
-	az     *authz.Authorizer
-	log    *slog.Logger
-	l1     *lru[string, l1Entry]
-	views  *lru[viewKey, view]   // who gets which body: bodies are held in bodies, not here
-	bodies *lru[bodyKey, []byte] // view bodies by content, so equal views share one copy
-	vis    *lru[visibilityKey, []visibleProject]
-	index  *lru[string, *projectsIndex]
-	lists  *lru[string, *listIndex] // collected lists taken apart, by document version
-	builds singleflight.Group       // parsing and view building, one per key
+	cfg   Config
+	up    *upstream.Client
+	az    *authz.Authorizer
+	log   *slog.Logger
+	docs  *documents // upstream documents: the shared cache, and its copies in process
+	vc    *viewCache // what each principal sees of them, encoded
+	col   *collector // whole lists read from upstream
+	fresh freshness  // how long each document is kept
 
-	fetchProjects func(context.Context) ([]byte, error) // h.fetchAllProjects, bound once
+	fetchProjects func(context.Context) ([]byte, error) // h.col.fetchAllProjects, bound once
 	lastBase      atomic.Pointer[derivedBase]           // the last base derived from a request
 }
 
@@ -156,17 +165,13 @@ func New(up *upstream.Client, c *cache.Cache, az *authz.Authorizer, cfg Config) 
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	h := &Handler{
-		cfg: cfg, up: up, cache: c, az: az, log: cfg.Log,
-		l1:    newLRU[string, l1Entry](l1Entries, l1Bytes),
-		views: newLRU[viewKey, view](viewIndexFactor*cfg.ViewCacheEntries, viewIndexFactor*int64(cfg.ViewCacheEntries)*512),
-		vis:   newLRU[visibilityKey, []visibleProject](viewIndexFactor*cfg.ViewCacheEntries, cfg.ViewCacheBytes/4),
-		// Two: the current list and, briefly, the one before it, so that
-		// requests straddling a refresh do not parse in turn.
-		index:  newLRU[string, *projectsIndex](2, 1<<62),
-		lists:  newLRU[string, *listIndex](64, cfg.ViewCacheBytes),
-		bodies: newLRU[bodyKey, []byte](cfg.ViewCacheEntries, cfg.ViewCacheBytes),
+		cfg: cfg, up: up, az: az, log: cfg.Log,
+		docs:  &documents{cache: c, l1: newLRU[string, l1Entry](l1Entries, l1Bytes), now: cfg.Now, cacheTTL: cfg.CacheTTL},
+		vc:    newViewCache(az, cfg.ViewCacheEntries, cfg.ViewCacheBytes),
+		col:   &collector{up: up, log: cfg.Log},
+		fresh: freshness{finished: cfg.FinishedTTL, live: cfg.LiveInterval},
 	}
-	h.fetchProjects = h.fetchAllProjects
+	h.fetchProjects = h.col.fetchAllProjects
 	return h
 }
 
@@ -189,48 +194,6 @@ const (
 	kindPruned        // a document with hidden items removed, per principal
 	kindList          // a page of a collected list, per principal
 )
-
-// l1Entry is an in-process copy of a fresh cache entry.
-type l1Entry struct {
-	entry cache.Entry
-	until time.Time // served from process memory before this instant
-}
-
-// document returns the cached document under key, from the in-process
-// copy while it is fresh, else from the shared cache (which fetches on a
-// miss). Errors are always *facade.Error.
-func (h *Handler) document(ctx context.Context, key string, fetch func(context.Context) ([]byte, error), life cache.Lifetime) (cache.Entry, error) {
-	now := h.cfg.Now()
-	if c, ok := h.l1.get(key); ok && now.Before(c.until) {
-		h.cache.CountHit()
-		c.entry.Status = cache.Hit
-		return c.entry, nil
-	}
-	e, err := h.cache.GetFor(ctx, key, fetch, life)
-	if err != nil {
-		return e, asFacadeError(err)
-	}
-	if until := h.l1Until(e, now); e.Status != cache.Stale && now.Before(until) {
-		h.l1.add(key, l1Entry{entry: e, until: until}, int64(len(e.Body)))
-	}
-	return e, nil
-}
-
-// l1Until is when an entry read now stops being served from process
-// memory (see Config.CacheTTL). A stale entry is never kept: the next
-// request must try upstream again.
-func (h *Handler) l1Until(e cache.Entry, now time.Time) time.Time {
-	switch {
-	case h.cfg.CacheTTL > 0:
-		return e.StoredAt.Add(e.FreshFor)
-	case h.cfg.CacheTTL == 0:
-		if until := e.StoredAt.Add(e.FreshFor); until.Before(now.Add(DefaultL1Window)) {
-			return until
-		}
-		return now.Add(DefaultL1Window)
-	}
-	return time.Time{}
-}
 
 func asFacadeError(err error) error {
 	var fe *facade.Error
@@ -348,21 +311,4 @@ type Answer struct {
 
 func (v view) answer(status cache.Status) Answer {
 	return Answer{Body: v.body, ETag: v.fields[0:1:1], Length: v.fields[1:2:2], Cache: status}
-}
-
-// shared returns v with its body replaced by an equal one already held,
-// when there is one, and holds v's body otherwise: principals who may see
-// the same things (a team's members) get byte-identical views, and one
-// copy of them stays in memory and in the processor's caches where one per
-// principal would not (bench/run.sh: 2,000 principals, a 49 KB list
-// each). Only equal bytes are shared (bodyKey), so nobody is served a byte
-// of a view that is not exactly theirs.
-func (h *Handler) shared(v view) view {
-	v.sum = sha256.Sum256(v.body)
-	if b, ok := h.bodies.get(v.sum); ok {
-		v.body = b
-		return v
-	}
-	h.bodies.add(v.sum, v.body, int64(len(v.body)))
-	return v
 }

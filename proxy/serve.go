@@ -128,7 +128,7 @@ func (h *Handler) serve(ctx context.Context, rt *Route, key buildKey, req *Reque
 // document1 answers the routes served from one upstream document.
 func (h *Handler) document1(ctx context.Context, req *Request, rt *Route, key buildKey, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
 	p := req.Principal
-	entry, err := h.document(ctx, docKey(rt, key, q), h.fetcher(rt, key, q), h.lifetime(rt, key))
+	entry, err := h.docs.get(ctx, docKey(rt, key, q), h.fetcher(rt, key, q), h.fresh.lifetime(rt, key))
 	if err != nil {
 		return view{}, "", err
 	}
@@ -136,16 +136,16 @@ func (h *Handler) document1(ctx context.Context, req *Request, rt *Route, key bu
 	var v view
 	switch {
 	case rt.View == ViewList && q.favourite:
-		v, err = h.favouriteListView(entry, base, p, rt, q, favs)
+		v, err = h.vc.favouriteListView(entry, base, p, rt, q, favs)
 	case rt.View == ViewList:
-		v, err = h.listView(entry, base, p, rt, q)
+		v, err = h.vc.listView(entry, base, p, rt, q)
 	case rt.View == ViewPruned:
-		v, err = h.prunedView(entry, base, p, rt, q)
+		v, err = h.vc.prunedView(entry, base, p, rt, q)
 	case q.favourite && rt.List != "" && !favs[key.planRef().String()]:
 		// A page of one plan's results, and the plan is not a favourite.
-		v, err = h.emptyListView(entry, base, rt)
+		v, err = h.vc.emptyListView(entry, base, rt)
 	default:
-		v, err = h.rewrittenView(entry, base)
+		v, err = h.vc.rewrittenView(entry, base)
 	}
 	return v, entry.Status, err
 }
@@ -163,7 +163,7 @@ func (h *Handler) authorizeProject(ctx context.Context, op string, p facade.Prin
 	if err != nil {
 		return err
 	}
-	if _, ok := findVisible(idx, h.visibility(idx, h.az.Version(), p), project); ok {
+	if _, ok := findVisible(idx, h.vc.visibility(idx, h.az.Version(), p), project); ok {
 		return nil
 	}
 	return h.az.Refuse(ctx, p, op, "project:"+project)
@@ -193,7 +193,7 @@ func (h *Handler) fetcher(rt *Route, key buildKey, q routeQuery) func(context.Co
 	q = q.withRecount(rt)
 	if rt.Cache == CacheCollected {
 		vals := q.upstreamValues(false)
-		return func(ctx context.Context) ([]byte, error) { return h.collect(ctx, rt, segments, vals) }
+		return func(ctx context.Context) ([]byte, error) { return h.col.collect(ctx, rt, segments, vals) }
 	}
 	vals := q.upstreamValues(rt.List != "")
 	return func(ctx context.Context) ([]byte, error) {
@@ -223,19 +223,6 @@ func checkListShape(body []byte, list string) error {
 		return errNoList
 	}
 	return nil
-}
-
-// rewrittenView returns the document with its links rewritten for base. It
-// is the same for every principal allowed to see it, so it is keyed by
-// document version and base only.
-func (h *Handler) rewrittenView(entry cache.Entry, base string) (view, error) {
-	return h.view(viewKey{kind: kindResults, doc: entry.Version, base: base}, func() ([]byte, error) {
-		body, err := rewriteDocument(entry.Body)
-		if err != nil {
-			return nil, upstreamBad(err)
-		}
-		return body, nil
-	})
 }
 
 // rewriteDocument decodes a document, rewrites every upstream URL in it to
