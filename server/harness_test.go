@@ -129,7 +129,32 @@ type envConfig struct {
 	// logTo, when not nil, takes the server's log as production writes it
 	// (internal/jsonlog) instead of env.logs (benchmarks).
 	logTo io.Writer
+	// upstream, when set, is the Bamboo of withBuilds (another instance's,
+	// withUpstreamOf); fill fills a new one instead of the demo data.
+	upstream   *env
+	fill       func(*bambootest.Server)
+	bambooOpts []bambootest.Option
+	// now, when set, is the build cache's and handlers' clock, and the
+	// cache and handlers are tuned as `facade serve` tunes them by default
+	// (TTL 30 s, stale 10 m, in-process copies for a document's lifetime).
+	now func() time.Time
 }
+
+// withUpstreamOf makes the server a second instance beside other: the same
+// Bamboo (and, with withRedis(other.rdb), the same shared cache).
+func withUpstreamOf(other *env) envOption {
+	return func(c *envConfig) { c.builds, c.upstream = true, other }
+}
+
+// withOrganization fills the Bamboo of withBuilds, made with opts, with
+// fill instead of the demo data (bambootest.Organization).
+func withOrganization(fill func(*bambootest.Server), opts ...bambootest.Option) envOption {
+	return func(c *envConfig) { c.builds, c.fill, c.bambooOpts = true, fill, opts }
+}
+
+// withBuildClock runs the build cache on now, with serve's in-process
+// copies (see envConfig.now).
+func withBuildClock(now func() time.Time) envOption { return func(c *envConfig) { c.now = now } }
 
 type envOption func(*envConfig)
 
@@ -235,13 +260,28 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	e := &env{t: t, rdb: rdb, logs: logs}
 	if cfg.builds {
-		e.bamboo, e.bambooURL = startBamboo(t)
+		switch {
+		case cfg.upstream != nil:
+			e.bamboo, e.bambooURL = cfg.upstream.bamboo, cfg.upstream.bambooURL
+		case cfg.fill != nil:
+			var ts *httptest.Server
+			e.bamboo, ts = bambootest.NewTestServer(t, append(cfg.bambooOpts, bambootest.WithToken(bambooToken))...)
+			cfg.fill(e.bamboo)
+			e.bambooURL = ts.URL
+		default:
+			e.bamboo, e.bambooURL = startBamboo(t)
+		}
 		up, err := upstream.New(upstream.Config{BaseURL: e.bambooURL, Token: bambooToken, Timeout: cfg.upstreamTimeout, Metrics: m, Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := cache.New(rdb, cache.Config{TTL: time.Minute, Stale: time.Minute, Metrics: m, Log: log})
-		deps.Builds = proxy.New(up, c, az, proxy.Config{Favourites: favourites.New(rdb, favourites.Config{}), Log: log})
+		cc := cache.Config{TTL: time.Minute, Stale: time.Minute, Metrics: m, Log: log, Now: cfg.now}
+		pc := proxy.Config{Favourites: favourites.New(rdb, favourites.Config{}), Log: log, Now: cfg.now}
+		if cfg.now != nil { // as facade serve: its default TTL and stale window, copies kept for the TTL
+			cc.TTL, cc.Stale, pc.CacheTTL = 30*time.Second, 10*time.Minute, 30*time.Second
+		}
+		c := cache.New(rdb, cc)
+		deps.Builds = proxy.New(up, c, az, pc)
 		deps.UpstreamState = func() string { return up.BreakerState().String() }
 	}
 	ts := httptest.NewUnstartedServer(nil) // its address is the page's origin
