@@ -63,14 +63,14 @@ func overview(t *testing.T, f *fixture, sub string) (latest map[string][2]string
 	}
 }
 
-// wantOverview checks that latest holds every plan of dana's 300 projects
-// with its real latest result, and nothing else.
-func wantOverview(t *testing.T, latest map[string][2]string, plans int) {
+// wantOverview checks that latest holds every plan of dana's first
+// projects with its real latest result, and nothing else.
+func wantOverview(t *testing.T, latest map[string][2]string, plans, projects int) {
 	t.Helper()
-	if plans != danaProjects*orgPlans || len(latest) != danaProjects*orgPlans {
-		t.Fatalf("%d plans listed, %d latest results; want %d of each", plans, len(latest), danaProjects*orgPlans)
+	if plans != projects*orgPlans || len(latest) != projects*orgPlans {
+		t.Fatalf("%d plans listed, %d latest results; want %d of each", plans, len(latest), projects*orgPlans)
 	}
-	for i := range danaProjects {
+	for i := range projects {
 		for j := range orgPlans {
 			key := bambootest.OrgPlanKey(i, j)
 			want := [2]string{key + "-" + strconv.Itoa(11+j), bambootest.OrgLatestState(i, j)}
@@ -88,7 +88,7 @@ func wantOverview(t *testing.T, latest map[string][2]string, plans int) {
 func TestOverviewReachesEveryVisiblePlanAtOrganizationSize(t *testing.T) {
 	f := orgFixture(t, options{})
 	latest, plans := overview(t, f, "dana")
-	wantOverview(t, latest, plans)
+	wantOverview(t, latest, plans, danaProjects)
 	projectCalls, resultCalls := f.calls(api+"/project"), f.calls(api+"/result")
 	t.Logf("cold overview of 4,000 upstream plans: %d upstream calls (%d project list, %d result list)", len(f.bamboo.Calls()), projectCalls, resultCalls)
 	if projectCalls != 1 || resultCalls != 5 || len(f.bamboo.Calls()) != 6 {
@@ -116,13 +116,21 @@ func TestOverviewReachesEveryVisiblePlanAtOrganizationSize(t *testing.T) {
 }
 
 // A Bamboo that answers smaller pages than asked is followed to the end:
-// the overview is whole, and costs a call per page it gives.
+// the overview is whole, and costs a call per page it gives (40 projects
+// of 10 plans, pages of 100: one call for the projects, four full pages of
+// latest results and an empty one).
 func TestOverviewFollowsASmallerUpstreamPage(t *testing.T) {
-	f := orgFixture(t, options{bambooOptions: []bambootest.Option{bambootest.WithPageCap(300)}})
+	f := newFixture(t, options{policy: orgPolicy(), bambooOptions: []bambootest.Option{bambootest.WithPageCap(100)},
+		fill: func(s *bambootest.Server) { bambootest.Organization(s, 40, orgPlans) }})
 	latest, plans := overview(t, f, "dana")
-	wantOverview(t, latest, plans)
-	if p, r := f.calls(api+"/project"), f.calls(api+"/result"); p != 2 || r != 14 {
-		t.Errorf("pages of 300: %d project calls (want 2), %d result calls (want 14)", p, r)
+	wantOverview(t, latest, plans, 40)
+	if p, r := f.calls(api+"/project"), f.calls(api+"/result"); p != 1 || r != 5 {
+		t.Errorf("pages of 100: %d project calls (want 1), %d result calls (want 5)", p, r)
+	}
+	for _, c := range f.bamboo.Calls() {
+		if !strings.Contains(c.RawQuery, "max-results=1000") {
+			t.Errorf("the facade asked for less than it may: %s?%s", c.Path, c.RawQuery)
+		}
 	}
 }
 
