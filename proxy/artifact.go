@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/upstream"
 )
 
@@ -44,6 +45,9 @@ func (h *Handler) Download(ctx context.Context, ep *Endpoint, req *Request) (*Do
 		hop, err := parseArtifactPath(escapeSegments(path))
 		return err == nil && hop.plan == target.plan
 	})
+	if d, ok, err := h.cachedLog(ctx, target, req); ok {
+		return d, err
+	}
 	// Range and If-Range go upstream only now, after authorization, and
 	// only as one well-formed byte range (upstream.ParseRange says why).
 	part := upstream.ParseRange(req.Range, req.IfRange)
@@ -80,9 +84,10 @@ type Download struct {
 	stream *upstream.ArtifactStream
 	name   string
 	buf    *[]byte
-	first  []byte // the chunk read before the status was decided
-	done   bool   // first is the whole file
-	ready  bool   // the answer is the file (not an error)
+	first  []byte       // the chunk read before the status was decided
+	done   bool         // first is the whole file
+	ready  bool         // the answer is the file (not an error)
+	cached cache.Status // a build log read through the shared cache (livelog.go); "" when streamed
 }
 
 // Status is the answer's status: 200, or 206 for a part.

@@ -134,6 +134,17 @@ func (s *Server) buildDownload(ep *proxy.Endpoint) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
+		if status, ok := d.Cached(); ok {
+			// A build log kept in the shared cache (a running job's grows
+			// once per live interval): a page tailing it polls with
+			// If-None-Match, and a poll that finds it unchanged is a 304.
+			h := c.Response().Header()
+			h.Set("X-Cache", string(status))
+			if noneMatch(r.Header.Values("If-None-Match"), h.Get("ETag")) {
+				notModified(c.Response(), h)
+				return nil
+			}
+		}
 		c.Response().WriteHeader(d.Status())
 		return d.Send(c.Response())
 	}

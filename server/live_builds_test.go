@@ -47,3 +47,22 @@ func TestWatchedBuildShowsItsEndWithinSeconds(t *testing.T) {
 		t.Errorf("%d upstream calls while polling every 250 ms for at most 2 s; want one per interval", n)
 	}
 }
+
+// A page tailing a running job's log polls it with If-None-Match: an
+// unchanged log is a 304 from the shared cache, with X-Cache saying so.
+func TestTailedLogIsConditional(t *testing.T) {
+	e := newEnv(t, withBuilds())
+	carol := token(t, "carol", "developer")
+	key := e.bamboo.StartBuild("PROJ-CORE")
+	e.bamboo.AppendLog(key, "JOB1", "compiling\n")
+	path := "/download/PROJ-CORE-JOB1/build_logs/PROJ-CORE-JOB1-7.log"
+	first := e.do(req{method: "GET", path: path, token: carol})
+	if first.status != 200 || first.body != "compiling\n" || first.header.Get("X-Cache") != "MISS" || first.header.Get("ETag") == "" {
+		t.Fatalf("log: %d %q X-Cache %q ETag %q", first.status, first.body, first.header.Get("X-Cache"), first.header.Get("ETag"))
+	}
+	e.bamboo.ResetCalls()
+	again := e.do(req{method: "GET", path: path, token: carol, header: map[string]string{"If-None-Match": first.header.Get("ETag")}})
+	if again.status != 304 || again.body != "" || again.header.Get("X-Cache") != "HIT" || len(e.bamboo.Calls()) != 0 {
+		t.Fatalf("unchanged log polled: %d %q X-Cache %q, %d upstream calls", again.status, again.body, again.header.Get("X-Cache"), len(e.bamboo.Calls()))
+	}
+}
