@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -89,38 +88,35 @@ func benchColdOverview(b *testing.B) {
 }
 
 // benchWatchRunningBuild: upstream calls while one running build is
-// watched for 10 s (each viewer polling every 500 ms with If-None-Match,
-// as the page does, on a real clock) by 1 viewer on 1 instance, beside 10
-// viewers on 2 instances sharing Redis.
+// watched for 30 s (each viewer polling every 500 ms with If-None-Match, as
+// the page does; an injected clock, so both runs see the same moments) by
+// 1 viewer on 1 instance, beside 10 viewers on 2 instances sharing Redis.
 func benchWatchRunningBuild(b *testing.B) {
-	const window, every = 10 * time.Second, 500 * time.Millisecond
+	const window, every = 30 * time.Second, 500 * time.Millisecond
 	for _, viewers := range []int{1, 10} {
 		var calls int
 		for range b.N {
-			one := orgBenchEnv(b, time.Now, withOrganization(organization))
-			two := orgBenchEnv(b, time.Now, withUpstreamOf(one), withRedis(one.rdb))
+			clock := testclock.New()
+			one := orgBenchEnv(b, clock.Now, withOrganization(organization))
+			two := orgBenchEnv(b, clock.Now, withUpstreamOf(one), withRedis(one.rdb))
 			key := one.bamboo.StartBuild(bambootest.OrgPlanKey(7, 3))
 			one.bamboo.ResetCalls()
-			var wg sync.WaitGroup
-			for v := range viewers {
-				inst := []*env{one, two}[v%2]
-				tok := token(b, "viewer"+strconv.Itoa(v), "developer")
-				wg.Go(func() {
-					time.Sleep(time.Duration(v) * every / time.Duration(viewers)) // spread, as people open pages
-					tag := ""
-					for end := time.Now().Add(window); time.Now().Before(end); time.Sleep(every) {
-						r := inst.do(req{method: "GET", path: "/rest/api/latest/result/" + key, token: tok, header: map[string]string{"If-None-Match": tag}})
-						if r.status != 200 && r.status != 304 {
-							b.Errorf("viewer %d: %d", v, r.status)
-							return
-						}
-						if r.status == 200 {
-							tag = r.header.Get("ETag")
-						}
+			tags := make([]string, viewers)
+			for tick := time.Duration(0); tick < window; tick += every {
+				for v := range viewers {
+					inst := []*env{one, two}[v%2]
+					r := inst.do(req{method: "GET", path: "/rest/api/latest/result/" + key, token: token(b, "viewer"+strconv.Itoa(v), "developer"),
+						header: map[string]string{"If-None-Match": tags[v]}})
+					switch r.status {
+					case 200:
+						tags[v] = r.header.Get("ETag")
+					case 304:
+					default:
+						b.Fatalf("viewer %d: %d", v, r.status)
 					}
-				})
+					clock.Advance(every / time.Duration(viewers)) // spread, as people open pages
+				}
 			}
-			wg.Wait()
 			calls = one.bamboo.CallCount("/rest/api/latest/result/")
 		}
 		label := "1-viewer"
