@@ -6,9 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/internal/etag"
 	"github.com/facade-dev/facade/upstream"
@@ -19,9 +21,11 @@ import (
 // job is queued or running it grows, and it is read upstream at most once
 // per live interval however many watch it, on however many instances; once
 // the job is finished it is kept for the finished lifetime. The job's state
-// comes from its job result, itself a cached document. A log larger than
-// maxCachedLog, a Range request, or a job result Bamboo does not answer
-// falls back to streaming from upstream, as any artifact.
+// comes from its job result, itself a cached document. A Range request (a
+// page tailing the log reads on from its last byte) is answered from the
+// same cached log, as Bamboo would answer it: 206 with Content-Range, or
+// 416 past the end. A log larger than maxCachedLog, or a job result Bamboo
+// does not answer, falls back to streaming from upstream, as any artifact.
 
 // maxCachedLog bounds a log held in the shared cache (and read whole into
 // memory to get there); a longer one is streamed.
@@ -45,7 +49,7 @@ var jobResultRoute = func() *Route {
 // plan and set the redirect check on ctx.
 func (h *Handler) cachedLog(ctx context.Context, target artifactTarget, req *Request) (d *Download, ok bool, err error) {
 	job, isLog := buildLogJob(target.path)
-	if !isLog || req.Range != "" {
+	if !isLog {
 		return nil, false, nil
 	}
 	rt := jobResultRoute
@@ -63,7 +67,8 @@ func (h *Handler) cachedLog(ctx context.Context, target artifactTarget, req *Req
 	if err != nil {
 		return nil, true, err
 	}
-	return logDownload(entry, target.name), true, nil
+	d = logDownload(entry, target.name)
+	return d, true, d.cut(upstream.ParseRange(req.Range, req.IfRange))
 }
 
 // buildLogJob reads the job result a build log path names:
@@ -111,9 +116,41 @@ func (h *Handler) readLog(ctx context.Context, path string) ([]byte, error) {
 func logDownload(e cache.Entry, name string) *Download {
 	stream := &upstream.ArtifactStream{
 		Body: io.NopCloser(bytes.NewReader(nil)), ContentType: "text/plain; charset=utf-8",
-		ContentLength: int64(len(e.Body)), Filename: name, Status: http.StatusOK, ETag: etag.Strong(e.Body),
+		ContentLength: int64(len(e.Body)), Filename: name, Status: http.StatusOK, ETag: etag.Strong(e.Body), AcceptRanges: true,
 	}
 	return &Download{stream: stream, name: name, first: e.Body, done: true, ready: true, cached: e.Status}
+}
+
+// cut narrows a cached log's answer to the one byte range part names, as
+// net/http and Bamboo answer a single range: 206 with Content-Range, or 416
+// (ErrRangeNotSatisfiable, "bytes */size") when it starts past the end.
+// No range, or an If-Range that is not this log's tag, answers the whole
+// log.
+func (d *Download) cut(part upstream.Range) error {
+	if part.Bytes == "" || part.IfRange != "" && part.IfRange != d.stream.ETag {
+		return nil
+	}
+	body, size := d.first, int64(len(d.first))
+	first, last, _ := strings.Cut(part.Bytes, "-")
+	start, _ := strconv.ParseInt(first, 10, 64)
+	end := size - 1
+	switch {
+	case first == "": // the last N bytes
+		n, _ := strconv.ParseInt(last, 10, 64)
+		start = max(size-n, 0)
+	case last != "":
+		l, _ := strconv.ParseInt(last, 10, 64)
+		end = min(l, size-1)
+	}
+	if start >= size {
+		d.stream.Status, d.stream.ContentRange, d.ready = http.StatusRequestedRangeNotSatisfiable, "bytes */"+strconv.FormatInt(size, 10), false
+		d.first = nil
+		return facade.ErrRangeNotSatisfiable
+	}
+	d.first = body[start : end+1]
+	d.stream.Status, d.stream.ContentLength = http.StatusPartialContent, end-start+1
+	d.stream.ContentRange = "bytes " + strconv.FormatInt(start, 10) + "-" + strconv.FormatInt(end, 10) + "/" + strconv.FormatInt(size, 10)
+	return nil
 }
 
 // Cached reports where a download read from the shared cache came from

@@ -65,4 +65,9 @@ func TestTailedLogIsConditional(t *testing.T) {
 	if again.status != 304 || again.body != "" || again.header.Get("X-Cache") != "HIT" || len(e.bamboo.Calls()) != 0 {
 		t.Fatalf("unchanged log polled: %d %q X-Cache %q, %d upstream calls", again.status, again.body, again.header.Get("X-Cache"), len(e.bamboo.Calls()))
 	}
+	// The page reads on from the last byte it has (Range): the same copy.
+	part := e.do(req{method: "GET", path: path, token: carol, header: map[string]string{"Range": "bytes=8-"}})
+	if part.status != 206 || part.body != "g\n" || part.header.Get("Content-Range") != "bytes 8-9/10" || len(e.bamboo.Calls()) != 0 {
+		t.Fatalf("a range of the log: %d %q %q, %d upstream calls", part.status, part.body, part.header.Get("Content-Range"), len(e.bamboo.Calls()))
+	}
 }
