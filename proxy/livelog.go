@@ -16,8 +16,8 @@ import (
 	"github.com/facade-dev/facade/upstream"
 )
 
-// A job's build log, asked whole (/download/{K-P-J}/build_logs/{K-P-J-N}.log
-// without Range), is a document like the others (freshness.go): while the
+// A job's build log (/download/{K-P-J}/build_logs/{K-P-J-N}.log) is a
+// document like the others (freshness.go): while the
 // job is queued or running it grows, and it is read upstream at most once
 // per live interval however many watch it, on however many instances; once
 // the job is finished it is kept for the finished lifetime. The job's state
@@ -45,7 +45,7 @@ var jobResultRoute = func() *Route {
 }()
 
 // cachedLog returns target's log from the shared cache when it is a build
-// log asked whole, else ok false (stream it). The caller authorized the
+// log, else ok false (stream it). The caller authorized the
 // plan and set the redirect check on ctx.
 func (h *Handler) cachedLog(ctx context.Context, target artifactTarget, req *Request) (d *Download, ok bool, err error) {
 	job, isLog := buildLogJob(target.path)

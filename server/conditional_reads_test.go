@@ -184,7 +184,7 @@ func TestA304OnABuildRouteCostsNoUpstreamCall(t *testing.T) {
 
 // TestDownloadsAreNotBuffered: the artifact routes stream; they carry no
 // tag of the service's and If-None-Match does not turn them into a 304.
-// (A job's build log asked whole is a cached document instead, tagged and
+// (A job's build log is a cached document instead, tagged and
 // conditional, so a page can tail it: TestTailedLogIsConditional.)
 func TestDownloadsAreNotBuffered(t *testing.T) {
 	e := newEnv(t, withBuilds())
