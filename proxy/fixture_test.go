@@ -86,6 +86,8 @@ type options struct {
 	// clock, when set, is the cache's and the handler's clock (a second
 	// instance shares the first one's).
 	clock *testclock.Clock
+	// fetchTimeout bounds a cache fill (0: the cache's default).
+	fetchTimeout time.Duration
 }
 
 type fixture struct {
@@ -154,7 +156,7 @@ func newFixture(t testing.TB, o options) *fixture {
 	if clock == nil {
 		clock = testclock.New()
 	}
-	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, Now: clock.Now, Log: log})
+	c := cache.New(rdb, cache.Config{TTL: o.cacheTTL, Stale: o.stale, FetchTimeout: o.fetchTimeout, Now: clock.Now, Log: log})
 	h := New(up, c, az, Config{PublicURL: o.publicURL, ViewCacheEntries: o.viewEntries, ViewCacheBytes: o.viewBytes, CacheTTL: o.cacheTTL, Now: clock.Now,
 		Favourites: favourites.New(rdb, favourites.Config{}), Log: log})
 	f := &fixture{t: t, bamboo: bamboo, upstreamTS: ts, h: h, az: az, policyPath: policyPath, cache: c, logs: logs, clock: clock, rdb: rdb}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
@@ -30,6 +31,9 @@ func orgPolicy() string {
 
 func orgFixture(t *testing.T, o options) *fixture {
 	o.policy = orgPolicy()
+	// Collecting 4,000 results takes seconds under -race on a busy
+	// machine: the test is about what is asked, not how fast.
+	o.upstream.Timeout, o.fetchTimeout = 2*time.Minute, 5*time.Minute
 	o.fill = func(s *bambootest.Server) { bambootest.Organization(s, orgProjects, orgPlans) }
 	return newFixture(t, o)
 }
