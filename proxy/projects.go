@@ -6,6 +6,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/internal/tracing"
 )
 
 // projects serves the project list (route ProjectList): the projects the
@@ -20,6 +21,9 @@ func (h *Handler) projects(ctx context.Context, req *Request, q routeQuery, favs
 		return view{}, "", err
 	}
 	params := q.listParams
+	// The list is filtered for its caller (or its filtered view found in
+	// the view cache): the authorization step of a list.
+	defer tracing.Authorize(ctx, "project.list").End()
 	if q.favourite {
 		// Per caller and cheap (a concatenation): not kept in the view cache.
 		visible := keepFavourites(idx, h.vc.visibility(idx, h.az.Version(), p), favs)

@@ -56,6 +56,7 @@ import (
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/internal/etag"
+	"github.com/facade-dev/facade/internal/tracing"
 	"github.com/facade-dev/facade/upstream"
 )
 
@@ -250,7 +251,10 @@ func validHost(h string) bool {
 // authorizePlan decides view on a plan before anything is read, and
 // audits a refusal. The refusal is the same error whatever the plan.
 func (h *Handler) authorizePlan(ctx context.Context, op string, p facade.Principal, plan planRef) error {
-	if h.az.CanViewPlan(p, plan.project, plan.plan) {
+	span := tracing.Authorize(ctx, op)
+	allowed := h.az.CanViewPlan(p, plan.project, plan.plan)
+	tracing.Allowed(span, allowed)
+	if allowed {
 		return nil
 	}
 	return h.az.Refuse(ctx, p, op, "plan:"+plan.String())

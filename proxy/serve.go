@@ -9,6 +9,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/internal/tracing"
 )
 
 // buildKey is a parsed key: project, plan, job and number as far as the
@@ -156,6 +157,7 @@ func (h *Handler) document1(ctx context.Context, req *Request, rt *Route, key bu
 // the target), and the refusal is the same whether the project exists or
 // not.
 func (h *Handler) authorizeProject(ctx context.Context, op string, p facade.Principal, project string) error {
+	defer tracing.Authorize(ctx, op).End()
 	if h.az.CanViewProject(p, project) {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/internal/tracing"
 )
 
 const defaultStatementLimit = 20
@@ -84,7 +85,10 @@ func (s *Server) viewableAccount(c echo.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !s.authz.CanViewAccount(principal(c), id) {
+	span := tracing.Authorize(c.Request().Context(), "account.view")
+	allowed := s.authz.CanViewAccount(principal(c), id)
+	tracing.Allowed(span, allowed)
+	if !allowed {
 		return "", s.deny(c, "account.view", "account:"+id)
 	}
 	return id, nil
@@ -341,7 +345,10 @@ func (s *Server) transfer(c echo.Context) error {
 		return err
 	}
 	p := principal(c)
-	if !s.authz.CanTransfer(p, from, to) {
+	span := tracing.Authorize(c.Request().Context(), "transfer")
+	allowed := s.authz.CanTransfer(p, from, to)
+	tracing.Allowed(span, allowed)
+	if !allowed {
 		err := s.deny(c, "transfer", "account:"+from+"->account:"+to)
 		if s.authz.MayDebit(p, from) {
 			err = facade.ErrDestinationRefused

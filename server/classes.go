@@ -15,6 +15,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/internal/tracing"
 )
 
 // defaultClassPage is how many students a class page holds when the caller
@@ -81,7 +82,10 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	if !csv && !acceptsJSON(c.Request().Header.Values("Accept")) {
 		return facade.ErrNotAcceptable
 	}
-	if !s.authz.CanViewClass(principal(c), class) {
+	span := tracing.Authorize(c.Request().Context(), "class.view")
+	allowed := s.authz.CanViewClass(principal(c), class)
+	tracing.Allowed(span, allowed)
+	if !allowed {
 		return s.deny(c, "class.view", "class:"+class)
 	}
 	if csv {
@@ -210,7 +214,10 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 		return err
 	}
 	p := principal(c)
-	if !s.authz.CanViewClass(p, class) {
+	span := tracing.Authorize(c.Request().Context(), "class.upload")
+	allowed := s.authz.CanViewClass(p, class)
+	tracing.Allowed(span, allowed)
+	if !allowed {
 		return s.deny(c, "class.upload", "class:"+class)
 	}
 	view := gradebookView{ClassID: class, DryRun: dryRun, Rows: make([]gradebookRow, len(rows))}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/grades"
+	"github.com/facade-dev/facade/internal/tracing"
 )
 
 type gradeBody struct {
@@ -17,11 +18,16 @@ type gradeBody struct {
 // authorizeGrade asks authz about the student; write says whether the
 // operation changes the grade. It runs before any data is read.
 func (s *Server) authorizeGrade(c echo.Context, student string, write bool) error {
-	p := principal(c)
-	allowed, op := s.authz.CanViewGrade(p, student), "grade.view"
+	p, op := principal(c), "grade.view"
 	if write {
-		allowed, op = s.authz.CanWriteGrade(p, student), "grade.write"
+		op = "grade.write"
 	}
+	span := tracing.Authorize(c.Request().Context(), op)
+	allowed := s.authz.CanViewGrade(p, student)
+	if write {
+		allowed = s.authz.CanWriteGrade(p, student)
+	}
+	tracing.Allowed(span, allowed)
 	if !allowed {
 		return s.deny(c, op, "student:"+student)
 	}

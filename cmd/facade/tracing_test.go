@@ -170,6 +170,20 @@ func TestTracesReachBambooAndTheLogs(t *testing.T) {
 			t.Errorf("span named by a concrete id: %q", s.Name)
 		}
 	}
+	// Each authorization step is a child of its request's span, and says
+	// whether it allowed.
+	for step, request := range map[string]string{
+		"authorize grade.view":   "GET /student/:student_id/english/grade",
+		"authorize project.list": "GET /rest/api/latest/project",
+	} {
+		got, parent := byName[step], byName[request]
+		if len(got) != 1 || len(parent) != 1 || hexID(got[0].ParentSpanId) != hexID(parent[0].SpanId) {
+			t.Errorf("authorization span %q: %d of it, want one, child of %q; spans: %v", step, len(got), request, names(spans))
+		}
+	}
+	if got := byName["authorize grade.view"]; len(got) == 1 && !hasBoolAttr(got[0], "facade.authz.allowed", true) {
+		t.Errorf("authorize grade.view does not record that alice's own grade was allowed: %v", got[0].Attributes)
+	}
 	server := byName["GET /rest/api/latest/project"]
 	var upstreamCalls, redisTrips int
 	for _, s := range spans {
@@ -216,4 +230,14 @@ func names(spans []*tracepb.Span) []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+// hasBoolAttr says whether span carries the boolean attribute key = want.
+func hasBoolAttr(span *tracepb.Span, key string, want bool) bool {
+	for _, a := range span.Attributes {
+		if a.Key == key {
+			return a.Value.GetBoolValue() == want
+		}
+	}
+	return false
 }
