@@ -13,8 +13,8 @@ import (
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
-// An organization's Bamboo: 400 projects of 10 plans, each plan with a
-// latest result; dana's team may see the first 300 projects (3,000 plans).
+// An organization's Bamboo (bambootest.Organization): 400 projects of 10
+// plans; dana's team may see the first 300 projects (3,000 plans).
 const (
 	bigProjects, bigPlansEach, bigVisible = 400, 10, 300
 )
@@ -22,30 +22,10 @@ const (
 // bigPolicy grants team:big the first bigVisible projects, dana in it.
 func bigPolicy() []string {
 	lines := []string{"g, dana, team:big"}
-	for i := 1; i <= bigVisible; i++ {
-		lines = append(lines, fmt.Sprintf("p, team:big, project:S%03d, view", i))
+	for i := range bigVisible {
+		lines = append(lines, "p, team:big, project:"+bambootest.OrgProjectKey(i)+", view")
 	}
 	return lines
-}
-
-// bigState is the state of plan j of project i: every seventh failed.
-func bigState(i, j int) string {
-	if (i*bigPlansEach+j)%7 == 0 {
-		return "Failed"
-	}
-	return "Successful"
-}
-
-// fillBig adds the organization's projects, plans and results.
-func fillBig(bt *bambootest.Server) {
-	for i := 1; i <= bigProjects; i++ {
-		key := fmt.Sprintf("S%03d", i)
-		bt.AddProject(key, fmt.Sprintf("Service %d", i), "")
-		for j := 1; j <= bigPlansEach; j++ {
-			bt.AddPlan(key, fmt.Sprintf("P%d", j), fmt.Sprintf("Service %d-%d", i, j))
-			bt.AddResult(fmt.Sprintf("%s-P%d", key, j), 1+j, bigState(i, j))
-		}
-	}
 }
 
 // overviewTimes opens the overview as dana in a new tab and answers its
@@ -62,16 +42,16 @@ func overviewTimes(t *testing.T, e *env, tok string) (b *testbrowser.Tab, first,
 
 // TestBrowserOverviewAtAnySize: with 4,000 plans upstream and 3,000 of
 // them visible, every visible plan is on the overview (grouped by project,
-// favourites first) with its real latest state, the search finds one that
-// is far down the list, nothing of the other 1,000 shows, and the rows are
+// favourites first) with its real latest state, the search finds one of
+// the last project ("Service 299-9"), nothing of the other 1,000 shows, and the rows are
 // drawn in slices (what keeps the tab answering). First screen, the whole
 // list and the longest task are printed, cold (the service's caches
 // empty) and warm (a second person's tab after it).
 func TestBrowserOverviewAtAnySize(t *testing.T) {
 	e := newEnv(t, withBuilds(), withPageOrigin(), withPolicyLines(bigPolicy()...))
-	fillBig(e.bamboo)
+	bambootest.Organization(e.bamboo, bigProjects, bigPlansEach)
 	tok := token(t, "dana", "developer")
-	if r := e.do(req{method: "POST", path: "/rest/api/latest/plan/S299-P9/favourite", token: tok}); r.status != 204 {
+	if r := e.do(req{method: "POST", path: "/rest/api/latest/plan/S150-P5/favourite", token: tok}); r.status != 204 {
 		t.Fatalf("marking a favourite: %d %s", r.status, r.body)
 	}
 	b, coldFirst, coldDrawn, coldLongest := overviewTimes(t, e, tok)
@@ -88,35 +68,36 @@ func TestBrowserOverviewAtAnySize(t *testing.T) {
 	if slices := testbrowser.Eval[int](b, `Number(document.getElementById('plans').dataset.slices)`); slices < 10 {
 		t.Errorf("3,000 plans drawn in %d slice(s): a long task freezes the tab", slices)
 	}
-	if first := testbrowser.Eval[string](b, `document.querySelector('tr[data-plan]').dataset.plan`); first != "S299-P9" {
-		t.Errorf("the first plan is %s, want the favourite S299-P9", first)
+	if first := testbrowser.Eval[string](b, `document.querySelector('tr[data-plan]').dataset.plan`); first != "S150-P5" {
+		t.Errorf("the first plan is %s, want the favourite S150-P5", first)
 	}
 	never := testbrowser.Eval[[]string](b, `[...document.querySelectorAll('tr[data-plan]')].filter(r => r.textContent.includes('Never built')).map(r => r.dataset.plan).slice(0, 5)`)
 	if len(never) != 0 {
 		t.Errorf("plans said never built, though each has a result: %q…", never)
 	}
-	for _, p := range [][2]int{{1, 1}, {150, 4}, {300, 7}, {300, 10}} {
-		want := map[string]string{"Failed": "Failed", "Successful": "Passed"}[bigState(p[0], p[1])]
-		row := b.Texts(fmt.Sprintf(`tr[data-plan="S%03d-P%d"]`, p[0], p[1]))
-		if len(row) != 1 || !strings.Contains(row[0], want) || !strings.Contains(row[0], fmt.Sprintf("#%d", 1+p[1])) {
-			t.Errorf("S%03d-P%d: %q, want %s and its build #%d", p[0], p[1], row, want, 1+p[1])
+	for _, p := range [][2]int{{0, 0}, {150, 4}, {299, 7}, {299, 9}} {
+		want := map[string]string{"Failed": "Failed", "Successful": "Passed"}[bambootest.OrgLatestState(p[0], p[1])]
+		key := bambootest.OrgPlanKey(p[0], p[1])
+		row := b.Texts(`tr[data-plan="` + key + `"]`)
+		if len(row) != 1 || !strings.Contains(row[0], want) || !strings.Contains(row[0], fmt.Sprintf("#%d", 11+p[1])) {
+			t.Errorf("%s: %q, want %s and its build #%d", key, row, want, 11+p[1])
 		}
 	}
-	if n := testbrowser.Eval[int](b, `document.querySelectorAll('tr[data-plan^="S301-"], tr[data-plan^="S400-"]').length`); n != 0 {
+	if n := testbrowser.Eval[int](b, `document.querySelectorAll('tr[data-plan^="S300-"], tr[data-plan^="S399-"]').length`); n != 0 {
 		t.Errorf("%d plans of projects dana may not see are shown", n)
 	}
 
 	// The search finds a plan of the last visible project by name, and
 	// says no plan matches one dana may not see.
 	b.Do(chromedp.Click(chromedp.ID("plan-search")))
-	b.TypeText("Service 300-3")
+	b.TypeText("Service 299-9")
 	b.WaitText("#status", "1 plan matches")
-	b.WaitFor(`document.querySelector('#plans[data-complete="true"] tr[data-plan="S300-P3"]') !== null`)
+	b.WaitFor(`document.querySelector('#plans[data-complete="true"] tr[data-plan="S299-P9"]') !== null`)
 	if n := testbrowser.Eval[int](b, `document.querySelectorAll('tr[data-plan]').length`); n != 1 {
 		t.Errorf("%d rows for one match", n)
 	}
 	clearSearch(b)
-	b.TypeText("Service 301-1")
+	b.TypeText("Service 300-1")
 	b.WaitText("#status", "0 plans match")
 	b.Do(chromedp.WaitVisible(chromedp.ID("plan-search-none")))
 	// A part of a key narrows to its project's plans.

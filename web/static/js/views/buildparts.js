@@ -9,7 +9,7 @@ import {h, saveFile} from '../dom.js';
 export const REST = '/rest/api/latest';
 // LIST_MAX is the page asked for when a view needs a whole list: the most
 // the service answers in one page (README, "Build routes").
-export const LIST_MAX = 100;
+export const LIST_MAX = 1000;
 // REFRESH_MS is how often a view that can still change asks again (a
 // conditional request: an unchanged answer is a 304 with no body). With
 // the service's own poll of the build server that keeps a change within
