@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type TokenConfig struct {
 	MaxLifetime time.Duration
 	// Now is the clock tokens are checked against; nil means time.Now.
 	Now func() time.Time
+	// Log receives the warning about a token whose groups did not fit
+	// (overage); nil means slog.Default().
+	Log *slog.Logger
 }
 
 // DefaultMaxLifetime is FACADE_JWT_MAX_LIFETIME's default: a stolen token
@@ -49,6 +53,7 @@ type Tokens struct {
 	claims      Claims
 	maxLifetime time.Duration
 	now         func() time.Time
+	log         *slog.Logger
 }
 
 // NewTokens validates cfg and, in JWKS mode, starts the key set's
@@ -60,6 +65,9 @@ func NewTokens(ctx context.Context, cfg TokenConfig) (*Tokens, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
 	}
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -77,6 +85,10 @@ func NewTokens(ctx context.Context, cfg TokenConfig) (*Tokens, error) {
 // without contacting the JWKS URL, so a start-up can list them all at once
 // (errors.Join; each names its setting).
 func (cfg TokenConfig) Check() error {
+	return errors.Join(cfg.checkMode(), cfg.Claims.Check())
+}
+
+func (cfg TokenConfig) checkMode() error {
 	switch {
 	case cfg.JWKSURL != "" && len(cfg.Secret) > 0:
 		return configError("set only one of FACADE_JWT_SECRET and FACADE_JWKS_URL")
@@ -108,6 +120,7 @@ func newTokens(cfg TokenConfig, opts ...jwt.ParserOption) *Tokens {
 		claims:      cfg.Claims,
 		maxLifetime: cfg.MaxLifetime,
 		now:         cfg.Now,
+		log:         cfg.Log,
 	}
 }
 
@@ -228,6 +241,11 @@ func (a *Tokens) verify(ctx context.Context, raw string) (Identity, error) {
 	p, err := a.claims.principal(claims)
 	if err != nil {
 		return Identity{}, errBadToken
+	}
+	if p.GroupsIncomplete {
+		// Once per token (verified tokens are cached): the caller's group
+		// grants fail, and ops must learn why.
+		warnOverage(ctx, a.log, p.ID)
 	}
 	return Identity{Principal: p, ExpiresAt: exp.Time, Via: ViaBearer}, nil
 }

@@ -102,7 +102,11 @@ type sessionCookie struct {
 type Record struct {
 	Sub    string   `json:"sub"`
 	Role   string   `json:"role,omitempty"`
+	Roles  []string `json:"roles,omitempty"` // a list role claim's roles (facade.Principal)
 	Groups []string `json:"groups,omitempty"`
+	// GroupsIncomplete: the provider's groups did not fit in the ID token
+	// (overage), so the session has none of them.
+	GroupsIncomplete bool `json:"groups_incomplete,omitempty"`
 	// XSRF is this session's anti-forgery token, random per sign-in: an
 	// unsafe request on the session must send it back (CheckXSRF).
 	XSRF     string    `json:"xsrf"`
@@ -112,6 +116,11 @@ type Record struct {
 	Client   string    `json:"client,omitempty"` // the address it was last used from
 	// IDToken is the provider's ID token, the hint its logout takes.
 	IDToken string `json:"idt,omitempty"`
+}
+
+// principal is who the session speaks for.
+func (rec Record) principal() facade.Principal {
+	return facade.Principal{ID: rec.Sub, Role: rec.Role, Roles: rec.Roles, Groups: rec.Groups, GroupsIncomplete: rec.GroupsIncomplete}
 }
 
 // NewSessions checks cfg and returns Sessions kept in rdb, shared by every
@@ -226,7 +235,7 @@ func (s *Sessions) Issue(ctx context.Context, p facade.Principal, notAfter time.
 		exp = notAfter
 	}
 	exp = exp.Truncate(time.Second) // as /auth/me's expires_at says it
-	rec := Record{Sub: p.ID, Role: p.Role, Groups: p.Groups, XSRF: randomToken(),
+	rec := Record{Sub: p.ID, Role: p.Role, Roles: p.Roles, Groups: p.Groups, GroupsIncomplete: p.GroupsIncomplete, XSRF: randomToken(),
 		Created: now, LastUsed: now, Expires: exp, Client: client, IDToken: idToken}
 	id := randomToken()
 	v, err := securecookie.EncodeMulti(sessionName, sessionCookie{ID: id}, s.codecs...)
@@ -311,7 +320,7 @@ func (s *Sessions) Open(ctx context.Context, r *http.Request, client string) (id
 		}
 		s.touch(ctx, sid, rec)
 	}
-	p := facade.Principal{ID: rec.Sub, Role: rec.Role, Groups: rec.Groups}
+	p := rec.principal()
 	return Identity{Principal: p, ExpiresAt: rec.Expires, Via: ViaSession, xsrf: rec.XSRF}, true, nil
 }
 

@@ -59,7 +59,7 @@ type SignIn struct {
 // and signs people in to sessions, which is required. ctx bounds discovery
 // and carries the HTTP client for key fetches later.
 func NewSignIn(ctx context.Context, sessions *Sessions, cfg SignInConfig) (*SignIn, error) {
-	if err := cfg.Check(); err != nil {
+	if err := errors.Join(cfg.Check(), cfg.Claims.Check()); err != nil {
 		return nil, err
 	}
 	if sessions == nil {
@@ -211,6 +211,9 @@ func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
 		return res, facade.Wrap(facade.ErrInternal, err)
 	}
 	s.cfg.Log.InfoContext(r.Context(), "signed in", "principal", p.ID, "groups", len(p.Groups))
+	if p.GroupsIncomplete {
+		warnOverage(r.Context(), s.cfg.Log, p.ID)
+	}
 	res.Cookies = append(res.Cookies, cookies...)
 	res.Status, res.Redirect = http.StatusSeeOther, s.cfg.PublicURL+f.ReturnTo
 	return res, nil

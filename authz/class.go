@@ -18,7 +18,7 @@ import (
 func (a *Authorizer) CanViewClass(p facade.Principal, classID string) bool {
 	st, q := a.state(), subjectOf(p)
 	if p.ID != "" && facade.ValidID(classID) && st.hasRole(p, facade.RoleProfessor) && st.enforce(q, prefixClass+classID, actView) {
-		st.usedRole(q, p.Role, facade.RoleProfessor)
+		st.usedRole(q, tokenRoleOf(p, facade.RoleProfessor), facade.RoleProfessor)
 		return a.record(opViewClass, true)
 	}
 	return a.record(opViewClass, false)

@@ -65,7 +65,7 @@ func newRoleIndex(rules []rule) roleIndex {
 // id has a colon (shaped like a group or an object, which the matcher's
 // guard refuses) gets no role from the policy.
 func (st *state) hasRole(p facade.Principal, role string) bool {
-	if p.Role == role && role != "" {
+	if p.HasTokenRole(role) {
 		return true
 	}
 	if p.ID == "" || strings.Contains(p.ID, ":") || len(st.roles) == 0 {
@@ -92,13 +92,10 @@ func (st *state) policyRole(q subject, role string) bool {
 
 // rolesOf lists p's roles, its token's and the policy's, sorted.
 func (st *state) rolesOf(p facade.Principal) []string {
-	var out []string
-	if p.Role != "" {
-		out = append(out, p.Role)
-	}
+	out := slices.Clone(p.TokenRoles())
 	for _, name := range append([]string{p.ID}, subjectOf(p).groups...) {
 		for r := range st.roles[name] {
-			if st.hasRole(p, r) {
+			if st.hasRole(p, r) && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
 		}

@@ -56,9 +56,29 @@ type Explanation struct {
 // pr: its groups (members of group:<name>), plan:K-P also covered by view
 // on project:K, and, for a grade (obj student:S), the grade rules with
 // pr's roles, the token's and the policy's (see ExplainGrade).
+//
+// A principal whose groups did not fit in its token (GroupsIncomplete) is
+// told so: its group grants could not be checked.
 func (p *Policy) Explain(pr facade.Principal, obj, act string) (Explanation, error) {
+	x, err := p.explainFor(pr, obj, act)
+	if err == nil && pr.GroupsIncomplete {
+		x.Notes = append(x.Notes, "group grants could not be checked: the provider had more groups for "+pr.ID+
+			" than fit in the token (groups overage), so the service saw none; the answer may change once the groups reach it")
+	}
+	return x, err
+}
+
+// Roles are pr's roles under this policy: its token's and those the
+// policy gives it, sorted (as the service shows them on /auth/me).
+func (p *Policy) Roles(pr facade.Principal) []string { return p.st.rolesOf(pr) }
+
+func (p *Policy) explainFor(pr facade.Principal, obj, act string) (Explanation, error) {
 	if sid, ok := strings.CutPrefix(obj, prefixStudent); ok {
-		return p.ExplainGrade(pr, sid, act), nil
+		x := p.ExplainGrade(pr, sid, act)
+		if roles := p.Roles(pr); len(roles) > 0 {
+			x.Notes = append(x.Notes, "roles of "+pr.ID+": "+strings.Join(roles, ", ")+" (each is asked in turn)")
+		}
+		return x, nil
 	}
 	q := subjectOf(pr)
 	x := p.explain(q, obj, act)
@@ -90,6 +110,9 @@ func (p *Policy) ExplainGrade(pr facade.Principal, studentID, act string) Explan
 	if pr.ID == "" {
 		return Explanation{Notes: []string{"a principal without an id reaches nothing"}}
 	}
+	if act != actView && pr.ID == studentID {
+		return Explanation{Notes: []string{"built-in rule: nobody changes their own grade, whatever their roles and the policy say"}}
+	}
 	var x Explanation
 	var roleLines []string
 	professor := st.hasRole(pr, facade.RoleProfessor)
@@ -114,8 +137,10 @@ func (p *Policy) ExplainGrade(pr facade.Principal, studentID, act string) Explan
 			Notes: []string{"built-in rule: role student views only their own grade and never writes one, whatever the policy says"}}
 	}
 	role := "no role"
-	if pr.Role != "" {
-		role = fmt.Sprintf("role %q", pr.Role)
+	if roles := pr.TokenRoles(); len(roles) == 1 {
+		role = fmt.Sprintf("role %q", roles[0])
+	} else if len(roles) > 1 {
+		role = fmt.Sprintf("roles %q", roles)
 	}
 	return Explanation{Notes: []string{fmt.Sprintf("built-in rule: only roles student and professor reach grades; %s has %s from its token and none from the policy "+
 		"(a line \"g, %s, role:professor\", or one for a group it carries, would give it one)", pr.ID, role, csvQuote(pr.ID))}}
@@ -138,7 +163,7 @@ func (p *Policy) unknownAction(act string) string {
 // roleSource says where pr's role comes from: the token, or the g lines
 // that lead to role:<role> (from its id, or from a group its token carries).
 func (p *Policy) roleSource(pr facade.Principal, role string) []string {
-	if pr.Role == role {
+	if pr.HasTokenRole(role) {
 		return []string{fmt.Sprintf("(token) %s has role %s", pr.ID, role)}
 	}
 	return p.chainFor(subjectOf(pr), groupRole, pr.ID, prefixRole+role)

@@ -51,6 +51,8 @@ func flightKey(k viewKey) string {
 	b = append(b, 0)
 	b = append(b, k.principal.Role...)
 	b = append(b, 0)
+	b = append(b, k.principal.Roles...)
+	b = append(b, 0)
 	b = append(b, k.principal.Groups...)
 	b = append(b, 0)
 	b = append(b, k.base...)

@@ -250,6 +250,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	if cfg.auth.Log == nil {
+		cfg.auth.Log = log
+	}
 	tokens, err := auth.NewTokens(ctx, cfg.auth)
 	if err != nil {
 		t.Fatalf("auth: %v", err)

@@ -133,14 +133,22 @@ const signedOutKey = "facade.signed-out"
 // sign-in"): 200 whether or not anyone is signed in, so a signed-out page
 // logs no error.
 type meView struct {
-	SignedIn  bool            `json:"signed_in"`
-	Reason    string          `json:"reason,omitempty"`
-	Sub       string          `json:"sub,omitempty"`
-	Role      string          `json:"role,omitempty"`
-	Groups    []string        `json:"groups,omitempty"`
-	ExpiresAt string          `json:"expires_at,omitempty"`
-	Via       string          `json:"via,omitempty"`
-	Has       *authz.Holdings `json:"has,omitempty"`
+	SignedIn bool   `json:"signed_in"`
+	Reason   string `json:"reason,omitempty"`
+	Sub      string `json:"sub,omitempty"`
+	Role     string `json:"role,omitempty"`
+	// Roles are every role the caller has here: its token's (a list role
+	// claim gives several) and the policy's, sorted. Role stays the
+	// token's first, for clients that read one.
+	Roles  []string `json:"roles,omitempty"`
+	Groups []string `json:"groups,omitempty"`
+	// GroupsIncomplete: the provider had more groups for the person than
+	// fit in the token (overage), so they have none here; the page says
+	// why and whom to ask.
+	GroupsIncomplete bool            `json:"groups_incomplete,omitempty"`
+	ExpiresAt        string          `json:"expires_at,omitempty"`
+	Via              string          `json:"via,omitempty"`
+	Has              *authz.Holdings `json:"has,omitempty"`
 	// XSRFToken is the session's anti-forgery token: the page sends it
 	// back in X-XSRF-TOKEN (never from document.cookie, which a sibling
 	// subdomain can write).
@@ -169,7 +177,11 @@ func (s *Server) me(c echo.Context) error {
 		groups = []string{}
 	}
 	has := s.authz.Holdings(p)
-	return writeJSON(c, http.StatusOK, meView{SignedIn: true, Sub: p.ID, Role: p.Role, Groups: groups,
+	roles := s.authz.Roles(p)
+	if roles == nil {
+		roles = []string{}
+	}
+	return writeJSON(c, http.StatusOK, meView{SignedIn: true, Sub: p.ID, Role: p.Role, Roles: roles, Groups: groups, GroupsIncomplete: p.GroupsIncomplete,
 		ExpiresAt: id.ExpiresAt.UTC().Format(time.RFC3339), Via: id.Via, Has: &has, XSRFToken: id.XSRFToken()})
 }
 

@@ -22,10 +22,11 @@ var policyTools = []string{"check", "explain", "test", "who", "what", "diff", "r
 const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [flags]
 
   check                                 validate model and policy (exit 1 on a problem); says which decider runs
-  explain --sub ID [--role R] [--group G]... --obj OBJ --act ACT
-  explain --sub ID [--role R] [--group G]... --grade STUDENT --act view|update
+  explain --sub ID [--role R[,R]...] [--group G]... [--groups-incomplete] --obj OBJ --act ACT
+  explain --sub ID [--role R[,R]...] [--group G]... [--groups-incomplete] --grade STUDENT --act view|update
                                         what the service answers: exit 0 allow, 1 deny, 2 error;
-                                        prints the deciding line and the g chain (roles included)
+                                        prints the deciding line and the g chain (roles included);
+                                        --groups-incomplete: the token's groups did not fit (overage)
   test FILE                             expected decisions "allow|deny SUB[+group:G...] OBJ ACT" (or the CSV
                                         form "allow, SUB, OBJ, ACT, group:G..."); exit 1 on any mismatch
   who --obj OBJ --act ACT [--group G]...
@@ -65,9 +66,10 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 	case "check":
 		run = t.check
 	case "explain":
-		fs.synopsis = "facade policy explain --sub ID [--role R] [--group G]... (--obj OBJ | --grade STUDENT) --act ACT   (exit 0 allow, 1 deny, 2 error)"
+		fs.synopsis = "facade policy explain --sub ID [--role R[,R]...] [--group G]... [--groups-incomplete] (--obj OBJ | --grade STUDENT) --act ACT   (exit 0 allow, 1 deny, 2 error)"
 		t.sub = fs.String("sub", "", "principal id (a token's sub)")
-		t.role = fs.String("role", "", "the token's role (the policy may give more: g, SUB, role:R)")
+		fs.Var(&t.roles, "role", "the token's role(s), a comma list or repeated (the policy may give more: g, SUB, role:R)")
+		t.groupsIncomplete = fs.Bool("groups-incomplete", false, "the token had more groups than fit (Entra's overage): it carries none, and group grants cannot be checked")
 		t.obj = fs.String("obj", "", "object, e.g. account:1001, plan:WEB-NIGHTLY or student:alice")
 		t.grade = fs.String("grade", "", "the grade question about `STUDENT` (as --obj student:STUDENT), with the role rules")
 		t.act = fs.String("act", "", "action, e.g. view_account; view or update for a grade")
@@ -128,15 +130,33 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 }
 
 type policyTool struct {
-	stdout, stderr                     io.Writer
-	name                               string
-	args                               []string
-	model, policy, sub, role, obj, act *string
-	grade                              *string
-	old, new, format, since            *string
-	unused                             *bool
-	groups                             groupFlag
-	settings                           settings
+	stdout, stderr               io.Writer
+	name                         string
+	args                         []string
+	model, policy, sub, obj, act *string
+	grade                        *string
+	old, new, format, since      *string
+	unused                       *bool
+	roles                        roleFlag
+	groups                       groupFlag
+	groupsIncomplete             *bool
+	settings                     settings
+}
+
+// roleFlag collects --role: one role, a comma list, or the flag repeated,
+// as a token's list role claim carries several (a student who is also a
+// professor).
+type roleFlag []string
+
+func (r *roleFlag) String() string { return strings.Join(*r, ",") }
+
+func (r *roleFlag) Set(v string) error {
+	for _, role := range strings.Split(v, ",") {
+		if role = strings.TrimSpace(role); role != "" && !slices.Contains(*r, role) {
+			*r = append(*r, role)
+		}
+	}
+	return nil
 }
 
 // groupFlag collects --group: names as a token carries them, any a
@@ -159,8 +179,15 @@ func (g *groupFlag) Set(v string) error {
 // principal is the principal --sub, --role and --group describe.
 func (t *policyTool) principal() facade.Principal {
 	p := facade.Principal{ID: *t.sub, Groups: t.groups}
-	if t.role != nil {
-		p.Role = *t.role
+	if len(t.roles) > 0 {
+		p.Role = t.roles[0]
+	}
+	if len(t.roles) > 1 {
+		p.Roles = t.roles
+	}
+	if t.groupsIncomplete != nil && *t.groupsIncomplete {
+		// As the service signs such a person in: without groups.
+		p.Groups, p.GroupsIncomplete = nil, true
 	}
 	return p
 }

@@ -91,7 +91,9 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	if err != nil {
 		return nil, err
 	}
-	tokens, err := auth.NewTokens(ctx, s.authConfig(now))
+	tcfg := s.authConfig(now)
+	tcfg.Log = log
+	tokens, err := auth.NewTokens(ctx, tcfg)
 	if err != nil {
 		return nil, err
 	}

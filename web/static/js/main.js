@@ -4,7 +4,7 @@
 // module each; every call to the facade goes through api.js.
 
 import * as api from './api.js';
-import {explain, signsOut} from './words.js';
+import {explain, groupsIncomplete, signsOut} from './words.js';
 import * as builds from './views/builds.js';
 import * as grades from './views/grades.js';
 import * as accounts from './views/accounts.js';
@@ -121,6 +121,10 @@ async function signedIn(who) {
   // Named, not labelled by the token's role: what a person may do is
   // said where it matters (a view-only class says "view only").
   $('who').textContent = 'Signed in as ' + me.sub;
+  // Group grants cannot reach a person whose groups did not fit in the
+  // sign-in's token: say so where they will see it, with whom to ask.
+  $('groups-note').textContent = me.groups_incomplete ? groupsIncomplete : '';
+  $('groups-note').hidden = !me.groups_incomplete;
   $('tabs').hidden = false;
   $('signout').hidden = false;
   if (!location.hash.replace(/^#\/?/, '')) location.replace('#/' + startView(me));
@@ -137,6 +141,7 @@ async function signOut(message) {
   generation++;
   stopView();
   me = null;
+  $('groups-note').hidden = true;
   api.forget();
   if (wasSession) {
     try {

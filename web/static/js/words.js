@@ -115,3 +115,11 @@ export function rowWords(code) {
     'version-mismatch': 'Changed by someone since your file was made.',
   }[code] || '';
 }
+
+/** groupsIncomplete says why a person's group access is missing when the
+ * organization's sign-in sent too many groups to fit (/auth/me
+ * groups_incomplete), and whom to ask. */
+export const groupsIncomplete = 'Your organization\'s sign-in lists more groups for you than it could send here, so ' +
+  'this service sees none of them: anything you may use through a group is not shown. Ask the people who run ' +
+  'your organization\'s sign-in to send only the groups this service uses (for Microsoft Entra: groups ' +
+  'assigned to the application), or ask whoever manages access here to grant it to you by name.';
