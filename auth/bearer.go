@@ -85,7 +85,16 @@ func NewTokens(ctx context.Context, cfg TokenConfig) (*Tokens, error) {
 // without contacting the JWKS URL, so a start-up can list them all at once
 // (errors.Join; each names its setting).
 func (cfg TokenConfig) Check() error {
-	return errors.Join(cfg.checkMode(), cfg.Claims.Check())
+	// One flat list (config.go reports each entry on its line).
+	var errs []error
+	for _, err := range []error{cfg.checkMode(), cfg.Claims.Check()} {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = append(errs, j.Unwrap()...)
+		} else if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (cfg TokenConfig) checkMode() error {
