@@ -31,7 +31,7 @@ func TestCookieLifetimesSentToTheBrowser(t *testing.T) {
 		return out
 	}
 
-	_, cookies, err := s.Issue(context.Background(), facade.Principal{ID: "alice"}, clock.Now().Add(24*time.Hour), "", "")
+	_, cookies, err := s.Issue(context.Background(), facade.Principal{ID: "alice"}, clock.Now().Add(24*time.Hour), ProviderSession{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,6 +116,17 @@ type Record struct {
 	Client   string    `json:"client,omitempty"` // the address it was last used from
 	// IDToken is the provider's ID token, the hint its logout takes.
 	IDToken string `json:"idt,omitempty"`
+	// ProviderSub and ProviderSID are the ID token's sub and sid: a
+	// back-channel logout names the person and session by these, while
+	// Sub may come from another claim (FACADE_OIDC_USER_CLAIM).
+	ProviderSub string `json:"psub,omitempty"`
+	ProviderSID string `json:"psid,omitempty"`
+}
+
+// ProviderSession is what a sign-in keeps of the provider's side: its ID
+// token (the logout hint) and the sub and sid a back-channel logout names.
+type ProviderSession struct {
+	IDToken, Sub, SID string
 }
 
 // principal is who the session speaks for.
@@ -228,7 +239,7 @@ func (s *Sessions) SessionCookie() string { return s.cookieName(sessionName) }
 // with a fresh id and anti-forgery token: a session someone planted
 // before sign-in is never continued (session fixation). It returns the
 // cookies to set.
-func (s *Sessions) Issue(ctx context.Context, p facade.Principal, notAfter time.Time, idToken, client string) (Record, []*http.Cookie, error) {
+func (s *Sessions) Issue(ctx context.Context, p facade.Principal, notAfter time.Time, ps ProviderSession, client string) (Record, []*http.Cookie, error) {
 	now := s.now()
 	exp := now.Add(s.lifetime)
 	if !notAfter.IsZero() && notAfter.Before(exp) {
@@ -236,7 +247,8 @@ func (s *Sessions) Issue(ctx context.Context, p facade.Principal, notAfter time.
 	}
 	exp = exp.Truncate(time.Second) // as /auth/me's expires_at says it
 	rec := Record{Sub: p.ID, Role: p.Role, Roles: p.Roles, Groups: p.Groups, GroupsIncomplete: p.GroupsIncomplete, XSRF: randomToken(),
-		Created: now, LastUsed: now, Expires: exp, Client: client, IDToken: idToken}
+		Created: now, LastUsed: now, Expires: exp, Client: client,
+		IDToken: ps.IDToken, ProviderSub: ps.Sub, ProviderSID: ps.SID}
 	id := randomToken()
 	v, err := securecookie.EncodeMulti(sessionName, sessionCookie{ID: id}, s.codecs...)
 	if err != nil {

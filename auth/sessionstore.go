@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -17,13 +19,30 @@ import (
 // sessions list|revoke`). Records expire by themselves at the end of their
 // idle time or lifetime, whichever is first; an id left in a principal's
 // set after its record is gone is dropped the next time the set is read.
+//
+// For back-channel logout, the sessions of each provider sub and of each
+// provider sid (hashed: they are the provider's strings, of any length),
+// and the logout tokens' jti already accepted.
 const (
 	sessionKeyPrefix = "facade:session:id:"
 	subKeyPrefix     = "facade:session:sub:"
+	psubKeyPrefix    = "facade:session:psub:"
+	psidKeyPrefix    = "facade:session:psid:"
+	jtiKeyPrefix     = "facade:session:logout-jti:"
 )
 
 func sessionKey(id string) string { return sessionKeyPrefix + id }
 func subKey(sub string) string    { return subKeyPrefix + sub }
+func psubKey(sub string) string   { return psubKeyPrefix + hashed(sub) }
+func psidKey(sid string) string   { return psidKeyPrefix + hashed(sid) }
+func jtiKey(iss, jti string) string {
+	return jtiKeyPrefix + hashed(iss+"\x00"+jti)
+}
+
+func hashed(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:16])
+}
 
 // errNoStore is a Sessions built without Redis (settings checks) asked
 // for a session.
@@ -59,9 +78,25 @@ func (s *Sessions) store(ctx context.Context, id string, rec Record) error {
 		p.SAdd(ctx, subKey(rec.Sub), id)
 		// The set lives as long as the longest session in it can.
 		p.Expire(ctx, subKey(rec.Sub), s.lifetime+cookieGrace)
+		for _, k := range providerKeys(rec) {
+			p.SAdd(ctx, k, id)
+			p.Expire(ctx, k, s.lifetime+cookieGrace)
+		}
 		return nil
 	})
 	return storeError(err)
+}
+
+// providerKeys are the back-channel logout sets rec belongs to.
+func providerKeys(rec Record) []string {
+	var keys []string
+	if rec.ProviderSub != "" {
+		keys = append(keys, psubKey(rec.ProviderSub))
+	}
+	if rec.ProviderSID != "" {
+		keys = append(keys, psidKey(rec.ProviderSID))
+	}
+	return keys
 }
 
 // load reads one session's record: facade.ErrSessionExpired when it is gone.
@@ -178,4 +213,56 @@ func (s *Sessions) Revoke(ctx context.Context, sub string) (int, error) {
 		n += int(d.Val())
 	}
 	return n, nil
+}
+
+// EndProviderSessions ends, on every instance at once, the sessions a
+// back-channel logout names: with sid, the sessions opened in that
+// provider session (and of that provider sub, when sub is given too);
+// with sub alone, every session of that provider sub. It returns the
+// principals whose sessions ended.
+func (s *Sessions) EndProviderSessions(ctx context.Context, sub, sid string) ([]string, error) {
+	if s.rdb == nil {
+		return nil, storeError(errNoStore)
+	}
+	set := psubKey(sub)
+	if sid != "" {
+		set = psidKey(sid)
+	}
+	ids, err := s.rdb.SMembers(ctx, set).Result()
+	if err != nil {
+		return nil, storeError(err)
+	}
+	var ended []string
+	for _, id := range ids {
+		rec, err := s.load(ctx, id)
+		switch {
+		case errors.Is(err, facade.ErrStoreUnavailable):
+			return ended, err
+		case err != nil:
+			continue // gone already
+		case sid != "" && rec.ProviderSID != sid, sub != "" && rec.ProviderSub != sub:
+			continue // the set is a hint; the record decides
+		}
+		if err := s.remove(ctx, id, rec.Sub); err != nil {
+			return ended, err
+		}
+		ended = append(ended, rec.Sub)
+	}
+	return ended, nil
+}
+
+// acceptOnce records a logout token's jti for ttl, on every instance:
+// false when it was accepted before (a replay).
+func (s *Sessions) acceptOnce(ctx context.Context, iss, jti string, ttl time.Duration) (bool, error) {
+	if s.rdb == nil {
+		return false, storeError(errNoStore)
+	}
+	ok, err := s.rdb.SetNX(ctx, jtiKey(iss, jti), "1", ttl).Result()
+	return ok, storeError(err)
+}
+
+// forgetOnce undoes acceptOnce when the logout could not be carried out,
+// so that the provider's retry is not taken for a replay.
+func (s *Sessions) forgetOnce(ctx context.Context, iss, jti string) {
+	_ = s.rdb.Del(ctx, jtiKey(iss, jti)).Err()
 }

@@ -46,13 +46,15 @@ type SignInConfig struct {
 // /auth/logout. It keeps nothing between requests: the sign-in in progress
 // is a sealed cookie in the browser that started it.
 type SignIn struct {
-	cfg        SignInConfig
-	sessions   *Sessions
-	oauth      oauth2.Config
-	verifier   *oidc.IDTokenVerifier
-	endSession string // the provider's end_session_endpoint, if it offers one
-	origin     string // scheme://host of PublicURL
-	ctx        context.Context
+	cfg      SignInConfig
+	sessions *Sessions
+	oauth    oauth2.Config
+	verifier *oidc.IDTokenVerifier
+	// logoutVerifier checks back-channel logout tokens (backchannel.go).
+	logoutVerifier *oidc.IDTokenVerifier
+	endSession     string // the provider's end_session_endpoint, if it offers one
+	origin         string // scheme://host of PublicURL
+	ctx            context.Context
 }
 
 // NewSignIn discovers the provider (FACADE_OIDC_ISSUER/.well-known/...)
@@ -106,10 +108,11 @@ func NewSignIn(ctx context.Context, sessions *Sessions, cfg SignInConfig) (*Sign
 			ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, Endpoint: endpoint,
 			RedirectURL: cfg.PublicURL + CallbackPath, Scopes: cfg.Scopes,
 		},
-		verifier:   provider.VerifierContext(pctx, &oidc.Config{ClientID: cfg.ClientID, Now: cfg.Now}),
-		endSession: meta.EndSession,
-		origin:     u.Scheme + "://" + u.Host,
-		ctx:        pctx,
+		verifier:       provider.VerifierContext(pctx, &oidc.Config{ClientID: cfg.ClientID, Now: cfg.Now}),
+		logoutVerifier: newLogoutVerifier(pctx, provider, cfg),
+		endSession:     meta.EndSession,
+		origin:         u.Scheme + "://" + u.Host,
+		ctx:            pctx,
 	}
 	return s, nil
 }
@@ -203,7 +206,12 @@ func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
 		s.cfg.Log.InfoContext(r.Context(), "sign-in refused", "reason", err.Error())
 		return res, facade.Wrap(facade.ErrSignInFailed, err)
 	}
-	_, cookies, err := s.sessions.Issue(r.Context(), p, idt.Expiry, raw, client)
+	var sid struct {
+		SID string `json:"sid"`
+	}
+	_ = idt.Claims(&sid) // verified already; a sid that is not a string is none
+	ps := ProviderSession{IDToken: raw, Sub: idt.Subject, SID: sid.SID}
+	_, cookies, err := s.sessions.Issue(r.Context(), p, idt.Expiry, ps, client)
 	if err != nil {
 		if errors.Is(err, facade.ErrStoreUnavailable) {
 			return res, err

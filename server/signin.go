@@ -31,12 +31,38 @@ func (s *Server) signInRoutes(e *echo.Echo, api []echo.MiddlewareFunc) {
 	e.GET(auth.LoginPath, s.login)
 	e.GET(auth.CallbackPath, s.callback)
 	e.POST(auth.LogoutPath, chain(s.logout, limitBody))
+	e.POST(auth.BackchannelLogoutPath, chain(s.backchannelLogout, limitBody))
 }
 
 // isSignInRoute reports whether the matched route is one of the routes
 // that sign in or out, which take no credential.
 func isSignInRoute(route string) bool {
-	return route == auth.LoginPath || route == auth.CallbackPath || route == auth.LogoutPath
+	return route == auth.LoginPath || route == auth.CallbackPath || route == auth.LogoutPath || route == auth.BackchannelLogoutPath
+}
+
+// backchannelLogout is the provider ending sessions server to server
+// (OpenID Connect Back-Channel Logout 1.0; README, "Back-channel
+// logout"): no cookie, no anti-forgery header. 200 when the logout token
+// verified (whether or not a session matched); an invalid one is 400
+// {"error": "invalid_request"}, the shape that specification gives, ends
+// nothing and spends one of the client address's failed authentications
+// (FACADE_AUTH_FAILURE_LIMIT), so forged tokens are throttled like forged
+// bearer tokens.
+func (s *Server) backchannelLogout(c echo.Context) error {
+	if retry, throttled := s.authThrottled(c); throttled {
+		return errAuthThrottled(retry)
+	}
+	ended, err := s.signin.BackchannelLogout(c.Request())
+	if errors.Is(err, auth.ErrLogoutToken) {
+		s.countAuthFailure(c)
+		s.log.Info("back-channel logout refused", "request_id", requestID(c), "reason", err.Error())
+		return c.JSON(http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+	}
+	if err != nil {
+		return err
+	}
+	s.log.Info("back-channel logout", "request_id", requestID(c), "sessions", len(ended), "principals", ended)
+	return c.NoContent(http.StatusOK)
 }
 
 func (s *Server) login(c echo.Context) error {

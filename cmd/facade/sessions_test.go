@@ -31,7 +31,7 @@ func TestSessionsCommand(t *testing.T) {
 	}
 	ctx := context.Background()
 	issue := func(sub, client string) *http.Request {
-		_, cookies, err := sessions.Issue(ctx, facade.Principal{ID: sub}, time.Time{}, "", client)
+		_, cookies, err := sessions.Issue(ctx, facade.Principal{ID: sub}, time.Time{}, auth.ProviderSession{}, client)
 		if err != nil {
 			t.Fatal(err)
 		}

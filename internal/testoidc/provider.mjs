@@ -20,7 +20,23 @@ const provider = new Provider(issuer, {
     post_logout_redirect_uris: [cfg.post_logout_redirect_uri],
     response_types: ['code'],
     grant_types: ['authorization_code'],
+    // Back-Channel Logout 1.0: the provider POSTs a logout token here
+    // when the person's session at it ends (with the session's sid).
+    ...(cfg.backchannel_logout_uri ? {
+      backchannel_logout_uri: cfg.backchannel_logout_uri,
+      backchannel_logout_session_required: true,
+    } : {}),
   }],
+  // The provider refuses to call special-use addresses (its SSRF guard);
+  // in tests the client (the facade) is on loopback, so its back-channel
+  // logout goes out without that guard.
+  fetch: (url, options) => {
+    delete options.dispatcher;
+    return globalThis.fetch(url, options);
+  },
+  // Signing keys a test gives (to forge logout tokens with the provider's
+  // own key), else the provider's development keys.
+  ...(cfg.jwks ? { jwks: cfg.jwks } : {}),
   scopes: ['openid', 'profile', 'groups', 'role'],
   claims: {
     openid: ['sub'],
@@ -33,13 +49,20 @@ const provider = new Provider(issuer, {
   conformIdTokenClaims: false,
   pkce: { required: () => true },
   cookies: { keys: ['testoidc-cookie-key-not-a-secret'] },
-  features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+  features: {
+    devInteractions: { enabled: true },
+    rpInitiatedLogout: { enabled: true },
+    backchannelLogout: { enabled: true },
+  },
   async findAccount(ctx, id) {
     const account = cfg.accounts[id];
     if (!account) return undefined;
     return { accountId: id, async claims() { return { sub: id, ...account }; } };
   },
 });
+
+provider.on('backchannel.error', (ctx, err) => console.log(`backchannel error: ${err.message}`));
+provider.on('backchannel.success', (ctx, client, accountId, sid) => console.log(`backchannel sent: ${accountId} ${sid}`));
 
 provider.listen(Number(port), '127.0.0.1', () => {
   console.log(`listening ${issuer}`);

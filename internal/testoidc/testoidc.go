@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -50,13 +51,43 @@ type Config struct {
 	RedirectURI   string             `json:"redirect_uri"`
 	PostLogoutURI string             `json:"post_logout_redirect_uri"`
 	Accounts      map[string]Account `json:"accounts"`
+	// BackchannelLogoutURI, when set, is the client's
+	// backchannel_logout_uri: ending a person's session at the provider
+	// (EndSession) POSTs a logout token there (Back-Channel Logout 1.0).
+	BackchannelLogoutURI string `json:"backchannel_logout_uri,omitempty"`
+	// JWKS, when set, is the provider's signing key set (private JWKs):
+	// a test that holds the key can sign tokens as the provider would.
+	JWKS json.RawMessage `json:"jwks,omitempty"`
 }
 
 // Provider is a running oidc-provider.
 type Provider struct {
 	URL string // the issuer
 	cfg Config
+	log *lines
 }
+
+// lines is the provider's output so far, safe to read while it runs.
+type lines struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (l *lines) add(s string) {
+	l.mu.Lock()
+	l.all = append(l.all, s)
+	l.mu.Unlock()
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.all, "\n")
+}
+
+// Output is what the provider printed so far (back-channel deliveries
+// included: "backchannel sent: <account> <sid>" or "backchannel error: ...").
+func (p *Provider) Output() string { return p.log.String() }
 
 // dir is this package's folder, where provider.mjs and node_modules are.
 func dir() string {
@@ -117,21 +148,21 @@ func Start(t testing.TB, cfg Config) *Provider {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	ready := make(chan string, 1)
-	var lines []string
+	out := &lines{}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "listening ") {
 				ready <- strings.TrimPrefix(sc.Text(), "listening ")
 			}
-			lines = append(lines, sc.Text())
+			out.add(sc.Text())
 		}
 	}()
 	select {
 	case issuer := <-ready:
-		return &Provider{URL: issuer, cfg: cfg}
+		return &Provider{URL: issuer, cfg: cfg, log: out}
 	case <-time.After(60 * time.Second):
-		t.Fatalf("testoidc: oidc-provider did not start: %s", strings.Join(lines, "\n"))
+		t.Fatalf("testoidc: oidc-provider did not start: %s", out)
 	}
 	return nil
 }
@@ -172,6 +203,26 @@ func (p *Provider) SignIn(b *testsignin.Browser, authorize *url.URL, login strin
 	}
 	b.T.Fatalf("testoidc: no callback after 20 hops (last %s)", next)
 	return nil
+}
+
+var xsrfInput = regexp.MustCompile(`name="xsrf" value="([^"]+)"`)
+
+// EndSession ends b's session at the provider as the person would on its
+// own sign-out page (GET /session/end, then "Yes, sign me out"): the
+// provider then sends its back-channel logout to the client, and answers
+// once the client has answered it.
+func (p *Provider) EndSession(b *testsignin.Browser) {
+	b.T.Helper()
+	resp := b.Get(p.URL + "/session/end")
+	page := readAll(resp)
+	m := xsrfInput.FindStringSubmatch(page)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		b.T.Fatalf("testoidc: /session/end answered %d: %.500s", resp.StatusCode, page)
+	}
+	post := b.Do(http.MethodPost, p.URL+"/session/end/confirm", nil, url.Values{"xsrf": {m[1]}, "logout": {"yes"}})
+	if post.StatusCode != http.StatusSeeOther && post.StatusCode != http.StatusFound && post.StatusCode != http.StatusOK {
+		b.T.Fatalf("testoidc: sign-out confirm answered %d: %.500s", post.StatusCode, readAll(post))
+	}
 }
 
 func readAll(resp *http.Response) string {

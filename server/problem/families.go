@@ -75,6 +75,8 @@ var families = []struct {
 	{"Me", "Who is calling", [][]*facade.Error{signedIn, jsonAPI}},
 	{"SignIn", "Browser sign-in", [][]*facade.Error{{facade.ErrSignInFailed}}},
 	{"SignOut", "Signing out", [][]*facade.Error{{facade.ErrOriginRefused, facade.ErrXSRF, facade.ErrBodyTooLarge}}},
+	{"BackchannelLogout", "The provider's back-channel logout (an invalid logout token is 400 {\"error\": \"invalid_request\"}, not a problem)", [][]*facade.Error{{
+		facade.ErrAuthThrottled, facade.ErrBodyTooLarge, facade.ErrStoreUnavailable}}},
 	{"PublicFile", "A public page or file", [][]*facade.Error{{facade.ErrNotFound}}},
 	{"Public", "A public document or ops endpoint", nil},
 	{"Favourite", "Marking or unmarking a favourite plan", [][]*facade.Error{signedIn, jsonAPI, {
