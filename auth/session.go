@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"log/slog"
+
 	"github.com/gorilla/securecookie"
 	"github.com/redis/go-redis/v9"
 
@@ -46,6 +48,9 @@ const flowLifetime = 10 * time.Minute
 // token-missing.
 const cookieGrace = 12 * time.Hour
 
+// DefaultSessionRecheck is FACADE_SESSION_RECHECK's default.
+const DefaultSessionRecheck = 15 * time.Minute
+
 // DefaultSessionIdle is FACADE_SESSION_IDLE's default.
 const DefaultSessionIdle = time.Hour
 
@@ -68,6 +73,10 @@ type SessionConfig struct {
 	// Idle ends a session unused this long (FACADE_SESSION_IDLE); zero
 	// means DefaultSessionIdle.
 	Idle time.Duration
+	// Recheck is how often a session with a refresh token asks the
+	// provider again (FACADE_SESSION_RECHECK); zero means
+	// DefaultSessionRecheck.
+	Recheck time.Duration
 	// Secure marks cookies Secure with the __Host- prefix; false only for
 	// a public URL that is plain http on loopback (SecureCookies).
 	Secure bool
@@ -86,9 +95,14 @@ type Sessions struct {
 	codecs   []securecookie.Codec
 	lifetime time.Duration
 	idle     time.Duration
+	recheck  time.Duration
 	secure   bool
 	now      func() time.Time
 	rdb      redis.UniversalClient
+	// refresher asks the provider about a session's person again with its
+	// refresh token (SignIn sets it: recheck.go); nil: no re-checks.
+	refresher refresher
+	logger    *slog.Logger // the re-check's lines (SignIn's log)
 }
 
 // sessionCookie is what the session cookie holds: the session's random id
@@ -121,12 +135,20 @@ type Record struct {
 	// Sub may come from another claim (FACADE_OIDC_USER_CLAIM).
 	ProviderSub string `json:"psub,omitempty"`
 	ProviderSID string `json:"psid,omitempty"`
+	// Refresh is the provider's refresh token, sealed with the session
+	// keys (never in the cookie, never in clear in Redis); Checked is
+	// when the provider last confirmed the person (recheck.go).
+	Refresh string    `json:"rt,omitempty"`
+	Checked time.Time `json:"checked,omitzero"`
 }
 
 // ProviderSession is what a sign-in keeps of the provider's side: its ID
 // token (the logout hint) and the sub and sid a back-channel logout names.
 type ProviderSession struct {
 	IDToken, Sub, SID string
+	// RefreshToken, when the provider granted offline_access, lets the
+	// session re-check the person (sealed before it is stored).
+	RefreshToken string
 }
 
 // principal is who the session speaks for.
@@ -166,7 +188,10 @@ func NewSessionAdmin(rdb redis.UniversalClient, cfg SessionConfig) *Sessions {
 // newSessions is Sessions on rdb with cfg's zero values filled in, without
 // the cookie codecs.
 func newSessions(rdb redis.UniversalClient, cfg SessionConfig) *Sessions {
-	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, secure: cfg.Secure, now: cfg.Now, rdb: rdb}
+	s := &Sessions{lifetime: cfg.Lifetime, idle: cfg.Idle, recheck: cfg.Recheck, secure: cfg.Secure, now: cfg.Now, rdb: rdb}
+	if s.recheck <= 0 {
+		s.recheck = DefaultSessionRecheck
+	}
 	if s.lifetime <= 0 {
 		s.lifetime = DefaultSessionLifetime
 	}
@@ -248,7 +273,14 @@ func (s *Sessions) Issue(ctx context.Context, p facade.Principal, notAfter time.
 	exp = exp.Truncate(time.Second) // as /auth/me's expires_at says it
 	rec := Record{Sub: p.ID, Role: p.Role, Roles: p.Roles, Groups: p.Groups, GroupsIncomplete: p.GroupsIncomplete, XSRF: randomToken(),
 		Created: now, LastUsed: now, Expires: exp, Client: client,
-		IDToken: ps.IDToken, ProviderSub: ps.Sub, ProviderSID: ps.SID}
+		IDToken: ps.IDToken, ProviderSub: ps.Sub, ProviderSID: ps.SID, Checked: now}
+	if ps.RefreshToken != "" {
+		sealed, err := s.sealRefresh(ps.RefreshToken)
+		if err != nil {
+			return Record{}, nil, err
+		}
+		rec.Refresh = sealed
+	}
 	id := randomToken()
 	v, err := securecookie.EncodeMulti(sessionName, sessionCookie{ID: id}, s.codecs...)
 	if err != nil {
@@ -324,6 +356,12 @@ func (s *Sessions) Open(ctx context.Context, r *http.Request, client string) (id
 	now := s.now()
 	if !now.Before(rec.Expires) || now.Sub(rec.LastUsed) >= s.idle {
 		return Identity{}, true, facade.ErrSessionExpired
+	}
+	if rec.Refresh != "" && s.refresher != nil && now.Sub(rec.Checked) >= s.recheck {
+		var ended bool
+		if rec, ended = s.recheckSession(ctx, sid, rec); ended {
+			return Identity{}, true, facade.ErrSessionExpired
+		}
 	}
 	if now.Sub(rec.LastUsed) >= touchEvery {
 		rec.LastUsed = now

@@ -114,6 +114,7 @@ func NewSignIn(ctx context.Context, sessions *Sessions, cfg SignInConfig) (*Sign
 		origin:         u.Scheme + "://" + u.Host,
 		ctx:            pctx,
 	}
+	sessions.refresher, sessions.logger = s.refresh, cfg.Log
 	return s, nil
 }
 
@@ -189,7 +190,13 @@ func (s *SignIn) Login(r *http.Request) (Result, error) {
 		return Result{}, facade.Wrap(facade.ErrInternal, err)
 	}
 	cookies := append(s.sessions.oldFlows(r), c)
-	to := s.oauth.AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier))
+	opts := []oauth2.AuthCodeOption{oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier)}
+	if slices.Contains(s.cfg.Scopes, oidc.ScopeOfflineAccess) {
+		// OpenID Connect Core §11: a provider may ignore offline_access
+		// unless the request also asks for consent.
+		opts = append(opts, oauth2.SetAuthURLParam("prompt", "consent"))
+	}
+	to := s.oauth.AuthCodeURL(f.State, opts...)
 	return Result{Cookies: cookies, Status: http.StatusFound, Redirect: to}, nil
 }
 
@@ -200,7 +207,7 @@ func (s *SignIn) Login(r *http.Request) (Result, error) {
 // the browser held, and the browser goes back to return_to. client is
 // the caller's address, kept with the session.
 func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
-	p, idt, raw, f, used, err := s.complete(r)
+	p, idt, raw, rt, f, used, err := s.complete(r)
 	res := Result{Cookies: used}
 	if err != nil {
 		s.cfg.Log.InfoContext(r.Context(), "sign-in refused", "reason", err.Error())
@@ -210,7 +217,7 @@ func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
 		SID string `json:"sid"`
 	}
 	_ = idt.Claims(&sid) // verified already; a sid that is not a string is none
-	ps := ProviderSession{IDToken: raw, Sub: idt.Subject, SID: sid.SID}
+	ps := ProviderSession{IDToken: raw, Sub: idt.Subject, SID: sid.SID, RefreshToken: rt}
 	_, cookies, err := s.sessions.Issue(r.Context(), p, idt.Expiry, ps, client)
 	if err != nil {
 		if errors.Is(err, facade.ErrStoreUnavailable) {
@@ -227,56 +234,56 @@ func (s *SignIn) Callback(r *http.Request, client string) (Result, error) {
 	return res, nil
 }
 
-func (s *SignIn) complete(r *http.Request) (p facade.Principal, idt *oidc.IDToken, raw string, f flow, used []*http.Cookie, err error) {
+func (s *SignIn) complete(r *http.Request) (p facade.Principal, idt *oidc.IDToken, raw, rt string, f flow, used []*http.Cookie, err error) {
 	f, used, err = s.sessions.takeFlow(r, r.URL.Query().Get("state"))
 	if err != nil {
-		return p, nil, "", f, used, err
+		return p, nil, "", "", f, used, err
 	}
-	p, idt, raw, err = s.verify(r, f)
-	return p, idt, raw, f, used, err
+	p, idt, raw, rt, err = s.verify(r, f)
+	return p, idt, raw, rt, f, used, err
 }
 
-func (s *SignIn) verify(r *http.Request, f flow) (facade.Principal, *oidc.IDToken, string, error) {
+func (s *SignIn) verify(r *http.Request, f flow) (facade.Principal, *oidc.IDToken, string, string, error) {
 	var none facade.Principal
 	q := r.URL.Query()
 	if !equal(f.State, q.Get("state")) {
-		return none, nil, "", errors.New("state does not match this browser's sign-in")
+		return none, nil, "", "", errors.New("state does not match this browser's sign-in")
 	}
 	if e := q.Get("error"); e != "" {
-		return none, nil, "", fmt.Errorf("%w: %s", errProviderRefused, truncate(e, 64))
+		return none, nil, "", "", fmt.Errorf("%w: %s", errProviderRefused, truncate(e, 64))
 	}
 	code := q.Get("code")
 	if code == "" {
-		return none, nil, "", errors.New("no code")
+		return none, nil, "", "", errors.New("no code")
 	}
 	ctx, cancel := context.WithTimeout(oidc.ClientContext(r.Context(), s.cfg.HTTPClient), 15*time.Second)
 	defer cancel()
 	tok, err := s.oauth.Exchange(ctx, code, oauth2.VerifierOption(f.Verifier))
 	if err != nil {
-		return none, nil, "", errors.New("code exchange: " + err.Error())
+		return none, nil, "", "", errors.New("code exchange: " + err.Error())
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return none, nil, "", errors.New("no ID token in the provider's answer")
+		return none, nil, "", "", errors.New("no ID token in the provider's answer")
 	}
 	idt, err := s.verifier.Verify(s.ctx, raw)
 	if err != nil {
-		return none, nil, "", errors.New("ID token: " + err.Error())
+		return none, nil, "", "", errors.New("ID token: " + err.Error())
 	}
 	if !equal(f.Nonce, idt.Nonce) {
-		return none, nil, "", errors.New("ID token: nonce does not match this sign-in")
+		return none, nil, "", "", errors.New("ID token: nonce does not match this sign-in")
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
-		return none, nil, "", err
+		return none, nil, "", "", err
 	}
 	if azp, ok := claims["azp"].(string); len(idt.Audience) > 1 && (!ok || azp != s.cfg.ClientID) {
 		// OpenID Connect Core 3.1.3.7: with several audiences, the
 		// authorized party must be us.
-		return none, nil, "", errors.New("ID token: authorized party is not this client")
+		return none, nil, "", "", errors.New("ID token: authorized party is not this client")
 	}
 	p, err := s.cfg.Claims.principal(claims)
-	return p, idt, raw, err
+	return p, idt, raw, tok.RefreshToken, err
 }
 
 // Logout ends the session: POST /auth/logout, from the service's own page

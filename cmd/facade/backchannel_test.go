@@ -169,19 +169,19 @@ func TestBackchannelLogoutAtARealProvider(t *testing.T) {
 	}
 	other, _ := rsa.GenerateKey(rand.Reader, 2048)
 	forged := map[string]string{
-		"another key":             signed(other, claims()),
-		"another audience":        signed(key, claims("aud", "someone-else")),
-		"another issuer":          signed(key, claims("iss", "https://evil.example")),
-		"a nonce":                 signed(key, claims("nonce", "n-1")),
-		"no events":               signed(key, claims("events", nil)),
-		"another event":           signed(key, claims("events", map[string]any{"http://schemas.openid.net/event/other": map[string]any{}})),
-		"issued 10 minutes ago":   signed(key, claims("iat", now.Add(-10*time.Minute).Unix(), "exp", now.Add(time.Minute).Unix())),
-		"expired":                 signed(key, claims("exp", now.Add(-2*time.Minute).Unix())),
-		"no iat":                  signed(key, claims("iat", nil)),
-		"no jti":                  signed(key, claims("jti", nil)),
-		"neither sub nor sid":     signed(key, claims("sub", nil)),
-		"an altered valid token":  signed(key, claims())[:40] + "x" + signed(key, claims())[41:],
-		"alg none":                unsignedJWT(claims()),
+		"another key":            signed(other, claims()),
+		"another audience":       signed(key, claims("aud", "someone-else")),
+		"another issuer":         signed(key, claims("iss", "https://evil.example")),
+		"a nonce":                signed(key, claims("nonce", "n-1")),
+		"no events":              signed(key, claims("events", nil)),
+		"another event":          signed(key, claims("events", map[string]any{"http://schemas.openid.net/event/other": map[string]any{}})),
+		"issued 10 minutes ago":  signed(key, claims("iat", now.Add(-10*time.Minute).Unix(), "exp", now.Add(time.Minute).Unix())),
+		"expired":                signed(key, claims("exp", now.Add(-2*time.Minute).Unix())),
+		"no iat":                 signed(key, claims("iat", nil)),
+		"no jti":                 signed(key, claims("jti", nil)),
+		"neither sub nor sid":    signed(key, claims("sub", nil)),
+		"an altered valid token": signed(key, claims())[:40] + "x" + signed(key, claims())[41:],
+		"alg none":               unsignedJWT(claims()),
 	}
 	for name, tok := range forged {
 		if status, body := post(url.Values{"logout_token": {tok}}, "application/x-www-form-urlencoded"); status != 400 || body != `{"error":"invalid_request"}`+"\n" {

@@ -39,6 +39,7 @@ type settings struct {
 	SessionKeys                     [][]byte
 	SessionLifetime                 time.Duration
 	SessionIdle                     time.Duration
+	SessionRecheck                  time.Duration
 	Model, Policy                   string
 	PolicyAllowShrink               bool          // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload
 	PolicyUsageFlush                time.Duration // how often usage counts go to Redis; 0: not recorded
@@ -101,6 +102,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		{&s.DrainDelay, "FACADE_DRAIN_DELAY", "5s", true},
 		{&s.SessionLifetime, "FACADE_SESSION_LIFETIME", "8h", false},
 		{&s.SessionIdle, "FACADE_SESSION_IDLE", "1h", false},
+		{&s.SessionRecheck, "FACADE_SESSION_RECHECK", "15m", false},
 		{&s.PolicyUsageFlush, "FACADE_POLICY_USAGE_FLUSH", "5s", true},
 	}
 	for _, d := range durations {
@@ -201,7 +203,7 @@ func (s settings) sessionConfig(now func() time.Time) auth.SessionConfig {
 	if u, err := url.Parse(s.PublicURL); err == nil {
 		secure = auth.SecureCookies(u.Scheme, u.Hostname())
 	}
-	return auth.SessionConfig{Keys: s.SessionKeys, Lifetime: s.SessionLifetime, Idle: s.SessionIdle, Secure: secure, Now: now}
+	return auth.SessionConfig{Keys: s.SessionKeys, Lifetime: s.SessionLifetime, Idle: s.SessionIdle, Recheck: s.SessionRecheck, Secure: secure, Now: now}
 }
 
 // signInConfig is the relying party the settings describe.

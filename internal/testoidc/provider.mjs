@@ -19,7 +19,7 @@ const provider = new Provider(issuer, {
     redirect_uris: [cfg.redirect_uri],
     post_logout_redirect_uris: [cfg.post_logout_redirect_uri],
     response_types: ['code'],
-    grant_types: ['authorization_code'],
+    grant_types: ['authorization_code', 'refresh_token'],
     // Back-Channel Logout 1.0: the provider POSTs a logout token here
     // when the person's session at it ends (with the session's sid).
     ...(cfg.backchannel_logout_uri ? {
@@ -37,7 +37,7 @@ const provider = new Provider(issuer, {
   // Signing keys a test gives (to forge logout tokens with the provider's
   // own key), else the provider's development keys.
   ...(cfg.jwks ? { jwks: cfg.jwks } : {}),
-  scopes: ['openid', 'profile', 'groups', 'role'],
+  scopes: ['openid', 'offline_access', 'profile', 'groups', 'role'],
   claims: {
     openid: ['sub'],
     profile: ['preferred_username', 'name'],
@@ -54,8 +54,10 @@ const provider = new Provider(issuer, {
     rpInitiatedLogout: { enabled: true },
     backchannelLogout: { enabled: true },
   },
+  // Accounts are read afresh each time, so a test can change a person's
+  // groups or remove them (Provider.SetAccount) while they are signed in.
   async findAccount(ctx, id) {
-    const account = cfg.accounts[id];
+    const account = JSON.parse(fs.readFileSync(configPath, 'utf8')).accounts[id];
     if (!account) return undefined;
     return { accountId: id, async claims() { return { sub: id, ...account }; } };
   },

@@ -62,9 +62,40 @@ type Config struct {
 
 // Provider is a running oidc-provider.
 type Provider struct {
-	URL string // the issuer
-	cfg Config
-	log *lines
+	URL  string // the issuer
+	cfg  Config
+	log  *lines
+	conf string // the config file the provider reads accounts from
+	cmd  *exec.Cmd
+}
+
+// Stop ends the provider before the test does: it then answers nothing,
+// as a provider that is down.
+func (p *Provider) Stop() { _ = p.cmd.Process.Kill() }
+
+// SetAccount changes (or, with nil, removes) a person at the running
+// provider: their next token, refreshed or new, says so; removed, the
+// provider refuses to refresh their tokens (invalid_grant), as when an
+// administrator disables someone.
+func (p *Provider) SetAccount(t testing.TB, login string, a *Account) {
+	t.Helper()
+	accounts := map[string]Account{}
+	for k, v := range p.cfg.Accounts {
+		accounts[k] = v
+	}
+	if a == nil {
+		delete(accounts, login)
+	} else {
+		accounts[login] = *a
+	}
+	p.cfg.Accounts = accounts
+	b, _ := json.Marshal(p.cfg)
+	if err := os.WriteFile(p.conf+".new", b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(p.conf+".new", p.conf); err != nil { // never half a file
+		t.Fatal(err)
+	}
 }
 
 // lines is the provider's output so far, safe to read while it runs.
@@ -160,7 +191,7 @@ func Start(t testing.TB, cfg Config) *Provider {
 	}()
 	select {
 	case issuer := <-ready:
-		return &Provider{URL: issuer, cfg: cfg, log: out}
+		return &Provider{URL: issuer, cfg: cfg, log: out, conf: conf, cmd: cmd}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("testoidc: oidc-provider did not start: %s", out)
 	}
