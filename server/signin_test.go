@@ -32,6 +32,9 @@ type signInEnv struct {
 	idTokenLifetime time.Duration
 	// count, when set, counts the commands the sessions send to Redis.
 	count *commandCount
+	// provider, when set, serves the provider at issuer instead of the
+	// embedded one (a test that signs as the provider itself).
+	provider func(issuer string) http.Handler
 }
 
 // withSignIn turns browser sign-in on, at a real embedded provider whose
@@ -50,14 +53,19 @@ func (si *signInEnv) start(t testing.TB, publicURL string, log *slog.Logger, rdb
 	var h http.Handler
 	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(idp.Close)
-	p, err := demoidp.New(demoidp.Config{Issuer: idp.URL, People: signInPeople, Clients: []demoidp.Client{{
-		ID: "facade", RedirectURIs: []string{publicURL + auth.CallbackPath}, PostLogoutURIs: []string{publicURL + "/ui/"},
-		IDTokenLifetime: si.idTokenLifetime,
-	}}})
-	if err != nil {
-		t.Fatal(err)
+	if si.provider != nil {
+		h = si.provider(idp.URL)
+	} else {
+		p, err := demoidp.New(demoidp.Config{Issuer: idp.URL, People: signInPeople, Clients: []demoidp.Client{{
+			ID: "facade", RedirectURIs: []string{publicURL + auth.CallbackPath}, PostLogoutURIs: []string{publicURL + "/ui/"},
+			IDTokenLifetime: si.idTokenLifetime,
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = p
 	}
-	h, si.issuer = p, idp.URL
+	si.issuer = idp.URL
 	si.clock = testclock.New()
 	si.clock.Advance(time.Since(si.clock.Now())) // the provider signs on the machine's clock
 	if si.count != nil {
