@@ -195,31 +195,41 @@ func (s *Server) viewableAccountIDs(c echo.Context, after string, limit int) (id
 	return ids, last, true, nil
 }
 
-// getStatement answers a page of an account's statement, newest first
-// (docs/contract.md §5): ?limit=, ?from= and ?to= (RFC 3339 dates or
-// instants, inclusive), and the sealed ?cursor= of the previous page's
-// next, which opens only for this caller on this account. The query is
-// checked first (400), then view_account (403, whatever the cursor: it is
-// opened only for a caller who may view the account), then the cursor.
-// With Accept: text/csv the whole range streams as a spreadsheet
-// (statementCSV).
-func (s *Server) getStatement(c echo.Context) error {
+// statementRange reads the statement's query for the account in the path,
+// in the order every statement answer checks it (docs/contract.md §5):
+// the query first (400), then view_account (403, whatever the cursor: it
+// is opened only for a caller who may view the account), then the sealed
+// cursor, which opens only for this caller on this account.
+func (s *Server) statementRange(c echo.Context) (string, accounts.StatementQuery, error) {
 	q, cursor, err := statementQuery(c.QueryParams())
 	if err != nil {
-		return err
+		return "", q, err
 	}
 	id, err := s.viewableAccount(c)
 	if err != nil {
-		return err
+		return "", q, err
 	}
-	ctx, p := c.Request().Context(), principal(c)
 	if cursor != "" {
-		at, err := s.accounts.OpenStatementCursor(ctx, p.ID, id, cursor)
+		at, err := s.accounts.OpenStatementCursor(c.Request().Context(), principal(c).ID, id, cursor)
 		if err != nil {
-			return err
+			return "", q, err
 		}
 		q.Before = &at
 	}
+	return id, q, nil
+}
+
+// getStatement answers a page of an account's statement, newest first
+// (docs/contract.md §5): ?limit=, ?from= and ?to= (RFC 3339 dates or
+// instants, inclusive), and the sealed ?cursor= of the previous page's
+// next, checked as statementRange says. With Accept: text/csv the whole range streams as a spreadsheet
+// (statementCSV).
+func (s *Server) getStatement(c echo.Context) error {
+	id, q, err := s.statementRange(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
 	page, err := s.accounts.Statement(ctx, id, q)
 	if err != nil {
 		return err
@@ -233,7 +243,7 @@ func (s *Server) getStatement(c echo.Context) error {
 		})
 	}
 	if page.Next != nil {
-		sealed, err := s.accounts.SealStatementCursor(ctx, p.ID, id, *page.Next)
+		sealed, err := s.accounts.SealStatementCursor(ctx, principal(c).ID, id, *page.Next)
 		if err != nil {
 			return err
 		}

@@ -22,24 +22,13 @@ var statementColumns = []string{"date", "direction", "counterparty", "amount", "
 // so that a long history never sits in memory. Every cell goes through
 // csvcell.Safe, as the gradebook's do: counterparty ids may start with
 // "-" or "@", and a reference is whatever its sender wrote. The checks
-// and their order are getStatement's; a cursor starts the file there.
+// and their order are statementRange's; a cursor starts the file there.
 func (s *Server) getStatementCSV(c echo.Context) error {
-	q, cursor, err := statementQuery(c.QueryParams())
+	id, q, err := s.statementRange(c)
 	if err != nil {
 		return err
 	}
-	id, err := s.viewableAccount(c)
-	if err != nil {
-		return err
-	}
-	ctx, p := c.Request().Context(), principal(c)
-	if cursor != "" {
-		at, err := s.accounts.OpenStatementCursor(ctx, p.ID, id, cursor)
-		if err != nil {
-			return err
-		}
-		q.Before = &at
-	}
+	ctx := c.Request().Context()
 	q.Limit = accounts.MaxStatementLimit
 	page, err := s.accounts.Statement(ctx, id, q) // the first page before any byte: a 404 is still a 404
 	if err != nil {
