@@ -110,6 +110,7 @@ func TestBrowserFinishedBuildShowsEverywhere(t *testing.T) {
 		}
 	}
 }
+
 // TestBrowserHiddenTabAsksNothing: a tab in the background asks the
 // service nothing (the build server pays for every watcher it keeps
 // polling), and asks again when it is shown.
