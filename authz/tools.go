@@ -170,9 +170,9 @@ func (p *Policy) roleSource(pr facade.Principal, role string) []string {
 }
 
 // csvQuote writes one policy.csv field, quoted by casbin's CSV rules when
-// it needs it (a comma or a quote, a space at either end).
+// it needs it (a comma, a quote or a line break, a space at either end).
 func csvQuote(f string) string {
-	if f != "" && !strings.ContainsAny(f, `,"`) && strings.TrimSpace(f) == f {
+	if f != "" && !strings.ContainsAny(f, ",\"\r\n") && strings.TrimSpace(f) == f {
 		return f
 	}
 	return `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
