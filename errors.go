@@ -81,6 +81,16 @@ func Wrap(kind *Error, cause error) *Error {
 	return &Error{Code: kind.Code, RetryAfter: kind.RetryAfter, Err: cause, Invalid: kind.Invalid}
 }
 
+// RetryLater returns an error of kind's code that tells the client to wait
+// after before retrying (its Retry-After), keeping cause for the logs. It is
+// the one place such an error is built: the wait is rounded up to whole
+// seconds, at least one, as the header carries it (a client told 0 would
+// retry at once, and a wait in fractions is sent as the next second).
+func RetryLater(kind *Error, after time.Duration, cause error) *Error {
+	seconds := max((after+time.Second-1)/time.Second, 1)
+	return &Error{Code: kind.Code, RetryAfter: seconds * time.Second, Err: cause}
+}
+
 // Refuse returns an error of kind's code saying which rule parameter broke.
 // errors.Is(err, kind) stays true.
 func Refuse(kind *Error, parameter string, reason Reason) *Error {

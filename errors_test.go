@@ -1,6 +1,7 @@
 package facade
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEveryCodeIsDeclaredInErrorsGo: an Error whose Code is written out
@@ -16,6 +18,42 @@ import (
 // words) would see it. Every Go file of the module is read; tests may make
 // up codes of their own.
 func TestEveryCodeIsDeclaredInErrorsGo(t *testing.T) {
+	eachErrorLiteral(t, func(at token.Position, lit *ast.CompositeLit) {
+		if v := field(lit, "Code"); v != nil && isStringLiteral(v) {
+			t.Errorf("%s: an Error with a code of its own; declare it in errors.go with newCode", at)
+		}
+	})
+	if len(Codes()) < 50 {
+		t.Errorf("Codes lists %d codes; the declarations were not all seen", len(Codes()))
+	}
+}
+
+// TestRetryAfterIsSetByRetryLaterOnly: an error that tells the client when
+// to retry is built by RetryLater, which rounds the wait as the header
+// carries it; an Error literal setting RetryAfter outside errors.go (where
+// Wrap keeps a kind's) would skip that rule (a wait of 0 tells a client to
+// retry at once).
+func TestRetryAfterIsSetByRetryLaterOnly(t *testing.T) {
+	eachErrorLiteral(t, func(at token.Position, lit *ast.CompositeLit) {
+		if field(lit, "RetryAfter") != nil && at.Filename != "errors.go" {
+			t.Errorf("%s: an Error carrying a Retry-After built by hand; use RetryLater", at)
+		}
+	})
+	for _, c := range []struct{ after, want time.Duration }{
+		{1500 * time.Millisecond, 2 * time.Second}, {3 * time.Second, 3 * time.Second},
+		{0, time.Second}, {-4 * time.Second, time.Second}, {time.Millisecond, time.Second},
+	} {
+		err := RetryLater(ErrRateLimited, c.after, nil)
+		if err.RetryAfter != c.want || !errors.Is(err, ErrRateLimited) {
+			t.Errorf("RetryLater(%v): %v after %v, want %v", c.after, err, err.RetryAfter, c.want)
+		}
+	}
+}
+
+// eachErrorLiteral calls found with every Error composite literal in the
+// module's Go files (tests, which may make up errors of their own, aside).
+func eachErrorLiteral(t *testing.T, found func(token.Position, *ast.CompositeLit)) {
+	t.Helper()
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -36,12 +74,7 @@ func TestEveryCodeIsDeclaredInErrorsGo(t *testing.T) {
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.CompositeLit); ok && isErrorType(lit.Type) {
-				for _, el := range lit.Elts {
-					if kv, ok := el.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Code") && isStringLiteral(kv.Value) {
-						t.Errorf("%s: an Error with a code of its own; declare it in errors.go with newCode",
-							fset.Position(lit.Pos()))
-					}
-				}
+				found(fset.Position(lit.Pos()), lit)
 			}
 			return true
 		})
@@ -50,9 +83,16 @@ func TestEveryCodeIsDeclaredInErrorsGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(Codes()) < 50 {
-		t.Errorf("Codes lists %d codes; the declarations were not all seen", len(Codes()))
+}
+
+// field returns the value lit gives key, or nil.
+func field(lit *ast.CompositeLit, key string) ast.Expr {
+	for _, el := range lit.Elts {
+		if kv, ok := el.(*ast.KeyValueExpr); ok && isIdent(kv.Key, key) {
+			return kv.Value
+		}
 	}
+	return nil
 }
 
 // isErrorType: Error in this package, facade.Error elsewhere.

@@ -72,7 +72,7 @@ func (s *Server) countAuthFailure(c echo.Context) {
 
 // errAuthThrottled is the 429 for an address over its failure limit.
 func errAuthThrottled(retry time.Duration) error {
-	return &facade.Error{Code: facade.ErrAuthThrottled.Code, RetryAfter: retry}
+	return facade.RetryLater(facade.ErrAuthThrottled, retry, nil)
 }
 
 // ipExtractor finds the client address: the peer, or, when the peer is one

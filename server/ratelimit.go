@@ -1,8 +1,6 @@
 package server
 
 import (
-	"time"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
@@ -47,10 +45,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		if !ok {
-			if retry < time.Second {
-				retry = time.Second
-			}
-			return &facade.Error{Code: facade.ErrRateLimited.Code, RetryAfter: retry}
+			return facade.RetryLater(facade.ErrRateLimited, retry, nil)
 		}
 		return next(c)
 	}

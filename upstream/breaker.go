@@ -76,7 +76,8 @@ func newBreaker(failures uint32, openFor time.Duration, now func() time.Time, lo
 }
 
 // allow asks the breaker for one call. On refusal it returns ErrUpstreamOpen
-// with RetryAfter set to the time left until a probe may go through. done
+// with RetryAfter set to the time left until a probe may go through
+// (facade.RetryLater rounds it up to whole seconds). done
 // reports the call's outcome: nil, errFailure or errExcluded.
 func (b *breaker) allow() (done func(outcome error), err error) {
 	b.mu.Lock()
@@ -85,9 +86,9 @@ func (b *breaker) allow() (done func(outcome error), err error) {
 	b.refresh(now)
 	switch {
 	case b.state == BreakerOpen:
-		return nil, &facade.Error{Code: facade.ErrUpstreamOpen.Code, RetryAfter: b.retryAfter(now), Err: errOpenState}
+		return nil, facade.RetryLater(facade.ErrUpstreamOpen, b.openedAt.Add(b.openFor).Sub(now), errOpenState)
 	case b.state == BreakerHalfOpen && b.probing:
-		return nil, &facade.Error{Code: facade.ErrUpstreamOpen.Code, RetryAfter: time.Second, Err: errProbing}
+		return nil, facade.RetryLater(facade.ErrUpstreamOpen, time.Second, errProbing)
 	case b.state == BreakerHalfOpen:
 		b.probing = true
 	}
@@ -138,14 +139,6 @@ func (b *breaker) set(to BreakerState, now time.Time) {
 	}
 	b.gauge.Set(float64(to))
 	b.log.Warn("upstream circuit breaker changed state", "from", from.String(), "to", to.String())
-}
-
-// retryAfter is the time until the breaker turns half-open, rounded up to a
-// whole second and at least one.
-func (b *breaker) retryAfter(now time.Time) time.Duration {
-	left := b.openedAt.Add(b.openFor).Sub(now)
-	seconds := (left + time.Second - 1) / time.Second
-	return max(seconds, 1) * time.Second
 }
 
 func (b *breaker) current() BreakerState {
