@@ -14,7 +14,7 @@ import (
 // token, counts against the client address's failed-authentication limit.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if isPublicPath(c.Request().URL.Path) || isPublicRoute(c.Path()) || (s.signin != nil && isSignInRoute(c.Path())) {
+		if s.needsNoToken(c) {
 			return next(c)
 		}
 		raw, ok := auth.BearerToken(c.Request().Header.Get("Authorization"))
@@ -56,18 +56,10 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// isPublicPath lists what needs no token: the ops endpoints (served on the
-// API address only when FACADE_OPS_ADDR is not set apart).
-func isPublicPath(p string) bool {
-	return p == "/healthz" || p == "/readyz" || p == "/metrics"
-}
-
-// isPublicRoute reports whether the matched route needs no token: the
-// browser page's own files, the API description and the problem pages
-// (what an error's type points at). It asks the router's
+// needsNoToken reports whether c's route is one registered as needing no
+// token (routes.go): the ops endpoints by path, the rest by the router's
 // match, not the raw path, so no spelling of a path can reach an API route
 // without a token.
-func isPublicRoute(route string) bool {
-	return route == "/" || route == "/favicon.ico" || route == "/ui" || route == "/ui/*" || route == "/openapi.json" ||
-		route == "/problems" || route == "/problems/*"
+func (s *Server) needsNoToken(c echo.Context) bool {
+	return s.opsPaths[c.Request().URL.Path] || s.tokenFree[c.Path()]
 }

@@ -19,9 +19,11 @@ import (
 // pre-flights on any path are answered without a token.
 func (s *Server) routes() {
 	e := s.e
+	s.tokenFree, s.opsPaths = map[string]bool{}, map[string]bool{}
 	// Authentication and the rate limit are global so unknown paths (404)
 	// and wrong methods (405) reveal nothing to callers without a token and
-	// cost the same as any other request; only the ops endpoints are public.
+	// cost the same as any other request; only the routes registered by
+	// serveTokenFree and opsRoutes are public.
 	// Composed once around whatever handler the router chose (c.Handler(),
 	// the route's or the 404's or 405's): Echo v4 composes e.Use's list
 	// anew for every request, an allocation per middleware per request.
@@ -54,7 +56,7 @@ func (s *Server) routes() {
 	// public registers a GET and HEAD route that needs no token and
 	// answers whatever the client accepts (a page, the description).
 	public := func(path string, h echo.HandlerFunc) {
-		e.Match([]string{http.MethodGet, http.MethodHead}, path, chain(h, conditional))
+		s.serveTokenFree(e, []string{http.MethodGet, http.MethodHead}, path, chain(h, conditional))
 	}
 
 	// Grades (docs/contract.md §4).
@@ -192,10 +194,25 @@ func writeRefused(allow string) echo.HandlerFunc {
 	}
 }
 
+// serveTokenFree registers a route that needs no token, and lists it as
+// such for authenticate: a route is public exactly when it was registered
+// here, so no second list can forget one or name one that is gone.
+func (s *Server) serveTokenFree(e *echo.Echo, methods []string, path string, h echo.HandlerFunc) {
+	s.tokenFree[path] = true
+	e.Match(methods, path, h)
+}
+
 // opsRoutes serves the ops endpoints; metrics is the /metrics handler of
-// that listener (the API listener's carries no version).
+// that listener (the API listener's carries no version). They need no
+// token, and are listed by path (opsPaths): when FACADE_OPS_ADDR sets them
+// apart, the API address answers their paths 404 to anyone.
 func (s *Server) opsRoutes(g *echo.Echo, metrics http.Handler) {
-	g.GET("/healthz", s.healthz, conditional)
-	g.GET("/readyz", s.readyz, conditional)
-	g.GET("/metrics", echo.WrapHandler(metrics), conditional)
+	for path, h := range map[string]echo.HandlerFunc{
+		"/healthz": s.healthz,
+		"/readyz":  s.readyz,
+		"/metrics": echo.WrapHandler(metrics),
+	} {
+		s.opsPaths[path] = true
+		g.GET(path, h, conditional)
+	}
 }

@@ -113,6 +113,11 @@ type Server struct {
 	metrics      *metrics.Metrics
 	gatherer     prometheus.Gatherer
 	draining     atomic.Bool
+	// tokenFree is every route that needs no token, by the router's match
+	// (c.Path()), and opsPaths the ops endpoints, by the request's path:
+	// the one list of public routes, filled as routes registers them
+	// (routes.go) and read by authenticate (auth.go).
+	tokenFree, opsPaths map[string]bool
 }
 
 // New builds the server and its routes on the collaborators d, tuned by

@@ -28,16 +28,12 @@ func (s *Server) signInRoutes(e *echo.Echo, api []echo.MiddlewareFunc) {
 	if s.signin == nil {
 		return
 	}
-	e.GET(auth.LoginPath, s.login)
-	e.GET(auth.CallbackPath, s.callback)
-	e.POST(auth.LogoutPath, chain(s.logout, limitBody))
-	e.POST(auth.BackchannelLogoutPath, chain(s.backchannelLogout, limitBody))
-}
-
-// isSignInRoute reports whether the matched route is one of the routes
-// that sign in or out, which take no credential.
-func isSignInRoute(route string) bool {
-	return route == auth.LoginPath || route == auth.CallbackPath || route == auth.LogoutPath || route == auth.BackchannelLogoutPath
+	// The routes that sign in or out take no credential.
+	get, post := []string{http.MethodGet}, []string{http.MethodPost}
+	s.serveTokenFree(e, get, auth.LoginPath, s.login)
+	s.serveTokenFree(e, get, auth.CallbackPath, s.callback)
+	s.serveTokenFree(e, post, auth.LogoutPath, chain(s.logout, limitBody))
+	s.serveTokenFree(e, post, auth.BackchannelLogoutPath, chain(s.backchannelLogout, limitBody))
 }
 
 // backchannelLogout is the provider ending sessions server to server
