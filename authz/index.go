@@ -50,12 +50,30 @@ type roleClosures struct {
 // closure is what one name reaches through a role definition: the names
 // within maxDepth links that appear in some p row, nearest first.
 type closure struct {
-	names []string
-	near  int32 // names[:near] are within maxDepth-1 links: what a token's group, one link away, reaches
-	// base numbers the (name, names[j]) pairs for usage (usage.go): pair j
-	// is counter base+j, so crediting the g lines on the way costs one
-	// atomic add in the decision and the path is found at flush time.
+	reach []reached
+	near  int32 // reach[:near] are within maxDepth-1 links: what a token's group, one link away, reaches
+	// base numbers the (name, reach[j]) pairs for the flusher's books
+	// (usage.go): pair j is base+j.
 	base int32
+}
+
+// reached is one name a closure reaches, with the decisions that went
+// from the closure's name to it (usage.go). The count sits beside the
+// name the decision has just read into its candidates, so counting a
+// pair touches no other memory: a separate array of 500,000 pair
+// counters cost an allow a cache miss (BenchmarkDecide's usage-cost).
+type reached struct {
+	name string
+	uses uint32
+}
+
+// names returns the reached names, in order.
+func (c closure) names() []string {
+	out := make([]string, len(c.reach))
+	for i, r := range c.reach {
+		out[i] = r.name
+	}
+	return out
 }
 
 type rowKey struct{ sub, obj, act string }
@@ -198,47 +216,52 @@ func (x *index) enforceUsed(q subject, obj, act string, u *lineUse) bool {
 // closures cl), with the subject's token groups as links from q.id in
 // groupRole: without groups, the closure built at load.
 func (x *index) reach(role string, cl map[string]closure, name string, q subject) []string {
-	names, _, _ := x.reachFrom(role, cl, name, q)
-	return names
+	c, more, _ := x.reachFrom(role, cl, name, q)
+	return append(c.names(), more...)
 }
 
-// reachFrom is reach, with name's own closure (whose pairs number the
-// first len(c.names) names returned) and whether the names were walked
-// with the token's links (then they follow no closure's order).
-func (x *index) reachFrom(role string, cl map[string]closure, name string, q subject) (names []string, c closure, walked bool) {
+// reachFrom is reach in two parts: name's own closure (whose pairs number
+// the first len(c.reach) names reached) and the names reached beyond it
+// through the token's groups. walked: name reaches q.id (a principal that
+// is itself a group, rare), the names were walked with the token's links
+// and are all in more (c is empty).
+func (x *index) reachFrom(role string, cl map[string]closure, name string, q subject) (c closure, more []string, walked bool) {
 	if role == "" {
-		return nil, closure{}, false
+		return closure{}, nil, false
 	}
 	c = cl[name]
 	if len(q.groups) == 0 || role != groupRole {
-		return c.names, c, false
+		return c, nil, false
 	}
 	if name == q.id {
 		// A group is one link away; what it reaches counts within one
 		// link fewer. A shortest path never comes back through q.id.
-		out := slices.Clip(c.names)
 		for _, g := range q.groups {
-			gc := cl[g]
-			out = append(append(out, g), gc.names[:gc.near]...)
+			more = append(more, g)
+			for _, r := range cl[g].reach[:cl[g].near] {
+				more = append(more, r.name)
+			}
 		}
-		return out, c, false
+		return c, more, false
 	}
 	if g := x.graphs[role]; g != nil && g.hasMembers(q.id) {
-		// name reaches q.id (a principal that is itself a group, rare):
-		// walk the links with the token's added.
-		return g.reachWith(name, q.id, q.groups), c, true
+		return closure{}, g.reachWith(name, q.id, q.groups), true
 	}
-	return c.names, c, false
+	return c, nil, false
 }
 
 // candidates returns the values of one column a p row may hold to match
 // the request value v: v itself when the term has equality or a role
-// (g(v, v) holds), what v reaches through the role, and the literals.
-func candidates(buf []string, v string, self bool, reached, lits []string) []string {
+// (g(v, v) holds), what v reaches through the role (its closure c, then
+// more), and the literals.
+func candidates(buf []string, v string, self bool, c closure, more, lits []string) []string {
 	if self {
 		buf = append(buf, v)
 	}
-	buf = append(buf, reached...)
+	for _, r := range c.reach {
+		buf = append(buf, r.name)
+	}
+	buf = append(buf, more...)
 	return append(buf, lits...)
 }
 
@@ -262,14 +285,14 @@ func (x *index) run(q subject, obj, act string, seen func(ruleIdx int, viaSub, v
 	// and a heap-grown list on every decision multiplied its p99 by five
 	// through garbage collection.
 	var sb, ob, ab [64]string
-	var reached []string
-	reached, d.subs.cl, d.subs.walked = x.reachFrom(s.subRole, x.subs, q.id, q)
+	var more []string
+	d.subs.cl, more, d.subs.walked = x.reachFrom(s.subRole, x.subs, q.id, q)
 	d.subs.self = s.subEq || s.subRole != ""
-	subs := candidates(sb[:0], q.id, d.subs.self, reached, s.subLits)
-	reached, d.objs.cl, d.objs.walked = x.reachFrom(s.objRole, x.objs, obj, q)
+	subs := candidates(sb[:0], q.id, d.subs.self, d.subs.cl, more, s.subLits)
+	d.objs.cl, more, d.objs.walked = x.reachFrom(s.objRole, x.objs, obj, q)
 	d.objs.self = s.objEq || s.objRole != ""
-	objs := candidates(ob[:0], obj, d.objs.self, reached, s.objLits)
-	acts := candidates(ab[:0], act, s.actEq, nil, s.actLits)
+	objs := candidates(ob[:0], obj, d.objs.self, d.objs.cl, more, s.objLits)
+	acts := candidates(ab[:0], act, s.actEq, closure{}, nil, s.actLits)
 	for si, sub := range subs {
 		for _, a := range acts {
 			for oi, o := range objs {
@@ -328,7 +351,7 @@ type decision struct {
 // column is how one column's candidates were made (candidates).
 type column struct {
 	self   bool    // the request value comes first
-	cl     closure // the request value's closure: the reached names start with cl.names
+	cl     closure // the request value's closure: the reached names start with cl.reach
 	walked bool    // the reached names were walked with the token's links (reachWith)
 }
 
@@ -448,14 +471,14 @@ func (g *graph) closures(matters map[string]bool) map[string]closure {
 		var c closure
 		g.reach(int32(i), stamp, uint32(i+1), func(n, _ int32, depth int) {
 			if matters[g.names[n]] {
-				c.names = append(c.names, g.names[n])
+				c.reach = append(c.reach, reached{name: g.names[n]})
 				if depth < maxDepth {
-					c.near = int32(len(c.names))
+					c.near = int32(len(c.reach))
 				}
 			}
 		})
-		if c.names != nil {
-			c.names = slices.Clip(c.names)
+		if c.reach != nil {
+			c.reach = slices.Clip(c.reach)
 			out[g.names[i]] = c
 		}
 	}
@@ -466,7 +489,7 @@ func (g *graph) closures(matters map[string]bool) map[string]closure {
 func buildClosures(links [][2]string, matters map[string]bool) map[string][]string {
 	out := map[string][]string{}
 	for name, c := range newGraph(links).closures(matters) {
-		out[name] = c.names
+		out[name] = c.names()
 	}
 	return out
 }

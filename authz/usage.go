@@ -22,11 +22,13 @@ import (
 //     that gave the role (g, X, role:R) when the token did not;
 //   - a deny decided by a deny line credits that line alone; a denial
 //     because nothing matched credits nothing;
-//   - the index decider adds one to a counter per line and one per
-//     closure pair (closure.base), so the decision path does no map
-//     look-up, allocation, lock or locked instruction for it (tally); the
-//     g lines of a pair are found at flush time, once per pair and
-//     loaded policy;
+//   - the index decider adds one to a counter per line (tally) and one
+//     to the closure pair the allow went through, whose count sits beside
+//     the reached name in the closure the decision has just read
+//     (reached), so the decision path does no map look-up, allocation,
+//     lock or locked instruction for it, and touches one counter's
+//     memory besides its own; the g lines of a pair are found at flush
+//     time, once per pair and loaded policy;
 //   - casbin's own Enforce (models outside the index) names its p row
 //     (EnforceEx), and the g lines are found by walking the links then.
 //
@@ -57,8 +59,7 @@ const usageLastKey = usagePrefix + "last"
 
 // lineUse counts one loaded policy's decisions per line.
 type lineUse struct {
-	rules tally // per state.rules index
-	pairs tally // per closure pair (index decider)
+	rules tally // per state.rules index; the index decider counts closure pairs in its closures (reached)
 
 	linksOnce sync.Once
 	links     map[string]map[string][]link // role -> name -> its links, with the rule of each
@@ -69,9 +70,9 @@ type lineUse struct {
 	casbinRows map[string]int32 // casbin decider: p row fields joined by \x00 -> rule index
 
 	// the flusher's alone (usageBook.mu)
-	pairOf []pairName        // per pair number, built on the first flush that needs it
-	chains map[int32][]int32 // pair -> its g lines
-	keys   []string          // per rule: normalLine; "" for the virtual row
+	pairSent []uint32          // per closure pair: its count as of the last take
+	chains   map[int32][]int32 // pair -> its g lines
+	keys     []string          // per rule: normalLine; "" for the virtual row
 }
 
 type link struct {
@@ -79,17 +80,12 @@ type link struct {
 	rule int32
 }
 
-type pairName struct{ role, from, to string }
-
 type roleFrom struct{ from, role string }
 
 func newLineUse(st *state) *lineUse {
 	u := &lineUse{rules: newTally(len(st.rules) + 1), chains: map[int32][]int32{}}
-	if x, ok := st.decider.(*index); ok {
-		u.pairs = newTally(int(x.pairs))
-		if len(x.rules) > len(st.rules) { // the virtual row of a policy without p rows
-			u.rules = newTally(len(x.rules))
-		}
+	if x, ok := st.decider.(*index); ok && len(x.rules) > len(st.rules) { // the virtual row of a policy without p rows
+		u.rules = newTally(len(x.rules))
 	}
 	return u
 }
@@ -115,6 +111,11 @@ func newTally(size int) tally { return tally{n: make([]uint32, size), sent: make
 //
 //go:norace
 func (t *tally) bump(i int32) { t.n[i]++ }
+
+// bump adds one to the pair's count, as tally.bump does.
+//
+//go:norace
+func (r *reached) bump() { r.uses++ }
 
 // take returns how much counter i grew since the last take.
 func (t *tally) take(i int) uint32 {
@@ -172,11 +173,11 @@ func (x *index) creditColumn(u *lineUse, role string, cl map[string]closure, nam
 		u.credits(u.chain(x.rules, role, name, via, *q))
 		return
 	}
-	if pos < int32(len(c.cl.names)) {
-		u.pairs.bump(c.cl.base + pos)
+	if pos < int32(len(c.cl.reach)) {
+		c.cl.reach[pos].bump()
 		return
 	}
-	pos -= int32(len(c.cl.names))
+	pos -= int32(len(c.cl.reach))
 	if role != groupRole || name != q.id {
 		return // a literal the matcher names
 	}
@@ -187,7 +188,7 @@ func (x *index) creditColumn(u *lineUse, role string, cl map[string]closure, nam
 		pos--
 		gc := cl[g]
 		if pos < gc.near {
-			u.pairs.bump(gc.base + pos)
+			gc.reach[pos].bump()
 			return
 		}
 		pos -= gc.near
@@ -364,21 +365,7 @@ func (u *lineUse) take(st *state, out map[string]uint64) {
 	}
 	viaPairs := map[int32]uint64{} // rule -> uses through closure pairs
 	if x, _ := st.decider.(*index); x != nil {
-		for p := range u.pairs.n {
-			n := u.pairs.take(p)
-			if n == 0 {
-				continue
-			}
-			path, ok := u.chains[int32(p)]
-			if !ok {
-				pn := u.pair(x, int32(p))
-				path = u.chain(st.rules, pn.role, pn.from, pn.to, subject{})
-				u.chains[int32(p)] = path
-			}
-			for _, r := range path {
-				viaPairs[r] += uint64(n)
-			}
-		}
+		u.takePairs(st, x, viaPairs)
 	}
 	for i := range u.rules.n {
 		if n := uint64(u.rules.take(i)) + viaPairs[int32(i)]; n > 0 && i < len(u.keys) && u.keys[i] != "" && st.rules[i].line > 0 {
@@ -387,19 +374,34 @@ func (u *lineUse) take(st *state, out map[string]uint64) {
 	}
 }
 
-// pair names closure pair p, from a table built on first use.
-func (u *lineUse) pair(x *index, p int32) pairName {
-	if u.pairOf == nil {
-		u.pairOf = make([]pairName, x.pairs)
-		for _, rc := range x.closures {
-			for name, c := range rc.cl {
-				for j, to := range c.names {
-					u.pairOf[c.base+int32(j)] = pairName{rc.role, name, to}
+// takePairs adds to via, per g line, how many decisions went through
+// each closure pair since the last take: the pair's growth credited to
+// every line of its path, found once per pair and loaded policy.
+func (u *lineUse) takePairs(st *state, x *index, via map[int32]uint64) {
+	if u.pairSent == nil {
+		u.pairSent = make([]uint32, x.pairs)
+	}
+	for _, rc := range x.closures {
+		for name, c := range rc.cl {
+			for j := range c.reach {
+				p := c.base + int32(j)
+				cur := atomic.LoadUint32(&c.reach[j].uses)
+				n := cur - u.pairSent[p]
+				if n == 0 {
+					continue
+				}
+				u.pairSent[p] = cur
+				path, ok := u.chains[p]
+				if !ok {
+					path = u.chain(st.rules, rc.role, name, c.reach[j].name, subject{})
+					u.chains[p] = path
+				}
+				for _, r := range path {
+					via[r] += uint64(n)
 				}
 			}
 		}
 	}
-	return u.pairOf[p]
 }
 
 // numberPairs gives each closure of cl its pair numbers, from next on,
@@ -407,7 +409,7 @@ func (u *lineUse) pair(x *index, p int32) pairName {
 func numberPairs(cl map[string]closure, next int32) int32 {
 	for name, c := range cl {
 		c.base = next
-		next += int32(len(c.names))
+		next += int32(len(c.reach))
 		cl[name] = c
 	}
 	return next
