@@ -476,6 +476,7 @@ func (a *Authorizer) FlushUsage(ctx context.Context, rdb redis.UniversalClient) 
 		}
 		b.writes.Add(1)
 		if err := usageScript.Run(ctx, rdb, keys, args...).Err(); err != nil {
+			a.metrics.PolicyUsageFlushes.WithLabelValues("error").Inc()
 			b.pending = map[string]uint64{}
 			for _, l := range lines[start:] {
 				b.pending[l] = counts[l]
@@ -483,6 +484,7 @@ func (a *Authorizer) FlushUsage(ctx context.Context, rdb redis.UniversalClient) 
 			return fmt.Errorf("authz: write policy usage: %w", err)
 		}
 	}
+	a.metrics.PolicyUsageFlushes.WithLabelValues("ok").Inc()
 	return nil
 }
 

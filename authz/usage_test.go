@@ -13,6 +13,7 @@ import (
 	facade "github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/internal/testclock"
 	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/metrics"
 )
 
 // usageOf flushes a's counts to rdb and returns each line's uses in the
@@ -288,11 +289,18 @@ func TestUsageWritesToRedisAFewTimesASecondNotPerRequest(t *testing.T) {
 }
 
 // TestUsageIsKeptWhileRedisIsDown: a flush that fails keeps its counts,
-// and the next one after Redis is back writes them with the new ones.
+// and the next one after Redis is back writes them with the new ones;
+// facade_policy_usage_flushes_total tells ops which flushes failed.
 func TestUsageIsKeptWhileRedisIsDown(t *testing.T) {
 	srv := testredis.Start(t, testredis.Options{})
 	rdb := srv.Client(t)
-	a, _ := newRecording(t, "p, alice, account:1, view_account")
+	m := metrics.New()
+	modelPath, policyPath := policyFiles(t, "p, alice, account:1, view_account")
+	a, err := New(modelPath, policyPath, Config{RecordUsage: true, Log: discardLogger(), Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flushes := func(result string) float64 { return counterValue(m.PolicyUsageFlushes.WithLabelValues(result)) }
 	a.CanViewAccount(facade.Principal{ID: "alice"}, "1")
 	srv.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -300,12 +308,18 @@ func TestUsageIsKeptWhileRedisIsDown(t *testing.T) {
 	if err := a.FlushUsage(ctx, rdb); err == nil {
 		t.Fatal("a flush to a stopped Redis reported no error")
 	}
+	if flushes("error") != 1 || flushes("ok") != 0 {
+		t.Fatalf("after a failed flush the metric says %v failed, %v ok; want 1 and 0", flushes("error"), flushes("ok"))
+	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	a.CanViewAccount(facade.Principal{ID: "alice"}, "1")
 	if got := usageOf(t, a, rdb, time.Now()); got["p, alice, account:1, view_account"] != 2 {
 		t.Fatalf("after Redis came back: %d uses, want 2 (one kept from the failed flush)", got["p, alice, account:1, view_account"])
+	}
+	if flushes("ok") != 1 {
+		t.Fatalf("after Redis came back the metric says %v flushes ok, want 1", flushes("ok"))
 	}
 }
 

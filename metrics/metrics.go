@@ -34,6 +34,10 @@ type Metrics struct {
 	PolicyInfo *prometheus.GaugeVec
 	// PolicyLoadedTimestamp is when the policy in force was loaded (Unix seconds).
 	PolicyLoadedTimestamp prometheus.Gauge
+	// PolicyUsageFlushes counts writes of policy usage to Redis by result
+	// ("ok" or "error"): a failing one keeps its counts for the next, and
+	// an alert on errors tells ops that `policy usage` is falling behind.
+	PolicyUsageFlushes *prometheus.CounterVec
 	// ListEntries counts list entries (projects, plans) shown or hidden by
 	// the policy: filtering a list is not a refusal, so it is kept apart
 	// from Decisions and an alert on denials means something.
@@ -113,6 +117,9 @@ func New() *Metrics {
 		PolicyLoadedTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "facade_policy_loaded_timestamp_seconds", Help: "When the policy in force was loaded.",
 		}),
+		PolicyUsageFlushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_policy_usage_flushes_total", Help: "Writes of policy usage counts to Redis by result.",
+		}, []string{"result"}),
 		ListEntries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "facade_authz_list_entries_total", Help: "List entries shown or hidden by the policy.",
 		}, []string{"result"}),
@@ -159,7 +166,7 @@ func (m *Metrics) Registry() *prometheus.Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Requests, m.Latency, m.Decisions, m.PolicyReloads, m.PolicyLastReloadOK,
-		m.PolicyInfo, m.PolicyLoadedTimestamp, m.ListEntries,
+		m.PolicyInfo, m.PolicyLoadedTimestamp, m.PolicyUsageFlushes, m.ListEntries,
 		m.Transfers, m.UpstreamCalls, m.UpstreamLatency, m.BreakerState, m.Cache,
 		m.BuildInfo,
 	)
