@@ -333,10 +333,11 @@ func (d *casbinDecider) creditCasbin(u *lineUse, rules []rule, q subject, obj st
 // a reload whose counts are still to be written, and counts a failed
 // write keeps for the next.
 type usageBook struct {
-	mu      sync.Mutex
-	retired []retiredState
-	pending map[string]uint64
-	writes  atomic.Uint64 // script calls sent to Redis (UsageWrites)
+	mu       sync.Mutex
+	retired  []retiredState
+	pending  map[string]uint64
+	prunedOn string        // the UTC day this instance last saw the last-use hash pruned
+	writes   atomic.Uint64 // script calls sent to Redis (UsageWrites)
 }
 
 type retiredState struct {
@@ -457,10 +458,11 @@ func (a *Authorizer) FlushUsage(ctx context.Context, rdb redis.UniversalClient) 
 	if st := a.state(); st.use != nil {
 		st.use.take(st, counts)
 	}
+	now := a.now()
+	b.pruneLastUse(ctx, rdb, now)
 	if len(counts) == 0 {
 		return nil
 	}
-	now := a.now()
 	lines := make([]string, 0, len(counts))
 	for l := range counts {
 		lines = append(lines, l)
@@ -486,6 +488,64 @@ func (a *Authorizer) FlushUsage(ctx context.Context, rdb redis.UniversalClient) 
 	}
 	a.metrics.PolicyUsageFlushes.WithLabelValues("ok").Inc()
 	return nil
+}
+
+// pruneScript removes the fields of the last-use hash (KEYS[1]) named in
+// ARGV[2:] whose last use is still before ARGV[1] (unix seconds): a line
+// an instance credited since the scan keeps its entry.
+var pruneScript = redis.NewScript(`
+local cutoff = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  local last = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or 'nil')
+  if last and last < cutoff then redis.call('HDEL', KEYS[1], ARGV[i]) end
+end
+return 1
+`)
+
+// pruneLastUse drops, once a UTC day across instances, the last uses
+// older than usageKeep: a line removed from the policy would otherwise
+// keep its entry in Redis for ever (the day hashes expire by themselves).
+// A failure is tried again at the next flush; the counts do not wait for
+// it.
+func (b *usageBook) pruneLastUse(ctx context.Context, rdb redis.UniversalClient, now time.Time) {
+	day := now.UTC().Format(time.DateOnly)
+	if b.prunedOn == day {
+		return
+	}
+	first, err := rdb.SetNX(ctx, usagePrefix+"pruned:"+day, 1, 48*time.Hour).Result()
+	if err != nil {
+		return
+	}
+	if first && pruneOlder(ctx, rdb, now.Add(-usageKeep).Unix()) != nil {
+		rdb.Del(ctx, usagePrefix+"pruned:"+day) // let this or another instance try again
+		return
+	}
+	b.prunedOn = day
+}
+
+// pruneOlder scans the last-use hash and removes entries before cutoff.
+func pruneOlder(ctx context.Context, rdb redis.UniversalClient, cutoff int64) error {
+	var cursor uint64
+	for {
+		kv, next, err := rdb.HScan(ctx, usageLastKey, cursor, "", 1000).Result()
+		if err != nil {
+			return err
+		}
+		args := []any{cutoff}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if sec, err := strconv.ParseInt(kv[i+1], 10, 64); err == nil && sec < cutoff {
+				args = append(args, kv[i])
+			}
+		}
+		if len(args) > 1 {
+			if err := pruneScript.Run(ctx, rdb, []string{usageLastKey}, args...).Err(); err != nil {
+				return err
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
 }
 
 // UsageWrites is how many script calls usage recording has sent to Redis.

@@ -3,6 +3,7 @@ package authz
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -331,4 +332,62 @@ func newRecording(t *testing.T, lines ...string) (*Authorizer, string) {
 		t.Fatal(err)
 	}
 	return a, policyPath
+}
+
+// TestUsageForgetsLinesUnusedForLongerThanItKeeps: a line last used more
+// than 400 days ago (removed from the policy, say) loses its last-use
+// entry in Redis at the next day's flush, so the hash does not grow for
+// ever; a line used since keeps its own.
+func TestUsageForgetsLinesUnusedForLongerThanItKeeps(t *testing.T) {
+	clock := testclock.New()
+	modelPath, policyPath := policyFiles(t, "p, alice, account:1, view_account", "p, bob, account:2, view_account")
+	rdb := testredis.Client(t)
+	a, err := New(modelPath, policyPath, Config{Now: clock.Now, RecordUsage: true, Log: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flush := func() {
+		t.Helper()
+		if err := a.FlushUsage(context.Background(), rdb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	flush()
+	clock.Advance(2 * 24 * time.Hour)
+	a.CanViewAccount(facade.Principal{ID: "bob"}, "2")
+	flush()
+	clock.Advance(399 * 24 * time.Hour) // alice's line 401 days ago, bob's 399
+	flush()
+	u, err := ReadLastUse(context.Background(), rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := u.Last["p, alice, account:1, view_account"]; kept {
+		t.Errorf("a line last used 401 days ago keeps its last use: %v", u.Last)
+	}
+	if _, kept := u.Last["p, bob, account:2, view_account"]; !kept {
+		t.Errorf("a line used 399 days ago lost its last use: %v", u.Last)
+	}
+}
+
+// TestPruningSparesALineUsedSinceTheScan: the removal re-reads each last
+// use in Redis, so an instance that credited the line between the scan
+// and the removal keeps it.
+func TestPruningSparesALineUsedSinceTheScan(t *testing.T) {
+	rdb := testredis.Client(t)
+	ctx := context.Background()
+	now := time.Now().Unix()
+	rdb.HSet(ctx, usageLastKey, "p, alice, account:1, view_account", now, "p, bob, account:2, view_account", now-10)
+	// Both were seen as old by a scan with cutoff now-5; alice's line was used since.
+	if err := pruneScript.Run(ctx, rdb, []string{usageLastKey}, now-5, "p, alice, account:1, view_account", "p, bob, account:2, view_account").Err(); err != nil {
+		t.Fatal(err)
+	}
+	left, err := rdb.HKeys(ctx, usageLastKey).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(left, []string{"p, alice, account:1, view_account"}) {
+		t.Fatalf("after pruning the last uses are %q, want alice's line alone", left)
+	}
 }
