@@ -16,6 +16,7 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/tracing"
+	"github.com/facade-dev/facade/server/problem"
 )
 
 // defaultClassPage is how many students a class page holds when the caller
@@ -320,7 +321,7 @@ func (g *gradebookRow) applied(res grades.RowResult) {
 func (g *gradebookRow) set(o grades.Outcome, why *facade.Error, cur *grades.Record) {
 	g.Outcome, g.Code = o, ""
 	if why != nil {
-		g.Code = wireCode(why.Code)
+		g.Code = problem.Wire(why.Code)
 	}
 	g.PreviousGrade, g.Version, g.UpdatedBy, g.UpdatedAt = nil, 0, "", nil
 	if cur != nil {
@@ -333,7 +334,7 @@ func (g *gradebookRow) set(o grades.Outcome, why *facade.Error, cur *grades.Reco
 }
 
 func (g *gradebookRow) refuse(why *facade.Error) {
-	g.Outcome, g.Code = grades.Refused, wireCode(why.Code)
+	g.Outcome, g.Code = grades.Refused, problem.Wire(why.Code)
 }
 
 func (v *gradebookView) count(o grades.Outcome) {
@@ -348,9 +349,6 @@ func (v *gradebookView) count(o grades.Outcome) {
 		v.Refused++
 	}
 }
-
-// wireCode writes a code as the API does (docs/contract.md §2): "_" as "-".
-func wireCode(c facade.Code) string { return strings.ReplaceAll(string(c), "_", "-") }
 
 // csvBody returns a text/csv body to read as it streams (415 for another
 // type). Its reads fail with the service's own errors: 413 past the
