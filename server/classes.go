@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -79,8 +78,9 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	csv := wantsCSV(c.Request().Header.Values("Accept"))
-	if !csv && !acceptsJSON(c.Request().Header.Values("Accept")) {
+	accept := acceptOf(c.Request())
+	csv := accept.asksFor("text/csv")
+	if !csv && !accept.admitsJSON() {
 		return facade.ErrNotAcceptable
 	}
 	span := tracing.Authorize(c.Request().Context(), "class.view")
@@ -120,29 +120,6 @@ func (s *Server) getClassGrades(c echo.Context) error {
 }
 
 func classGradesPath(class string) string { return "/class/" + url.PathEscape(class) + "/grades" }
-
-// wantsCSV reports whether Accept names text/csv (with a q above 0): a
-// gradebook download. Anything else is answered as JSON, or 406 when the
-// header excludes JSON too.
-func wantsCSV(values []string) bool {
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || mt != "text/csv" {
-				continue
-			}
-			if q, ok := params["q"]; !ok || qAbove0(q) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func qAbove0(q string) bool {
-	f, err := strconv.ParseFloat(q, 64)
-	return err == nil && f > 0
-}
 
 // getClassGradebook answers every enrolled student the caller may view,
 // as a CSV gradebook (docs/contract.md §4). Authorization is checked by

@@ -6,11 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"mime"
 	"net/http"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -198,70 +195,11 @@ func requireXSRF(next echo.HandlerFunc) echo.HandlerFunc {
 // requireJSONAccept answers 406 when the Accept header excludes JSON.
 func requireJSONAccept(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if !acceptsJSON(c.Request().Header.Values("Accept")) {
+		if !acceptOf(c.Request()).admitsJSON() {
 			return facade.ErrNotAcceptable
 		}
 		return next(c)
 	}
-}
-
-// acceptsJSON reports whether the Accept header(s) admit application/json:
-// the most specific matching range decides (RFC 9110: "application/json;q=0,
-// */*" excludes JSON). No header, or an empty one, accepts anything.
-func acceptsJSON(values []string) bool {
-	best, bestQ := 0, 1.0
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			part = strings.TrimSpace(part)
-			if part == "" {
-				continue
-			}
-			mt, params, err := mime.ParseMediaType(part)
-			if err != nil {
-				continue
-			}
-			spec := jsonSpecificity(mt)
-			if spec == 0 || spec < best {
-				continue
-			}
-			q := 1.0
-			if qs, ok := params["q"]; ok {
-				if q, err = strconv.ParseFloat(qs, 64); err != nil {
-					continue
-				}
-			}
-			if spec > best || q > bestQ {
-				best, bestQ = spec, q
-			}
-		}
-	}
-	if best == 0 {
-		return !hasAcceptValue(values)
-	}
-	return bestQ > 0
-}
-
-// jsonSpecificity ranks how precisely mt names JSON: 0 when it does not
-// cover application/json at all.
-func jsonSpecificity(mt string) int {
-	switch mt {
-	case "application/json", "application/problem+json":
-		return 3
-	case "application/*":
-		return 2
-	case "*/*":
-		return 1
-	}
-	return 0
-}
-
-func hasAcceptValue(values []string) bool {
-	for _, v := range values {
-		if strings.TrimSpace(v) != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // limitBody caps every request body at 16 KiB.

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -42,26 +40,10 @@ var rootIndex = map[string]string{
 // who types the service's address never meets a 401.
 func root(c echo.Context) error {
 	c.Response().Header().Add(echo.HeaderVary, "Accept")
-	if wantsHTML(c.Request().Header.Values("Accept")) {
+	if acceptOf(c.Request()).asksFor("text/html") {
 		return c.Redirect(http.StatusSeeOther, "/ui/")
 	}
 	return writeJSON(c, http.StatusOK, rootIndex)
-}
-
-// wantsHTML reports whether an Accept header names text/html (q above 0),
-// as every browser's navigation does and no JSON client's does.
-func wantsHTML(values []string) bool {
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err == nil && mt == "text/html" {
-				if q, ok := params["q"]; !ok || qAbove0(q) {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // favicon sends /favicon.ico, which browsers ask for on pages that name

@@ -82,7 +82,7 @@ func (s *Server) routes() {
 	statement := chain(s.getStatement, reads...)
 	statementCSV := chain(s.getStatementCSV, requireXSRF, limitBody, s.streaming)
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:id/transfers", func(c echo.Context) error {
-		if wantsCSV(c.Request().Header.Values("Accept")) {
+		if acceptOf(c.Request()).asksFor("text/csv") {
 			return statementCSV(c)
 		}
 		return statement(c)

@@ -72,7 +72,7 @@ func (s *Server) login(c echo.Context) error {
 // problem.
 func (s *Server) callback(c echo.Context) error {
 	res, err := s.signin.Callback(c.Request(), c.RealIP())
-	if err != nil && errors.Is(err, facade.ErrSignInFailed) && wantsPage(c.Request()) {
+	if err != nil && errors.Is(err, facade.ErrSignInFailed) && acceptOf(c.Request()).asksFor("text/html") {
 		setCookies(c, res.Cookies)
 		c.Response().Header().Set("Content-Security-Policy", web.CSP)
 		return c.HTMLBlob(problem.Status(facade.ErrSignInFailed), signInFailedPage(auth.SignInFailure(err)))
@@ -105,17 +105,6 @@ func setCookies(c echo.Context, cookies []*http.Cookie) {
 	for _, ck := range cookies {
 		c.SetCookie(ck)
 	}
-}
-
-// wantsPage reports whether the caller is a person's browser (navigating:
-// Accept names text/html) rather than a program asking for a problem.
-func wantsPage(r *http.Request) bool {
-	for _, v := range r.Header.Values("Accept") {
-		if strings.Contains(v, "text/html") {
-			return true
-		}
-	}
-	return false
 }
 
 // signInFailedPage is the page a refused sign-in shows: the page's style
