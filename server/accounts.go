@@ -1,9 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -385,27 +382,27 @@ type transferBody struct {
 	Reference *string `json:"reference"`
 }
 
-// transferReference reads the optional body {"reference": "..."}: no body
-// (the common case, read without allocating) or {} is no reference.
+// transferReference reads the optional body {"reference": "..."} once and
+// decodes it once: no body (the common case, read without allocating), an
+// empty one whatever its Content-Type, or {} is no reference; a body that
+// has bytes must be application/json (415).
 func transferReference(c echo.Context) (string, error) {
 	r := c.Request()
 	if r.Body == nil || r.Body == http.NoBody {
 		return "", nil
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return "", facade.ErrBodyTooLarge
-		}
-		return "", facade.Wrap(facade.ErrMalformedBody, err)
+		return "", err
 	}
 	if len(body) == 0 {
 		return "", nil
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err := requireContentType(r, echo.MIMEApplicationJSON); err != nil {
+		return "", err
+	}
 	var b transferBody
-	if err := decodeJSON(c, &b); err != nil {
+	if err := decodeObject(body, &b); err != nil {
 		return "", err
 	}
 	if b.Reference == nil {

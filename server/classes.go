@@ -2,9 +2,6 @@ package server
 
 import (
 	"bytes"
-	"errors"
-	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -175,7 +172,7 @@ type gradebookView struct {
 // with its version as If-Match, and a change made in between makes it
 // stale. The answer lists every row's outcome with its line.
 func (s *Server) uploadGradebook(c echo.Context) error {
-	body, err := csvBody(c)
+	body, err := csvBody(c.Request())
 	if err != nil {
 		return err
 	}
@@ -325,32 +322,6 @@ func (v *gradebookView) count(o grades.Outcome) {
 	default:
 		v.Refused++
 	}
-}
-
-// csvBody returns a text/csv body to read as it streams (415 for another
-// type). Its reads fail with the service's own errors: 413 past the
-// route's limit (limitBodyTo), a malformed body when the client breaks off.
-func csvBody(c echo.Context) (io.Reader, error) {
-	mt, _, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
-	if err != nil || mt != "text/csv" {
-		return nil, facade.ErrUnsupportedMedia
-	}
-	return bodyErrors{c.Request().Body}, nil
-}
-
-// bodyErrors turns a request body's read errors into the service's.
-type bodyErrors struct{ r io.Reader }
-
-func (b bodyErrors) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	if err == nil || err == io.EOF {
-		return n, err
-	}
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return n, facade.ErrBodyTooLarge
-	}
-	return n, facade.Wrap(facade.ErrMalformedBody, err)
 }
 
 // dryRunParam reads an upload's query: nothing, or one dry_run of 1,

@@ -85,7 +85,7 @@ func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
 		return "", "", err
 	}
 	var body gradeBody
-	if err := decodeJSON(c, &body); err != nil {
+	if err := decodeJSON(c.Request(), &body); err != nil {
 		return "", "", err
 	}
 	if body.Grade == nil {
