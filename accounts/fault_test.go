@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // A Redis crash in the middle of a busy run: callers see 503 with

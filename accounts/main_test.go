@@ -3,7 +3,7 @@ package accounts
 import (
 	"testing"
 
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 func TestMain(m *testing.M) { testredis.Main(m) }

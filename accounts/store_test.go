@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 func TestCreateAndGet(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testlog"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testlog"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 func TestTransferMovesMoneyAndRecordsIt(t *testing.T) {

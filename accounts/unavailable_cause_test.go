@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // TestTransferWhileRedisIsDownKeepsTheCause: a transfer while Redis cannot

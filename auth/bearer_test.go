@@ -12,7 +12,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
-	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
 )
 
 var bearerSecret = []byte("0123456789abcdef0123456789abcdef") // 32 bytes, the shortest allowed

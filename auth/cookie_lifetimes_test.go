@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testclock"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // TestCookieLifetimesSentToTheBrowser: the lifetimes the browser is told

@@ -19,9 +19,9 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/auth/demoidp"
-	"github.com/facade-dev/facade/internal/testclock"
-	"github.com/facade-dev/facade/internal/testredis"
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 // people are the provider's demo people in these tests.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testclock"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // TestRecheckIsOneCallPerSessionAcrossInstances: when a session is due,

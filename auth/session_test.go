@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade/auth"
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 var (

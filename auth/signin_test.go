@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 // TestSignInAtTheProvider: the whole flow against the embedded provider

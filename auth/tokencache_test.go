@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
 )
 
 func TestTokenCacheHonoursExpiryAndBound(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
 	"github.com/facade-dev/facade/metrics"
 )
 

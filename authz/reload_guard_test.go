@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/facade-dev/facade/internal/testlog"
+	"github.com/facade-dev/facade/internal/testkit/testlog"
 )
 
 // An empty policy, or one that removes more than half of the lines, is far

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	facade "github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 var (

@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	facade "github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testclock"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 	"github.com/facade-dev/facade/metrics"
 )
 

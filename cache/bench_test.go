@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // BenchmarkWarmHit compares a cache HIT with a bare Redis GET of the same

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testclock"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // byState is a Lifetime as the build routes use one: a document that

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 func TestMain(m *testing.M) { testredis.Main(m) }

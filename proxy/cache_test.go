@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 	"github.com/facade-dev/facade/upstream"
 )
 

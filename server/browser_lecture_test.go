@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/facade-dev/facade/internal/testbrowser"
+	"github.com/facade-dev/facade/internal/testkit/testbrowser"
 )
 
 // watchLongTasks starts recording the longest main-thread task (the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/facade-dev/facade/internal/testbrowser"
+	"github.com/facade-dev/facade/internal/testkit/testbrowser"
 )
 
 // liveWithin is how soon a change upstream must show on every open view

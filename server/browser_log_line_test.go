@@ -5,7 +5,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/facade-dev/facade/internal/testbrowser"
+	"github.com/facade-dev/facade/internal/testkit/testbrowser"
 )
 
 // TestBrowserShortLogOpensAtItsLine: a line's own address on a log short

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testbrowser"
+	"github.com/facade-dev/facade/internal/testkit/testbrowser"
 )
 
 // TestBrowserGroupsOverageIsExplained: a person whose groups did not fit

@@ -11,7 +11,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 	"github.com/facade-dev/facade/server/problem"
 	"github.com/facade-dev/facade/web"
 )

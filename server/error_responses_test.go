@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // TestEveryErrorStatusIsAProblemWithTheRequiredHeaders provokes every

@@ -4,7 +4,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // TestFailedAuthenticationsAreLimitedPerAddressAcrossInstances: two

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade/internal/logbuf"
-	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 

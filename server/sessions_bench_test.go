@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 // BenchmarkSessionRequest measures what a session costs a request: GET

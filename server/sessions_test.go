@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/facade-dev/facade/internal/testredis"
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 // commandCount is a go-redis hook counting the commands sent, by name.

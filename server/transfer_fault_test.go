@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade/accounts"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 	"github.com/facade-dev/facade/redisdb"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	facade "github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
 	"github.com/facade-dev/facade/upstream"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )

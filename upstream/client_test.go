@@ -17,7 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	facade "github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/internal/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
 	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/upstream"
 	"github.com/facade-dev/facade/upstream/bambootest"

@@ -7,7 +7,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
-	"github.com/facade-dev/facade/internal/testbrowser"
+	"github.com/facade-dev/facade/internal/testkit/testbrowser"
 )
 
 // TestPagesHaveAFavicon: every page of the provider names an icon a

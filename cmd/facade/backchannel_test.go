@@ -16,10 +16,10 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/facade-dev/facade/internal/testlog"
-	"github.com/facade-dev/facade/internal/testoidc"
-	"github.com/facade-dev/facade/internal/testredis"
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testlog"
+	"github.com/facade-dev/facade/internal/testkit/testoidc"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 // privateJWKS is key as the provider's signing key set (kid "k1").

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/facade-dev/facade/internal/testbrowser"
+	"github.com/facade-dev/facade/internal/testkit/testbrowser"
 )
 
 // TestDemoPeopleSignInAndLandWhereTheyWork: each demo person signs in at

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 // TestDemoSignsInAtItsOwnProvider: `facade demo` prints how to sign in and

@@ -21,8 +21,8 @@ import (
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
-	"github.com/facade-dev/facade/internal/testlog"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testlog"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 

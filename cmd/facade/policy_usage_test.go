@@ -11,7 +11,7 @@ import (
 
 	facade "github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // TestPolicyUsageEndToEnd: two instances on one Redis record which lines

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testlog"
-	"github.com/facade-dev/facade/internal/testoidc"
-	"github.com/facade-dev/facade/internal/testredis"
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testlog"
+	"github.com/facade-dev/facade/internal/testkit/testoidc"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 // entraIDs are n group ids as Microsoft Entra sends them: object ids of
@@ -30,7 +30,7 @@ func entraIDs(n int) []string {
 }
 
 // TestSignInAtARealProvider runs `facade serve` against npm's
-// oidc-provider (OpenID Certified, internal/testoidc), an identity
+// oidc-provider (OpenID Certified, internal/testkit/testoidc), an identity
 // provider independent of the embedded one, on a real Redis, and signs
 // people in through its own login and consent pages: 200 groups of 36
 // characters (Entra's most), group names as GitHub, Dex and LDAP send

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testclock"
-	"github.com/facade-dev/facade/internal/testlog"
-	"github.com/facade-dev/facade/internal/testoidc"
-	"github.com/facade-dev/facade/internal/testredis"
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testlog"
+	"github.com/facade-dev/facade/internal/testkit/testoidc"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 	"github.com/facade-dev/facade/redisdb"
 )
 

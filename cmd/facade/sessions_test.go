@@ -13,7 +13,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
-	"github.com/facade-dev/facade/internal/testredis"
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 // TestSessionsCommand: `facade sessions list --sub` shows a principal's

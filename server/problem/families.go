@@ -10,7 +10,7 @@ import (
 // Family is a group of routes that may answer the same error codes: the
 // OpenAPI document's components.responses.Problem<Name>, whose code enum
 // and description `go generate ./api` writes from this list and the table
-// (internal/gencodes).
+// (tools/gencodes).
 type Family struct {
 	Name  string        // Problem<Name> in the OpenAPI document
 	About string        // what the routes do, the start of the description

@@ -7,7 +7,7 @@
 // fails, it never skips.
 //
 // SignIn drives the provider's own login and consent pages as a person's
-// browser would (internal/testsignin's scripted browser).
+// browser would (internal/testkit/testsignin's scripted browser).
 package testoidc
 
 import (
@@ -29,7 +29,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/testsignin"
+	"github.com/facade-dev/facade/internal/testkit/testsignin"
 )
 
 // Version is the oidc-provider release the tests run (package.json).

@@ -2,7 +2,7 @@
 // jar, redirects followed one hop at a time so each can be inspected, and
 // the steps of signing in at the embedded provider (auth/demoidp) by its
 // sign-in page. It speaks plain HTTP as a browser would; the tests that
-// need a real browser use internal/testbrowser.
+// need a real browser use internal/testkit/testbrowser.
 package testsignin
 
 import (

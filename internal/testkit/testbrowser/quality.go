@@ -47,7 +47,7 @@ func (b *Tab) CheckAxe(view string) {
 	src, err := axeSource()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			b.T.Fatalf("axe-core is not installed (bash .ci/run installs it into internal/testbrowser/axe): %v", err)
+			b.T.Fatalf("axe-core is not installed (bash .ci/run installs it into internal/testkit/testbrowser/axe): %v", err)
 		}
 		b.T.Logf("axe-core not installed, accessibility check of %s skipped (bash .ci/run installs it)", view)
 		return
