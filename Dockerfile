@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The production image (README "Running it in containers"): the binary
+# The production image (docs/operations.md, "Containers and Kubernetes"): the binary
 # without the demo, static (CGO_ENABLED=0), built with -trimpath and stamped
 # with its version and commit, alone on an empty base with the CA
 # certificates, the default policy and a /tmp; it runs as a numeric

@@ -31,7 +31,7 @@ var transferScript = redis.NewScript(transferSource)
 // maxTransferBatch of them, with at most transferBatches calls in flight.
 // Most of a transfer's cost inside Redis was its call's own overhead:
 // Redis spent 45.5 us of CPU per transfer called one by one and 23.4 us in
-// batches of 16 (bench/run.sh, README "Performance"). One call in flight:
+// batches of 16 (bench/run.sh, docs/performance.md). One call in flight:
 // the transfers that arrive meanwhile all wait for the next, so batches
 // are larger than with two calls taking turns (0.14 script calls a
 // transfer instead of 0.21 at 32 connections), and each call costs Facade

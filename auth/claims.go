@@ -52,7 +52,7 @@ func (c Claims) Check() error {
 // from it. Groups are bounded only against a hostile token: 2048 is ten
 // times what Microsoft Entra puts in a token (200, then an overage claim),
 // so no real person's group is dropped, and a grade question over 2048
-// groups still costs about a millisecond (README, "Signing in with your identity provider").
+// groups still costs about a millisecond (docs/signin.md).
 const (
 	maxNameLen = 256
 	maxGroups  = 2048
@@ -176,7 +176,7 @@ func usableName(s string) bool {
 
 // warnOverage logs that principal signed in (or sent a token) without its
 // groups because the provider had too many to fit (overage): group grants
-// fail for it until the provider sends them (README, "Groups overage").
+// fail for it until the provider sends them (docs/signin.md, "Groups overage").
 func warnOverage(ctx context.Context, log *slog.Logger, principal string) {
 	log.WarnContext(ctx, "groups overage: the provider had more groups than fit in the token, so the principal has none here and group grants cannot be checked",
 		"principal", principal)

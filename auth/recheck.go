@@ -15,8 +15,8 @@ import (
 
 // A session opened with a refresh token (the provider granted
 // offline_access) asks the provider about its person again at the first
-// request after FACADE_SESSION_RECHECK (README, "Re-checking with the
-// provider"): a refused refresh (invalid_grant: the person disabled or
+// request after FACADE_SESSION_RECHECK (docs/signin.md, "Re-checking
+// with the provider"): a refused refresh (invalid_grant: the person disabled or
 // removed, their consent or grant revoked) ends the session; an answer
 // with an ID token brings the person's current roles and groups; a
 // provider that cannot be reached or fails (5xx, timeouts) ends nothing,

@@ -3,7 +3,7 @@
 //
 // The rules live in two files that ops maintain: model.conf and policy.csv,
 // ordinary casbin v2 files. Every route asks casbin's question
-// Enforce(sub, obj, act) (README, "Policy", lists them), and the answer is
+// Enforce(sub, obj, act) (docs/policy.md lists them), and the answer is
 // the one stock casbin gives on the same files. For the model families ops
 // use (role hierarchies, resource groups, deny rules, wildcard objects:
 // model.go) the answer comes from an index built at load (index.go) that
@@ -215,7 +215,7 @@ func (a *Authorizer) Refuse(ctx context.Context, p facade.Principal, op, target 
 	return facade.ErrForbidden
 }
 
-// The questions each route asks casbin (README, "Policy"). Objects are built
+// The questions each route asks casbin (docs/policy.md). Objects are built
 // here from validated identifiers, so a caller never smuggles a prefix, a
 // separator or a wildcard into a question.
 

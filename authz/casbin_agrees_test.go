@@ -260,7 +260,7 @@ func TestIndexAgreesWithStockCasbinOnRandomPolicies(t *testing.T) {
 	}
 }
 
-// TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin: the README's own
+// TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin: docs/policy.md's own
 // examples on the repository's files, asked of stock casbin and of the
 // service's Authorizer through the question each route asks.
 func TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin(t *testing.T) {

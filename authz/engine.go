@@ -124,7 +124,7 @@ func checkPatterns(path string, m model.Model, rules []rule) []Problem {
 
 // casbinDecider is the slow path: casbin's own Enforce, for models outside
 // the recognized families (ABAC conditions, domains, priorities...). Cost
-// grows with the number of p rows (see the README's policy section).
+// grows with the number of p rows (see docs/policy.md).
 type casbinDecider struct {
 	mu       sync.RWMutex // Enforce under RLock; forget, and questions with token groups, under Lock
 	e        *casbin.Enforcer

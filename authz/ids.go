@@ -1,6 +1,6 @@
 package authz
 
-// Object prefixes of the questions the service asks (README, "Policy").
+// Object prefixes of the questions the service asks (docs/policy.md).
 // Request objects are always built by this package from validated
 // identifiers, so a caller can never smuggle a prefix, a separator or a
 // wildcard into a question.

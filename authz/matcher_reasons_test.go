@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// What `facade policy check` prints (README.md, "Which models the service
+// What `facade policy check` prints (docs/policy.md, "Which models the service
 // decides itself"): a matcher the index takes is named by its family, and
 // one it leaves to casbin's slower Enforce is named with the reason, the
 // token where parsing stopped or the term it cannot decide written back in

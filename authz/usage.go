@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Which grants are used (README, "Policy", "Which lines are used"): every
+// Which grants are used (docs/policy.md, "Which lines are used"): every
 // decision a line took part in is counted, in memory, per loaded policy:
 //
 //   - an allow credits its p line and every g line on the way from the

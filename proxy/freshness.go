@@ -7,7 +7,7 @@ import (
 	"github.com/facade-dev/facade/cache"
 )
 
-// What a document is decides how long it is kept (README, "Freshness"):
+// What a document is decides how long it is kept (docs/build-routes.md, "Freshness by state"):
 //
 //   - a finished build result (plan or job result named by its number)
 //     never changes state: it is kept for Config.FinishedTTL and not asked

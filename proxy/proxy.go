@@ -1,11 +1,11 @@
-// Package proxy holds the build routes (the README's "Build routes"):
+// Package proxy holds the build routes (docs/build-routes.md):
 // Bamboo's read API (projects, plans, branches, results, job results) and
 // artifact downloads, answered from the upstream Bamboo server through the
 // shared response cache and filtered for the calling principal. Each route
 // is one entry of the table in routes.go; endpoints.go makes them plain
 // net/http handlers (this package knows no HTTP framework).
 //
-// The order of work in every handler is the README's: parse and validate
+// The order of work in every handler is docs/build-routes.md's: parse and validate
 // (400), authorize from the identifiers alone (403, identical whether the
 // plan exists or not), and only then touch the cache or the upstream.
 //

@@ -52,7 +52,7 @@ type Route struct {
 	// List and Item name the list member of a list document
 	// ("results", "result"); empty for single objects.
 	List, Item string
-	// Answer says what the route answers, for the README's table.
+	// Answer says what the route answers, for the table of docs/build-routes.md.
 	Answer string
 	// Examples are requests that answer 200 against the demo data for
 	// carol, who sees project PROJ (bambootest.DemoData, policy.csv). The
@@ -156,8 +156,8 @@ func prefixed(prefix string, values []string) []string {
 
 // Routes is the one table of the build routes. It is the source of the
 // server's routes (server/routes.go mounts every path of Endpoints), of
-// this package's test server, of the README's "Build routes" table
-// (TestREADMEBuildRoutesTableIsTheRouteTable renders it) and of the calls
+// this package's test server, of the table in docs/build-routes.md
+// (TestBuildRoutesDocIsTheRouteTable renders it) and of the calls
 // the server's tests make to validate every answer against
 // api/openapi.json, whose build paths must be exactly these
 // (TestOpenAPIDescribesEveryBuildPath). Adding a read route is adding an

@@ -20,7 +20,7 @@ import (
 // TestServiceAnswersWhatStockCasbinDecides: for every kind of principal
 // and identifiers that are theirs and not theirs, the running service
 // refuses (403) exactly when stock casbin, given the same model and
-// policy files, denies the question the route asks (README, "Policy").
+// policy files, denies the question the route asks (docs/policy.md).
 // Anything else (200, 201, 404, 422) means the service let the call
 // through authorization.
 func TestServiceAnswersWhatStockCasbinDecides(t *testing.T) {

@@ -37,8 +37,8 @@ func (s *Server) signInRoutes(e *echo.Echo, api []echo.MiddlewareFunc) {
 }
 
 // backchannelLogout is the provider ending sessions server to server
-// (OpenID Connect Back-Channel Logout 1.0; README, "Back-channel
-// logout"): no cookie, no anti-forgery header. 200 when the logout token
+// (OpenID Connect Back-Channel Logout 1.0; docs/signin.md,
+// "Back-channel logout"): no cookie, no anti-forgery header. 200 when the logout token
 // verified (whether or not a session matched); an invalid one is 400
 // {"error": "invalid_request"}, the shape that specification gives, ends
 // nothing and spends one of the client address's failed authentications

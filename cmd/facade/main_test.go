@@ -433,7 +433,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Errorf("drain end not logged:\n%s", logs.String())
 	}
 	// The policy lines carol's listing went through were written on the
-	// way out (README, "Which lines are used").
+	// way out (docs/policy.md, "Which lines are used").
 	usage, err := authz.ReadUsage(context.Background(), redisFromURL(t, redisURL), time.Now(), time.Hour)
 	if err != nil || usage.Uses["g, carol, team:platform"] == 0 {
 		t.Errorf("after a graceful stop, carol's membership has no recorded use (%v): %v", err, usage)

@@ -18,7 +18,7 @@ import (
 // them; each has its entry in policyUsage and its case in cmdPolicy.
 var policyTools = []string{"check", "explain", "test", "who", "what", "diff", "report", "usage"}
 
-// policyUsage lists the policy tools; README.md, "Policy", shows them at work.
+// policyUsage lists the policy tools; docs/policy.md shows them at work.
 const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [flags]
 
   check                                 validate model and policy (exit 1 on a problem); says which decider runs

@@ -19,7 +19,7 @@ import (
 const usageReadTimeout = 30 * time.Second
 
 // usage lists every policy line with its uses and last use in the window
-// (README, "Which lines are used").
+// (docs/policy.md, "Which lines are used").
 func (t *policyTool) usage() int {
 	window, err := parseWindow(*t.since)
 	if err != nil {

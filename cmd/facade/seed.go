@@ -20,7 +20,7 @@ import (
 	"github.com/facade-dev/facade/redisdb"
 )
 
-// seedFile is the seed format (README.md, "Seed file"):
+// seedFile is the seed format (docs/operations.md, "The seed file"):
 //
 //	{"accounts": [{"id": "1001", "owner": "alice", "currency": "EUR", "balance": "250.00"}],
 //	 "grades":   [{"student_id": "alice", "subject": "english", "grade": "B+"}]}

@@ -17,8 +17,8 @@ const sessionsUsage = `usage: facade sessions list|revoke --sub ID   (reads FACA
   revoke --sub ID   end all of them at once, on every instance (offboarding, a stolen laptop)
 `
 
-// cmdSessions is ops' view of browser sessions (README, "Signing in with
-// your identity provider"): they live in Redis, so listing and ending
+// cmdSessions is ops' view of browser sessions (docs/signin.md): they
+// live in Redis, so listing and ending
 // them needs FACADE_REDIS_URL only, not the session keys.
 func cmdSessions(ctx context.Context, c *cmdEnv) error {
 	usage := func(w io.Writer) { fmt.Fprint(w, sessionsUsage) }

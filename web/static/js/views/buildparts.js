@@ -8,7 +8,7 @@ import {h, saveFile} from '../dom.js';
 
 export const REST = '/rest/api/latest';
 // LIST_MAX is the page asked for when a view needs a whole list: the most
-// the service answers in one page (README, "Build routes").
+// the service answers in one page (docs/build-routes.md).
 export const LIST_MAX = 1000;
 // REFRESH_MS is how often a view that can still change asks again (a
 // conditional request: an unchanged answer is a 304 with no body). With

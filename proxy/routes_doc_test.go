@@ -7,40 +7,40 @@ import (
 	"testing"
 )
 
-var updateREADME = flag.Bool("update-readme", false, "rewrite the README's \"Build routes\" table from the route table")
+var updateDoc = flag.Bool("update-doc", false, "rewrite the table of docs/build-routes.md from the route table")
 
-// readmeTableHeader starts the README's "Build routes" table; the table
-// runs to the first blank line.
-const readmeTableHeader = "| route | permission | answer | expand passed on | filters |\n|---|---|---|---|---|\n"
+// docTableHeader starts the table of docs/build-routes.md; the table runs
+// to the first blank line.
+const docTableHeader = "| route | permission | answer | expand passed on | filters |\n|---|---|---|---|---|\n"
 
-// TestREADMEBuildRoutesTableIsTheRouteTable: the README's table of build
-// routes is rendered from Routes, so the two cannot disagree. After
-// changing the table, run
+// TestBuildRoutesDocIsTheRouteTable: the table of build routes in
+// docs/build-routes.md is rendered from Routes, so the two cannot
+// disagree. After changing the table, run
 //
-//	go test ./proxy -run TestREADMEBuildRoutesTableIsTheRouteTable -update-readme
-func TestREADMEBuildRoutesTableIsTheRouteTable(t *testing.T) {
-	const path = "../README.md"
+//	go test ./proxy -run TestBuildRoutesDocIsTheRouteTable -update-doc
+func TestBuildRoutesDocIsTheRouteTable(t *testing.T) {
+	const path = "../docs/build-routes.md"
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(raw)
-	start := strings.Index(readme, readmeTableHeader)
+	doc := string(raw)
+	start := strings.Index(doc, docTableHeader)
 	if start < 0 {
-		t.Fatalf("README.md has no table starting %q", readmeTableHeader)
+		t.Fatalf("docs/build-routes.md has no table starting %q", docTableHeader)
 	}
-	end := start + strings.Index(readme[start:], "\n\n") + 1
+	end := start + strings.Index(doc[start:], "\n\n") + 1
 	want := renderRouteTable()
-	if readme[start:end] == want {
+	if doc[start:end] == want {
 		return
 	}
-	if *updateREADME {
-		if err := os.WriteFile(path, []byte(readme[:start]+want+readme[end:]), 0o644); err != nil {
+	if *updateDoc {
+		if err := os.WriteFile(path, []byte(doc[:start]+want+doc[end:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Errorf("README.md's build routes table is not the route table's; run with -update-readme. Want:\n%s", want)
+	t.Errorf("docs/build-routes.md's table is not the route table's; run with -update-doc. Want:\n%s", want)
 }
 
 // renderRouteTable writes one row per route: its paths, the permission,
@@ -48,7 +48,7 @@ func TestREADMEBuildRoutesTableIsTheRouteTable(t *testing.T) {
 // shown on an earlier row is named by that row's first path).
 func renderRouteTable() string {
 	var b strings.Builder
-	b.WriteString(readmeTableHeader)
+	b.WriteString(docTableHeader)
 	shown := map[string]string{}
 	list := func(values []string, first string) string {
 		if len(values) == 0 {

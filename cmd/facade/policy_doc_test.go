@@ -7,23 +7,23 @@ import (
 	"testing"
 )
 
-// TestReadmePolicyExamplesShowTheRealOutput: every `$ facade policy ...`
-// example in README.md that shows output is run on the repository's
-// model.conf and policy.csv (and the README's own `policy test` file), and
-// prints exactly what the README shows; an example that ends in "..."
-// shows some of the lines, in order. A change to the files or the tools
-// that makes the README wrong turns this red.
-func TestReadmePolicyExamplesShowTheRealOutput(t *testing.T) {
-	readme := mustRead(t, "../../README.md")
+// TestPolicyDocExamplesShowTheRealOutput: every `$ facade policy ...`
+// example in docs/policy.md that shows output is run on the repository's
+// model.conf and policy.csv (and the document's own `policy test` file),
+// and prints exactly what the document shows; an example that ends in
+// "..." shows some of the lines, in order. A change to the files or the
+// tools that makes the document wrong turns this red.
+func TestPolicyDocExamplesShowTheRealOutput(t *testing.T) {
+	doc := mustRead(t, "../../docs/policy.md")
 	dir := t.TempDir()
 	for _, f := range []string{"model.conf", "policy.csv"} {
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(mustRead(t, "../../"+f)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	testFile, ok := blockAfter(readme, "A `policy test` file is one expected decision per line")
+	testFile, ok := blockAfter(doc, "A `policy test` file is one expected decision per line")
 	if !ok {
-		t.Fatal("README.md has no policy test file example")
+		t.Fatal("docs/policy.md has no policy test file example")
 	}
 	if err := os.WriteFile(filepath.Join(dir, "policy.test"), []byte(testFile), 0o644); err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestReadmePolicyExamplesShowTheRealOutput(t *testing.T) {
 	t.Chdir(dir)
 	env := settingsFrom(map[string]string{"FACADE_MODEL": "model.conf", "FACADE_POLICY": "policy.csv"})
 	checked := 0
-	for _, ex := range shellExamples(readme) {
+	for _, ex := range shellExamples(doc) {
 		if len(ex.args) < 2 || ex.args[0] != "policy" || len(ex.want) == 0 {
 			continue
 		}
@@ -39,34 +39,34 @@ func TestReadmePolicyExamplesShowTheRealOutput(t *testing.T) {
 		got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 		if ex.want[len(ex.want)-1] == "..." {
 			if missing := notInOrder(ex.want[:len(ex.want)-1], got); missing != "" {
-				t.Errorf("README.md: `facade %s` shows\n  %s\nwhich it does not print (in this order); it prints\n%s%s",
+				t.Errorf("docs/policy.md: `facade %s` shows\n  %s\nwhich it does not print (in this order); it prints\n%s%s",
 					strings.Join(ex.args, " "), missing, out, stderr)
 			}
 		} else if strings.Join(got, "\n") != strings.Join(ex.want, "\n") {
-			t.Errorf("README.md: `facade %s` shows\n%s\nit prints\n%s%s", strings.Join(ex.args, " "), strings.Join(ex.want, "\n"), out, stderr)
+			t.Errorf("docs/policy.md: `facade %s` shows\n%s\nit prints\n%s%s", strings.Join(ex.args, " "), strings.Join(ex.want, "\n"), out, stderr)
 		}
 		checked++
 	}
 	if checked < 4 {
-		t.Fatalf("only %d README examples checked", checked)
+		t.Fatalf("only %d examples of docs/policy.md checked", checked)
 	}
 }
 
-// example is one "$ facade ..." line of a README code block with the
+// example is one "$ facade ..." line of a Markdown code block with the
 // output lines under it.
 type example struct {
 	args []string
 	want []string
 }
 
-// shellExamples reads every "$ facade ARGS   # comment" line in README's
+// shellExamples reads every "$ facade ARGS   # comment" line in a document's
 // code blocks and the lines under it up to the next "$ " line or the end
 // of the block.
-func shellExamples(readme string) []example {
+func shellExamples(doc string) []example {
 	var out []example
 	var cur *example
 	inBlock := false
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(doc, "\n") {
 		switch {
 		case strings.HasPrefix(line, "```"):
 			inBlock, cur = !inBlock, nil
@@ -88,8 +88,8 @@ func shellExamples(readme string) []example {
 
 // blockAfter returns the first code block after the paragraph starting
 // with intro.
-func blockAfter(readme, intro string) (string, bool) {
-	_, rest, ok := strings.Cut(readme, intro)
+func blockAfter(doc, intro string) (string, bool) {
+	_, rest, ok := strings.Cut(doc, intro)
 	if !ok {
 		return "", false
 	}
