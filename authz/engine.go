@@ -17,7 +17,7 @@ import (
 type decider interface {
 	enforce(q subject, obj, act string) bool
 	// enforceUsed is enforce, counting the lines the decision used in u
-	// (usage.go).
+	// (usage.go); nil counts nothing.
 	enforceUsed(q subject, obj, act string, u *lineUse) bool
 	kind() string // "index" or "casbin": which path decides (policy check, /readyz, metric)
 }
@@ -77,13 +77,12 @@ func (st *state) digestOf() [32]byte { return st.digest }
 
 // enforce asks the policy in force; a nil decider (zero Authorizer) denies.
 func (st *state) enforce(q subject, obj, act string) bool {
-	switch {
-	case st.decider == nil:
+	if st.decider == nil {
 		return false
-	case st.use != nil:
-		return st.decider.enforceUsed(q, obj, act, st.use)
 	}
-	return st.decider.enforce(q, obj, act)
+	// One path with usage recorded or not (st.use nil): the two differ by
+	// the counting alone.
+	return st.decider.enforceUsed(q, obj, act, st.use)
 }
 
 // checkModel loads the model text with casbin, refuses what the service
@@ -165,8 +164,11 @@ func (d *casbinDecider) enforce(q subject, obj, act string) bool {
 }
 
 // enforceUsed asks EnforceEx, which names the deciding p row, and counts
-// it and the g lines on the way in u.
+// it and the g lines on the way in u; without u it is enforce.
 func (d *casbinDecider) enforceUsed(q subject, obj, act string, u *lineUse) bool {
+	if u == nil {
+		return d.enforce(q, obj, act)
+	}
 	ok, row, err := d.ask(q, obj, act, true)
 	if err != nil {
 		return false

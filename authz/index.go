@@ -200,14 +200,17 @@ func (x *index) addRow(i int32, f []string) error {
 // enforce is casbin's Enforce(sub, obj, act) for the indexed model, with
 // the subject's token groups as g lines.
 func (x *index) enforce(q subject, obj, act string) bool {
-	allow, _ := x.decide(q, obj, act, nil)
-	return allow
+	return x.enforceUsed(q, obj, act, nil)
 }
 
-// enforceUsed is enforce, counting the lines the decision used in u.
+// enforceUsed is enforce, counting the lines the decision used in u (nil:
+// none). enforce is this with nil, so both run the same code and differ
+// by the count alone.
 func (x *index) enforceUsed(q subject, obj, act string, u *lineUse) bool {
 	d := x.run(q, obj, act, nil)
-	x.credit(u, q, obj, &d)
+	if u != nil {
+		x.credit(u, q, obj, &d)
+	}
 	allow, _ := d.result()
 	return allow
 }
