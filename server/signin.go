@@ -1,10 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"embed"
 	"errors"
-	"html"
+	"html/template"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -73,11 +74,22 @@ func (s *Server) login(c echo.Context) error {
 func (s *Server) callback(c echo.Context) error {
 	res, err := s.signin.Callback(c.Request(), c.RealIP())
 	if err != nil && errors.Is(err, facade.ErrSignInFailed) && acceptOf(c.Request()).asksFor("text/html") {
-		setCookies(c, res.Cookies)
-		c.Response().Header().Set("Content-Security-Policy", web.CSP)
-		return c.HTMLBlob(problem.Status(facade.ErrSignInFailed), signInFailedPage(auth.SignInFailure(err)))
+		return writeSignInFailedPage(c, res, err)
 	}
 	return writeSignIn(c, res, err)
+}
+
+// writeSignInFailedPage writes a refused callback for a person: its
+// cookies, and the page saying why under the page's own
+// Content-Security-Policy.
+func writeSignInFailedPage(c echo.Context, res auth.Result, refused error) error {
+	setCookies(c, res.Cookies)
+	page, err := signInFailedPage(auth.SignInFailure(refused))
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Content-Security-Policy", web.CSP)
+	return c.HTMLBlob(problem.Status(facade.ErrSignInFailed), page)
 }
 
 func (s *Server) logout(c echo.Context) error {
@@ -107,33 +119,21 @@ func setCookies(c echo.Context, cookies []*http.Cookie) {
 	}
 }
 
-// signInFailedPage is the page a refused sign-in shows: the page's style
-// sheet, what happened in words, and a link that starts a new sign-in.
-func signInFailedPage(what string) []byte {
-	var b strings.Builder
-	b.WriteString(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Sign-in did not complete - Facade</title>
-<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/ui/app.css">
-</head>
-<body>
-<header class="top"><p class="brand">Facade</p></header>
-<main id="main">
-<h1>Sign-in did not complete</h1>
-<p id="what">`)
-	b.WriteString(html.EscapeString(what))
-	b.WriteString(`</p>
-<p><a id="signin-again" class="button primary" href="/auth/login?return_to=%2Fui%2F">Sign in again</a></p>
-</main>
-</body>
-</html>
-`)
-	return []byte(b.String())
+// signInFailedTemplate is the page a refused sign-in shows
+// (templates/signin-failed.html): the page's style sheet, what happened
+// in words, and a link that starts a new sign-in.
+//
+//go:embed templates/signin-failed.html
+var signInFailedFile embed.FS
+
+var signInFailedTemplate = template.Must(template.ParseFS(signInFailedFile, "templates/signin-failed.html"))
+
+// signInFailedPage is that page saying what happened (escaped by
+// html/template).
+func signInFailedPage(what string) ([]byte, error) {
+	var b bytes.Buffer
+	err := signInFailedTemplate.Execute(&b, what)
+	return b.Bytes(), err
 }
 
 // signedOutKey is where authenticate leaves, for /auth/me, why a session

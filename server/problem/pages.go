@@ -2,6 +2,7 @@ package problem
 
 import (
 	"bytes"
+	"embed"
 	"html/template"
 	"net/http"
 )
@@ -20,67 +21,14 @@ type pageView struct {
 
 type reasonView struct{ Code, Detail string }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Code}}: {{.Title}}</title>
-<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/ui/app.css">
-</head>
-<body>
-<header class="top"><p class="brand"><a href="/ui/">Facade</a></p></header>
-<main>
-<h1>{{.Code}}</h1>
-<p>HTTP status {{.Status}} {{.Title}}.</p>
-<p>{{.Detail}}</p>
-<h2>What to do</h2>
-<p>{{.Advice}}</p>
-{{- if .Reasons}}
-<h2>Rules an input can break</h2>
-<p>The answer's <code>errors</code> list names each input that was wrong (<code>parameter</code>) and the rule it broke (<code>code</code>):</p>
-<div class="scroll" tabindex="0" role="region" aria-label="Rules"><table>
-<thead><tr><th scope="col">code</th><th scope="col">meaning</th></tr></thead>
-<tbody>
-{{- range .Reasons}}
-<tr><td><code>{{.Code}}</code></td><td>{{.Detail}}</td></tr>
-{{- end}}
-</tbody>
-</table></div>
-{{- end}}
-<p><a href="/problems">Every problem type</a> · <a href="/ui/">Back to the page</a></p>
-</main>
-</body>
-</html>
-`))
+// templates are the pages' HTML (templates/page.html for one code,
+// templates/index.html for the list); html/template escapes what the
+// table says.
+//
+//go:embed templates/*.html
+var templateFiles embed.FS
 
-var indexTemplate = template.Must(template.New("index").Parse(`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Problem types</title>
-<link rel="icon" href="/ui/favicon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/ui/app.css">
-</head>
-<body>
-<header class="top"><p class="brand"><a href="/ui/">Facade</a></p></header>
-<main>
-<h1>Problem types</h1>
-<p>Every error answer is an RFC 9457 problem whose <code>code</code> names its cause; its <code>type</code> is the address of the page describing it.</p>
-<div class="scroll" tabindex="0" role="region" aria-label="Problem types"><table>
-<thead><tr><th scope="col">code</th><th scope="col">status</th><th scope="col">meaning</th></tr></thead>
-<tbody>
-{{- range .}}
-<tr><td><a href="/problems/{{.Code}}">{{.Code}}</a></td><td>{{.Status}}</td><td>{{.Detail}}</td></tr>
-{{- end}}
-</tbody>
-</table></div>
-</main>
-</body>
-</html>
-`))
+var templates = template.Must(template.ParseFS(templateFiles, "templates/*.html"))
 
 // pages holds every page by wire code; index is the list of them.
 var pages, index = buildPages()
@@ -96,14 +44,14 @@ func buildPages() (map[string][]byte, []byte) {
 			v.Reasons = append(v.Reasons, reasonView{Code: Wire(r), Detail: kind.reasons[r]})
 		}
 		var b bytes.Buffer
-		if err := pageTemplate.Execute(&b, v); err != nil {
+		if err := templates.ExecuteTemplate(&b, "page.html", v); err != nil {
 			panic(err) // a template that cannot run on the table is a build error
 		}
 		out[v.Code] = b.Bytes()
 		all = append(all, v)
 	}
 	var b bytes.Buffer
-	if err := indexTemplate.Execute(&b, all); err != nil {
+	if err := templates.ExecuteTemplate(&b, "index.html", all); err != nil {
 		panic(err)
 	}
 	return out, b.Bytes()
