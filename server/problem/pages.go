@@ -22,8 +22,8 @@ type pageView struct {
 type reasonView struct{ Code, Detail string }
 
 // templates are the pages' HTML (templates/page.html for one code,
-// templates/index.html for the list); html/template escapes what the
-// table says.
+// templates/index.html for the list, both starting with top.html's head
+// and header); html/template escapes what the table says.
 //
 //go:embed templates/*.html
 var templateFiles embed.FS
