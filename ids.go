@@ -85,3 +85,60 @@ func upperDigits(s string) bool {
 	}
 	return true
 }
+
+// Identifiers that cross layers are typed: the HTTP handlers, the CLI and
+// the seed loader parse text into them once, with the constructors below,
+// and authorization and the stores take them as they are, without checking
+// them again. Each is a struct around its text, so no package outside this
+// one can build one unchecked; its zero value is the only other value
+// there is, and it names nothing (String is "").
+
+// id is the text of a well-formed student_id, account_id or class_id
+// (ValidID); the zero value is "".
+type id struct{ s string }
+
+// String is the identifier as the client wrote it.
+func (i id) String() string { return i.s }
+
+// IsZero reports whether i is its type's zero value, which no parse returns.
+func (i id) IsZero() bool { return i.s == "" }
+
+func parseID(s string) (id, error) {
+	if !ValidID(s) {
+		return id{}, ErrBadIdentifier
+	}
+	return id{s}, nil
+}
+
+// AccountID is a well-formed account_id (docs/contract.md §3), made only by
+// ParseAccountID. The zero value names no account.
+type AccountID struct{ id }
+
+// ParseAccountID returns s as an AccountID, or ErrBadIdentifier when s is
+// not ^[A-Za-z0-9._@-]{1,64}$.
+func ParseAccountID(s string) (AccountID, error) {
+	i, err := parseID(s)
+	return AccountID{i}, err
+}
+
+// StudentID is a well-formed student_id (docs/contract.md §3), made only by
+// ParseStudentID. The zero value names no student.
+type StudentID struct{ id }
+
+// ParseStudentID returns s as a StudentID, or ErrBadIdentifier when s is
+// not ^[A-Za-z0-9._@-]{1,64}$.
+func ParseStudentID(s string) (StudentID, error) {
+	i, err := parseID(s)
+	return StudentID{i}, err
+}
+
+// ClassID is a well-formed class id (docs/contract.md §3, the format of a
+// student_id), made only by ParseClassID. The zero value names no class.
+type ClassID struct{ id }
+
+// ParseClassID returns s as a ClassID, or ErrBadIdentifier when s is not
+// ^[A-Za-z0-9._@-]{1,64}$.
+func ParseClassID(s string) (ClassID, error) {
+	i, err := parseID(s)
+	return ClassID{i}, err
+}

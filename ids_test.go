@@ -1,6 +1,7 @@
 package facade
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -57,6 +58,39 @@ func FuzzGroupNameFormat(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if ValidGroupName(s) != groupNameRule(s) {
 			t.Fatalf("%q: ValidGroupName %v, the rule %v", s, ValidGroupName(s), groupNameRule(s))
+		}
+	})
+}
+
+// FuzzParseIdentifiers: the constructors accept exactly docs/contract.md
+// §3's id format, give back the text they were given, and parse their own
+// String to the same value; what they refuse is the zero value and
+// ErrBadIdentifier.
+func FuzzParseIdentifiers(f *testing.F) {
+	for _, s := range []string{"alice", "1001", "a.b@c-d_e", "", "a/b", "ä", strings.Repeat("a", 65)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		account, errA := ParseAccountID(s)
+		student, errS := ParseStudentID(s)
+		class, errC := ParseClassID(s)
+		if specID.MatchString(s) {
+			if errA != nil || errS != nil || errC != nil || account.String() != s || student.String() != s || class.String() != s {
+				t.Fatalf("%q: refused or changed (%v %v %v)", s, errA, errS, errC)
+			}
+			again, err := ParseAccountID(account.String())
+			if err != nil || again != account {
+				t.Fatalf("%q: String does not parse back to the same id", s)
+			}
+			return
+		}
+		for _, err := range []error{errA, errS, errC} {
+			if !errors.Is(err, ErrBadIdentifier) {
+				t.Fatalf("%q: accepted against the format, or refused with %v", s, err)
+			}
+		}
+		if !account.IsZero() || !student.IsZero() || !class.IsZero() {
+			t.Fatalf("%q: a refusal that is not the zero value", s)
 		}
 	})
 }

@@ -37,26 +37,93 @@ func ParseAmount(s string, cur Currency, maxMajor int64) (int64, error) {
 }
 
 // parseAmount is ParseAmount with the refusal's reason ("" for none)
-// instead of an error, which costs allocations: appendAmountByExponent asks
-// for every exponent, and a transfer's amount is too precise for some.
+// instead of an error.
 func parseAmount(s string, cur Currency, maxMajor int64) (int64, facade.Reason) {
+	a, reason := parseDecimal(s, cur.Exponent, maxMajor)
+	if reason != "" {
+		return 0, reason
+	}
+	minor, ok := a.Minor(cur.Exponent)
+	if !ok { // more minor units than int64 holds (an exponent beyond the table's)
+		return 0, facade.ReasonOverLimit
+	}
+	return minor, ""
+}
+
+// TransferAmount is the amount of a transfer URL, parsed once by
+// ParseTransferAmount before the currency it is in is known: its value in
+// units of its last written decimal, and how many decimals were written
+// ("5.00" is 500 and 2; "5" is 5 and 0), which the currency's exponent
+// (the source account's, read inside the transfer step) accepts or not.
+// The zero value is no amount: no parse returns it.
+type TransferAmount struct {
+	units  int64 // the value, times 10^places
+	places int   // the decimals written, at most MaxExponent
+}
+
+// ParseTransferAmount checks everything about a transfer's amount that
+// does not depend on its currency: docs/contract.md §5's grammar, more
+// than 0, at most maxMajor major units, and no more decimals than any
+// currency has (MaxExponent). A refusal is facade.ErrBadAmount naming the
+// first rule broken, as ParseAmount's. The currency's own precision is
+// applied by Store.Transfer, through Minor, once the source account's
+// currency is known.
+func ParseTransferAmount(s string, maxMajor int64) (TransferAmount, error) {
+	a, reason := parseDecimal(s, MaxExponent, maxMajor)
+	if reason != "" {
+		return TransferAmount{}, badAmount(amountParam, reason)
+	}
+	return a, nil
+}
+
+// parseDecimal reads s with at most maxPlaces decimals and a value in
+// (0, maxMajor], or names the first rule it breaks.
+func parseDecimal(s string, maxPlaces int, maxMajor int64) (TransferAmount, facade.Reason) {
 	whole, frac, ok := splitAmount(s)
 	switch {
 	case !ok:
-		return 0, outsideGrammar(s)
-	case len(frac) > cur.Exponent:
-		return 0, facade.ReasonTooPrecise
+		return TransferAmount{}, outsideGrammar(s)
+	case len(frac) > maxPlaces:
+		return TransferAmount{}, facade.ReasonTooPrecise
 	case !withinMax(whole, frac, maxMajor):
-		return 0, facade.ReasonOverLimit
+		return TransferAmount{}, facade.ReasonOverLimit
 	}
-	minor, err := toMinor(whole, frac, cur.Exponent)
+	units, err := toMinor(whole, frac, len(frac))
 	switch {
 	case err != nil:
-		return 0, facade.ReasonOverLimit
-	case minor <= 0:
-		return 0, facade.ReasonNotPositive
+		return TransferAmount{}, facade.ReasonOverLimit
+	case units <= 0:
+		return TransferAmount{}, facade.ReasonNotPositive
 	}
-	return minor, ""
+	return TransferAmount{units: units, places: len(frac)}, ""
+}
+
+// Minor is a in minor units of a currency of the given exponent; false
+// when a has more decimals than the currency (too precise for it) or its
+// minor units overflow int64 (never for an exponent up to MaxExponent).
+func (a TransferAmount) Minor(exponent int) (int64, bool) {
+	if a.places > exponent {
+		return 0, false
+	}
+	scale, err := pow10(exponent - a.places)
+	if err != nil {
+		return 0, false
+	}
+	minor, err := mulAdd(a.units, scale, 0)
+	return minor, err == nil
+}
+
+// String is the amount as it was written ("5.00"): the grammar has no
+// leading zeros, and the decimals written are kept.
+func (a TransferAmount) String() string {
+	digits := strconv.FormatInt(a.units, 10)
+	if a.places == 0 {
+		return digits
+	}
+	if len(digits) <= a.places {
+		digits = strings.Repeat("0", a.places-len(digits)+1) + digits
+	}
+	return digits[:len(digits)-a.places] + "." + digits[len(digits)-a.places:]
 }
 
 // Amounts outside the grammar that a person wrote as a number all the
@@ -86,16 +153,6 @@ func outsideGrammar(s string) facade.Reason {
 // amountParam names the amount in a refusal: the transfer path's
 // {amount} (docs/contract.md §5).
 const amountParam = "amount"
-
-// ValidateAmountSyntax checks everything about an amount that does not
-// depend on its currency: the grammar, more than 0, at most maxMajor, and
-// no more decimals than any currency has (MaxExponent). It is the check to
-// run before Redis; the currency's own precision is checked by Transfer
-// once the source account's currency is known.
-func ValidateAmountSyntax(s string, maxMajor int64) error {
-	_, err := ParseAmount(s, Currency{Exponent: MaxExponent}, maxMajor)
-	return err
-}
 
 // ParseBalance turns an opening balance (seed file, docs/contract.md §8) into
 // minor units of cur. Same grammar and precision rule as ParseAmount, but

@@ -32,8 +32,8 @@ func TestParseAmountRefusesMalformedInAnyCurrency(t *testing.T) {
 				t.Errorf("ParseAmount(%q, %s) = %d, %v; want ErrBadAmount", s, cur.Code, minor, err)
 			}
 		}
-		if err := ValidateAmountSyntax(s, testMax); !isBadAmount(err) {
-			t.Errorf("ValidateAmountSyntax(%q) = %v; want ErrBadAmount", s, err)
+		if err := transferAmountErr(s, testMax); !isBadAmount(err) {
+			t.Errorf("ParseTransferAmount(%q) = %v; want ErrBadAmount", s, err)
 		}
 	}
 }
@@ -123,8 +123,8 @@ func FuzzParseAmount(f *testing.F) {
 		if again, err := ParseAmount(formatted, cur, maxMajor); err != nil || again != minor {
 			t.Fatalf("round trip of %q via %q = %d, %v; want %d", s, formatted, again, err, minor)
 		}
-		if cur.Exponent <= MaxExponent && ValidateAmountSyntax(s, maxMajor) != nil {
-			t.Fatalf("ValidateAmountSyntax refuses %q that ParseAmount accepts", s)
+		if cur.Exponent <= MaxExponent && transferAmountErr(s, maxMajor) != nil {
+			t.Fatalf("ParseTransferAmount refuses %q that ParseAmount accepts", s)
 		}
 	})
 }
@@ -161,4 +161,42 @@ func TestAmountRefusalsNameTheRuleAPersonBroke(t *testing.T) {
 			t.Errorf("ParseAmount(%q): %v, want reason %s", s, err, want)
 		}
 	}
+}
+
+// transferAmountErr is ParseTransferAmount's refusal alone.
+func transferAmountErr(s string, maxMajor int64) error {
+	_, err := ParseTransferAmount(s, maxMajor)
+	return err
+}
+
+// FuzzParseTransferAmount: an amount ParseTransferAmount accepts is in
+// docs/contract.md §5's grammar, writes back as the very text it was read
+// from (so parsing its String gives the same value), and is, in every
+// currency exponent, the minor units ParseAmount gives for that currency.
+func FuzzParseTransferAmount(f *testing.F) {
+	for _, s := range append(badAmounts, "5", "5.5", "5.00", "0.01", "0.001", "0.100", "1000000", "999999999999999.999") {
+		f.Add(s, int64(testMax))
+	}
+	f.Fuzz(func(t *testing.T, s string, maxMajor int64) {
+		a, err := ParseTransferAmount(s, maxMajor)
+		if err != nil {
+			if !isBadAmount(err) {
+				t.Fatalf("ParseTransferAmount(%q) error %v is not a bad-amount error", s, err)
+			}
+			return
+		}
+		if !amountPattern.MatchString(s) || a.String() != s {
+			t.Fatalf("ParseTransferAmount(%q) accepted against the grammar, or writes back as %q", s, a.String())
+		}
+		if again, err := ParseTransferAmount(a.String(), maxMajor); err != nil || again != a {
+			t.Fatalf("round trip of %q = %+v, %v; want %+v", s, again, err, a)
+		}
+		for exp := 0; exp <= MaxExponent; exp++ {
+			minor, ok := a.Minor(exp)
+			want, err := ParseAmount(s, Currency{Code: "FUZ", Exponent: exp}, maxMajor)
+			if ok != (err == nil) || minor != want {
+				t.Fatalf("%q at exponent %d: Minor %d, %v; ParseAmount %d, %v", s, exp, minor, ok, want, err)
+			}
+		}
+	})
 }

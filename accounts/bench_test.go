@@ -49,12 +49,12 @@ func benchmarkTransfers(b *testing.B, keyed bool) {
 		own := make([]time.Duration, 0, 1024)
 		for n := 0; pb.Next(); n++ {
 			i := rng.IntN(len(ids))
-			req := TransferRequest{From: ids[i], To: ids[(i+1)%len(ids)], Amount: "1.25", Principal: "bench"}
+			req := textRequest{From: ids[i], To: ids[(i+1)%len(ids)], Amount: "1.25", Principal: "bench"}
 			if keyed {
 				req.IdempotencyKey = fmt.Sprintf("%d-%d", w, n)
 			}
 			t0 := time.Now()
-			if _, _, err := s.Transfer(context.Background(), req, testMax); err != nil {
+			if _, _, err := s.transferText(context.Background(), req, testMax); err != nil {
 				b.Error(err)
 				return
 			}

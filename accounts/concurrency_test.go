@@ -49,7 +49,7 @@ func TestConcurrentRandomTransfersKeepTheBooks(t *testing.T) {
 			for range perWorker {
 				from := ids[r.IntN(len(ids))]
 				to := ids[r.IntN(len(ids))]
-				_, _, err := s.Transfer(ctx, TransferRequest{From: from, To: to, Amount: randomAmount(r), Principal: "p"}, testMax)
+				_, _, err := s.transferText(ctx, textRequest{From: from, To: to, Amount: randomAmount(r), Principal: "p"}, testMax)
 				switch {
 				case err == nil:
 					created.Add(1)
@@ -94,7 +94,7 @@ func watchBalances(t *testing.T, s *Store, ids []string, stop <-chan struct{}, d
 		default:
 		}
 		for _, id := range ids {
-			a, err := s.Get(context.Background(), id)
+			a, err := s.getText(context.Background(), id)
 			if err != nil || a.Balance < 0 {
 				t.Errorf("balance of %s = %d, %v", id, a.Balance, err)
 				return

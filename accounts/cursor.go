@@ -60,18 +60,22 @@ func (s *Store) cursorAEAD(ctx context.Context) (cipher.AEAD, error) {
 
 // SealCursor seals lastID, where an account list's walk stopped, for
 // principal.
-func (s *Store) SealCursor(ctx context.Context, principal, lastID string) (string, error) {
-	return s.seal(ctx, []byte(principal), []byte(lastID))
+func (s *Store) SealCursor(ctx context.Context, principal string, lastID facade.AccountID) (string, error) {
+	return s.seal(ctx, []byte(principal), []byte(lastID.String()))
 }
 
 // OpenCursor returns the id an account list cursor sealed for principal
 // holds; any other cursor is a 400 naming the parameter.
-func (s *Store) OpenCursor(ctx context.Context, principal, cursor string) (string, error) {
-	id, err := s.open(ctx, []byte(principal), cursor)
-	if err != nil || !facade.ValidID(string(id)) {
-		return "", errBadCursor
+func (s *Store) OpenCursor(ctx context.Context, principal, cursor string) (facade.AccountID, error) {
+	payload, err := s.open(ctx, []byte(principal), cursor)
+	if err != nil {
+		return facade.AccountID{}, errBadCursor
 	}
-	return string(id), nil
+	id, err := facade.ParseAccountID(string(payload))
+	if err != nil {
+		return facade.AccountID{}, errBadCursor
+	}
+	return id, nil
 }
 
 // seal encrypts payload, authenticated together with bound (who and what

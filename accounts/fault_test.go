@@ -41,7 +41,7 @@ func TestRedisCrashMidRunLosesNoMoneyAndMovesItOnce(t *testing.T) {
 
 	run.waitFinished(workers * quota / 4)
 	srv.Stop()
-	_, err := s.Get(context.Background(), "a1")
+	_, err := s.getText(context.Background(), "a1")
 	wantUnavailable(t, err)
 	select {
 	case <-run.sawDown:
@@ -83,7 +83,7 @@ func (r *crashRun) worker(t *testing.T, s *Store, ids []string, w, quota int) {
 	rng := rand.New(rand.NewPCG(uint64(w), 11))
 	for n := 0; n < quota || !r.restarted.Load(); n++ {
 		i := rng.IntN(len(ids))
-		req := TransferRequest{
+		req := textRequest{
 			From: ids[i], To: ids[(i+1+rng.IntN(len(ids)-1))%len(ids)], Amount: randomAmount(rng),
 			IdempotencyKey: fmt.Sprintf("w%d-%d", w, n), Principal: "crash-test",
 		}
@@ -94,9 +94,9 @@ func (r *crashRun) worker(t *testing.T, s *Store, ids []string, w, quota int) {
 
 // transferUntilAnswered retries one transfer, same key, until Redis gives a
 // definite answer.
-func (r *crashRun) transferUntilAnswered(t *testing.T, s *Store, req TransferRequest) {
+func (r *crashRun) transferUntilAnswered(t *testing.T, s *Store, req textRequest) {
 	for {
-		_, replayed, err := s.Transfer(context.Background(), req, testMax)
+		_, replayed, err := s.transferText(context.Background(), req, testMax)
 		switch {
 		case err == nil:
 			r.succeeded.Add(1)

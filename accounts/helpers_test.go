@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -31,7 +32,7 @@ func open(t testing.TB, s *Store, id, currency, balance string) {
 // balance returns the balance of id in minor units.
 func balance(t testing.TB, s *Store, id string) int64 {
 	t.Helper()
-	a, err := s.Get(context.Background(), id)
+	a, err := s.getText(context.Background(), id)
 	if err != nil {
 		t.Fatalf("get %s: %v", id, err)
 	}
@@ -65,4 +66,69 @@ func wantError(t testing.TB, err error, want *facade.Error) {
 	if !errors.As(err, &fe) || !errors.Is(err, want) {
 		t.Fatalf("error = %v (%T); want code %q", err, err, want.Code)
 	}
+}
+
+// textRequest is a transfer as a client writes it, before the HTTP layer
+// parses it into a TransferRequest.
+type textRequest struct {
+	From, To, Amount, IdempotencyKey, Principal, Reference string
+}
+
+// parse is what the HTTP layer does with a transfer's text, in its order:
+// the accounts, then the amount (under maxMajor).
+func (r textRequest) parse(maxMajor int64) (TransferRequest, error) {
+	from, err := facade.ParseAccountID(r.From)
+	if err != nil {
+		return TransferRequest{}, err
+	}
+	to, err := facade.ParseAccountID(r.To)
+	if err != nil {
+		return TransferRequest{}, err
+	}
+	amount, err := ParseTransferAmount(r.Amount, maxMajor)
+	if err != nil {
+		return TransferRequest{}, err
+	}
+	return TransferRequest{From: from, To: to, Amount: amount, IdempotencyKey: r.IdempotencyKey,
+		Principal: r.Principal, Reference: r.Reference}, nil
+}
+
+// parsed is r parsed, for requests a test knows to be well-formed.
+func (r textRequest) parsed() TransferRequest {
+	req, err := r.parse(testMax)
+	if err != nil {
+		panic(fmt.Sprintf("%+v: %v", r, err))
+	}
+	return req
+}
+
+// transferText parses r as the HTTP layer does and hands it to Transfer.
+// A request refused in parsing is audited as the text it was, as every
+// attempt is (audit).
+func (s *Store) transferText(ctx context.Context, r textRequest, maxMajor int64) (Transfer, bool, error) {
+	req, err := r.parse(maxMajor)
+	if err != nil {
+		s.audit(ctx, attempt{principal: r.Principal, from: r.From, to: r.To, amount: r.Amount, keyed: r.IdempotencyKey != ""},
+			Transfer{}, false, err)
+		return Transfer{}, false, err
+	}
+	return s.Transfer(ctx, req)
+}
+
+// mustAccount is a well-formed account id.
+func mustAccount(s string) facade.AccountID {
+	id, err := facade.ParseAccountID(s)
+	if err != nil {
+		panic(s + ": " + err.Error())
+	}
+	return id
+}
+
+// getText parses id as the HTTP layer does and hands it to Get.
+func (s *Store) getText(ctx context.Context, id string) (Account, error) {
+	account, err := facade.ParseAccountID(id)
+	if err != nil {
+		return Account{}, err
+	}
+	return s.Get(ctx, account)
 }

@@ -19,16 +19,16 @@ func TestIdempotencyKeyAlphabetEdges(t *testing.T) {
 	open(t, s, "A", "EUR", "10.00")
 	open(t, s, "B", "EUR", "0")
 	for _, key := range []string{"!", "~", strings.Repeat("k", 255)} {
-		req := TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: key, Principal: "alice"}
-		if _, replayed, err := s.Transfer(ctx, req, testMax); err != nil || replayed {
+		req := textRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: key, Principal: "alice"}
+		if _, replayed, err := s.transferText(ctx, req, testMax); err != nil || replayed {
 			t.Fatalf("key %.8q (%d characters): replayed %v, %v", key, len(key), replayed, err)
 		}
-		if _, replayed, err := s.Transfer(ctx, req, testMax); err != nil || !replayed {
+		if _, replayed, err := s.transferText(ctx, req, testMax); err != nil || !replayed {
 			t.Fatalf("key %.8q sent again: replayed %v, %v; want a replay", key, replayed, err)
 		}
 	}
 	for _, key := range []string{"k\x7f", "k\x20", "k\x00"} {
-		_, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: key, Principal: "alice"}, testMax)
+		_, _, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: key, Principal: "alice"}, testMax)
 		wantError(t, err, facade.ErrBadIdempotencyKey)
 	}
 	if got := balances(t, s, "A", "B"); !slices.Equal(got, []int64{700, 300}) {

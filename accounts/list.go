@@ -13,40 +13,39 @@ import (
 const MaxIDsPage = 1000
 
 // IDsAfter returns up to n account ids that sort after `after` (byte
-// order; "" means from the first), in that order, from the account index.
-// It is how GET /rs/account walks the stored accounts: the caller decides
-// which of them to show, so a wildcard grant lists only accounts that
-// exist.
-func (s *Store) IDsAfter(ctx context.Context, after string, n int) ([]string, error) {
-	if after != "" && !facade.ValidID(after) {
-		return nil, badIdentifier()
-	}
+// order; the zero AccountID means from the first), in that order, from the
+// account index. It is how GET /rs/account walks the stored accounts: the
+// caller decides which of them to show, so a wildcard grant lists only
+// accounts that exist. The ids are parsed here, where they come out of
+// Redis: one this package did not write is an internal error.
+func (s *Store) IDsAfter(ctx context.Context, after facade.AccountID, n int) ([]facade.AccountID, error) {
 	if n < 1 || n > MaxIDsPage {
 		return nil, facade.ErrBadParameter
 	}
 	min := "-"
-	if after != "" {
-		min = "(" + after
+	if !after.IsZero() {
+		min = "(" + after.String()
 	}
-	ids, err := s.rdb.ZRangeByLex(ctx, indexKey(), &redis.ZRangeBy{Min: min, Max: "+", Count: int64(n)}).Result()
+	stored, err := s.rdb.ZRangeByLex(ctx, indexKey(), &redis.ZRangeBy{Min: min, Max: "+", Count: int64(n)}).Result()
 	if err != nil {
 		return nil, redisdb.Error(err)
+	}
+	ids := make([]facade.AccountID, len(stored))
+	for i, v := range stored {
+		if ids[i], err = facade.ParseAccountID(v); err != nil {
+			return nil, corrupt("account index holds " + clip(v))
+		}
 	}
 	return ids, nil
 }
 
 // GetMany returns the accounts of ids that exist, in the order of ids, in
 // one round trip.
-func (s *Store) GetMany(ctx context.Context, ids []string) ([]Account, error) {
-	for _, id := range ids {
-		if !facade.ValidID(id) {
-			return nil, badIdentifier()
-		}
-	}
+func (s *Store) GetMany(ctx context.Context, ids []facade.AccountID) ([]Account, error) {
 	cmds := make([]*redis.SliceCmd, len(ids))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.HMGet(ctx, accountKey(id), "owner", "currency", "exponent", "balance", "created")
+			cmds[i] = p.HMGet(ctx, accountKey(id.String()), "owner", "currency", "exponent", "balance", "created")
 		}
 		return nil
 	})

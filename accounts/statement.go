@@ -93,10 +93,8 @@ type StatementPage struct {
 // empty, non-nil Entries when there are none). q.Limit must be 1 to
 // MaxStatementLimit (else ErrBadParameter); an unknown account is
 // ErrNotFound.
-func (s *Store) Statement(ctx context.Context, id string, q StatementQuery) (StatementPage, error) {
-	if !facade.ValidID(id) {
-		return StatementPage{}, badIdentifier()
-	}
+func (s *Store) Statement(ctx context.Context, account facade.AccountID, q StatementQuery) (StatementPage, error) {
+	id := account.String()
 	if q.Limit < 1 || q.Limit > MaxStatementLimit {
 		return StatementPage{}, facade.ErrBadParameter
 	}
@@ -167,15 +165,15 @@ func (s *Store) statementIDs(ctx context.Context, id string, q StatementQuery) (
 // SealStatementCursor seals where a statement page stopped, bound to the
 // principal it is given to and the account: it opens for no one else and
 // on no other account's statement (docs/contract.md §5).
-func (s *Store) SealStatementCursor(ctx context.Context, principal, accountID string, at Position) (string, error) {
-	return s.seal(ctx, statementBound(principal, accountID), []byte(strconv.FormatInt(at.score, 10)))
+func (s *Store) SealStatementCursor(ctx context.Context, principal string, accountID facade.AccountID, at Position) (string, error) {
+	return s.seal(ctx, statementBound(principal, accountID.String()), []byte(strconv.FormatInt(at.score, 10)))
 }
 
 // OpenStatementCursor returns the position a cursor sealed by
 // SealStatementCursor for this principal and account holds; any other
 // cursor is a 400 naming the parameter.
-func (s *Store) OpenStatementCursor(ctx context.Context, principal, accountID, cursor string) (Position, error) {
-	raw, err := s.open(ctx, statementBound(principal, accountID), cursor)
+func (s *Store) OpenStatementCursor(ctx context.Context, principal string, accountID facade.AccountID, cursor string) (Position, error) {
+	raw, err := s.open(ctx, statementBound(principal, accountID.String()), cursor)
 	if err != nil {
 		return Position{}, errBadCursor
 	}

@@ -31,7 +31,7 @@ func transferMany(t testing.TB, s *Store, rdb redis.UniversalClient, n int) []st
 				if i%3 == 0 {
 					from, to = "B", "A"
 				}
-				if _, _, err := s.Transfer(ctx, TransferRequest{From: from, To: to, Amount: "0.01", Reference: "r" + strconv.Itoa(i)}, testMax); err != nil {
+				if _, _, err := s.transferText(ctx, textRequest{From: from, To: to, Amount: "0.01", Reference: "r" + strconv.Itoa(i)}, testMax); err != nil {
 					t.Error(err)
 				}
 			}
@@ -51,7 +51,7 @@ func walk(t testing.TB, s *Store, id string, q StatementQuery) []StatementEntry 
 	t.Helper()
 	var all []StatementEntry
 	for pages := 0; ; pages++ {
-		page, err := s.Statement(context.Background(), id, q)
+		page, err := s.Statement(context.Background(), mustAccount(id), q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +142,7 @@ func TestStatementListsMoveIntoTheHistory(t *testing.T) {
 	if err := rdb.RPush(ctx, statementKey("A"), old).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "1"}, testMax); err != nil {
+	if _, _, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "1"}, testMax); err != nil {
 		t.Fatal(err)
 	}
 	got := ids(walk(t, s, "A", StatementQuery{Limit: 8}))
@@ -160,14 +160,14 @@ func TestStatementListsMoveIntoTheHistory(t *testing.T) {
 func TestStatementCursorIsBound(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := context.Background()
-	c, err := s.SealStatementCursor(ctx, "alice", "1001", Position{score: 1234})
+	c, err := s.SealStatementCursor(ctx, "alice", mustAccount("1001"), Position{score: 1234})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.OpenStatementCursor(ctx, "alice", "1001", c); err != nil || p.score != 1234 {
+	if p, err := s.OpenStatementCursor(ctx, "alice", mustAccount("1001"), c); err != nil || p.score != 1234 {
 		t.Fatalf("own cursor: %v %v", p, err)
 	}
-	list, _ := s.SealCursor(ctx, "alice", "1001")
+	list, _ := s.SealCursor(ctx, "alice", mustAccount("1001"))
 	edited := []byte(c)
 	edited[len(edited)/2] ^= 1
 	for name, try := range map[string][3]string{
@@ -178,7 +178,7 @@ func TestStatementCursorIsBound(t *testing.T) {
 		"edited":           {"alice", "1001", string(edited)},
 		"not base64":       {"alice", "1001", "!!"},
 	} {
-		_, err := s.OpenStatementCursor(ctx, try[0], try[1], try[2])
+		_, err := s.OpenStatementCursor(ctx, try[0], mustAccount(try[1]), try[2])
 		var fe *facade.Error
 		if !errors.As(err, &fe) || fe.Code != facade.ErrBadParameter.Code || fe.Invalid[0].Parameter != "cursor" || fe.Invalid[0].Reason != facade.ReasonNotIssued {
 			t.Errorf("%s: %v", name, err)
@@ -232,7 +232,7 @@ func BenchmarkStatementPage(b *testing.B) {
 	} {
 		b.Run("history/"+c.name, func(b *testing.B) {
 			for b.Loop() {
-				page, err := s.Statement(ctx, "A", StatementQuery{Limit: limit, Before: c.before})
+				page, err := s.Statement(ctx, mustAccount("A"), StatementQuery{Limit: limit, Before: c.before})
 				if err != nil || len(page.Entries) == 0 {
 					b.Fatal(err)
 				}
@@ -259,7 +259,7 @@ func BenchmarkStatementPage(b *testing.B) {
 func FuzzStatementCursor(f *testing.F) {
 	s, _ := newTestStore(f)
 	ctx := context.Background()
-	sealed, err := s.SealStatementCursor(ctx, "alice", "1001", Position{score: 1_700_000_000_000_000})
+	sealed, err := s.SealStatementCursor(ctx, "alice", mustAccount("1001"), Position{score: 1_700_000_000_000_000})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -278,7 +278,11 @@ func FuzzStatementCursor(f *testing.F) {
 			b[flip] ^= 0x01
 			cursor = string(b)
 		}
-		p, err := s.OpenStatementCursor(ctx, principal, account, cursor)
+		id, err := facade.ParseAccountID(account)
+		if err != nil {
+			return // refused before any cursor is opened
+		}
+		p, err := s.OpenStatementCursor(ctx, principal, id, cursor)
 		mine := cursor == sealed && principal == "alice" && account == "1001"
 		switch {
 		case mine && (err != nil || p.score != 1_700_000_000_000_000):

@@ -17,12 +17,12 @@ func TestStatementBalanceAfterOnBothPaths(t *testing.T) {
 	open(t, s, "B", "EUR", "0.00")
 	open(t, s, "rich", "EUR", "90071992547409.93") // 9007199254740993 cents: 2^53+1, no double holds it
 	open(t, s, "C", "EUR", "0.00")
-	for _, r := range []TransferRequest{
+	for _, r := range []textRequest{
 		{From: "A", To: "B", Amount: "10.25", Reference: "one"},
 		{From: "A", To: "B", Amount: "0.75"},
 		{From: "rich", To: "C", Amount: "0.01", Reference: "big"},
 	} {
-		if _, _, err := s.Transfer(ctx, r, testMax); err != nil {
+		if _, _, err := s.transferText(ctx, r, testMax); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -32,7 +32,7 @@ func TestStatementBalanceAfterOnBothPaths(t *testing.T) {
 		"rich": {"9007199254740992 big"},
 		"C":    {"1 big"},
 	} {
-		page, err := s.Statement(ctx, id, StatementQuery{Limit: 10})
+		page, err := s.Statement(ctx, mustAccount(id), StatementQuery{Limit: 10})
 		lines := page.Entries
 		if err != nil || len(lines) != len(want) {
 			t.Fatalf("statement of %s: %v %v", id, lines, err)

@@ -65,7 +65,7 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 
 // Account is one account record. Balance is in minor units of Currency.
 type Account struct {
-	ID        string
+	ID        facade.AccountID
 	Owner     string
 	Currency  Currency
 	Balance   int64
@@ -75,16 +75,11 @@ type Account struct {
 // BalanceAmount returns the balance as an Amount, ready for JSON.
 func (a Account) BalanceAmount() Amount { return Amount{Minor: a.Balance, Currency: a.Currency} }
 
-func badIdentifier() error { return facade.ErrBadIdentifier }
-
 // Get returns the account id, or ErrNotFound.
-func (s *Store) Get(ctx context.Context, id string) (Account, error) {
-	if !facade.ValidID(id) {
-		return Account{}, badIdentifier()
-	}
+func (s *Store) Get(ctx context.Context, id facade.AccountID) (Account, error) {
 	var cmd *redis.SliceCmd
 	s.batch.Do(ctx, func(p redis.Pipeliner) {
-		cmd = p.HMGet(ctx, accountKey(id), "owner", "currency", "exponent", "balance", "created")
+		cmd = p.HMGet(ctx, accountKey(id.String()), "owner", "currency", "exponent", "balance", "created")
 	})
 	vals, err := cmd.Result()
 	if err != nil {
@@ -98,12 +93,12 @@ func (s *Store) Get(ctx context.Context, id string) (Account, error) {
 
 // decodeAccount builds an Account from HMGET owner currency exponent
 // balance created. A record Facade did not write is an internal error.
-func decodeAccount(id string, vals []any) (Account, error) {
+func decodeAccount(id facade.AccountID, vals []any) (Account, error) {
 	var f [5]string
 	for i, v := range vals {
 		s, ok := v.(string)
 		if !ok {
-			return Account{}, corrupt("account " + id + " lacks a field")
+			return Account{}, corrupt("account " + id.String() + " lacks a field")
 		}
 		f[i] = s
 	}
@@ -111,7 +106,7 @@ func decodeAccount(id string, vals []any) (Account, error) {
 	balance, err2 := strconv.ParseInt(f[3], 10, 64)
 	created, err3 := strconv.ParseInt(f[4], 10, 64)
 	if err := errors.Join(err1, err2, err3); err != nil {
-		return Account{}, corrupt("account " + id + ": " + err.Error())
+		return Account{}, corrupt("account " + id.String() + ": " + err.Error())
 	}
 	return Account{
 		ID: id, Owner: f[0], Currency: Currency{Code: f[1], Exponent: exp},
@@ -135,13 +130,10 @@ return 1
 
 // Create stores a new account and reports whether it did. An existing
 // account under the same id is left exactly as it is (created=false).
-// A zero CreatedAt means now. Invalid input is refused: a malformed id
-// (ErrBadIdentifier), a currency not in the table (ErrUnknownCurrency),
-// a negative balance (ErrBadAmount).
+// A zero CreatedAt means now. Invalid input is refused: a currency not in
+// the table (ErrUnknownCurrency), a negative balance (ErrBadAmount).
 func (s *Store) Create(ctx context.Context, a Account) (created bool, err error) {
 	switch {
-	case !facade.ValidID(a.ID):
-		return false, badIdentifier()
 	case !a.Currency.known():
 		return false, facade.ErrUnknownCurrency
 	case a.Balance < 0:
@@ -150,9 +142,10 @@ func (s *Store) Create(ctx context.Context, a Account) (created bool, err error)
 	if a.CreatedAt.IsZero() {
 		a.CreatedAt = s.now()
 	}
-	n, err := createScript.Run(ctx, s.rdb, []string{accountKey(a.ID), indexKey()},
+	id := a.ID.String()
+	n, err := createScript.Run(ctx, s.rdb, []string{accountKey(id), indexKey()},
 		a.Owner, a.Currency.Code, a.Currency.Exponent,
-		strconv.FormatInt(a.Balance, 10), a.CreatedAt.UnixMicro(), a.ID).Int()
+		strconv.FormatInt(a.Balance, 10), a.CreatedAt.UnixMicro(), id).Int()
 	if err != nil {
 		return false, redisdb.Error(err)
 	}
@@ -168,14 +161,15 @@ type SeedAccount struct {
 	Balance  string `json:"balance"`
 }
 
-// Account checks a seed entry and returns the account it describes: a
+// Account parses a seed entry into the account it describes: a
 // well-formed id, an owner, a known currency, and a balance written in the
 // currency's precision ("250.00"; "0" allowed; "250.001" in EUR refused).
 func (sa SeedAccount) Account() (Account, error) {
+	id, err := facade.ParseAccountID(sa.ID)
 	cur, ok := LookupCurrency(sa.Currency)
 	switch {
-	case !facade.ValidID(sa.ID) || sa.Owner == "":
-		return Account{}, badIdentifier()
+	case err != nil || sa.Owner == "":
+		return Account{}, facade.ErrBadIdentifier
 	case !ok:
 		return Account{}, facade.ErrUnknownCurrency
 	}
@@ -183,7 +177,7 @@ func (sa SeedAccount) Account() (Account, error) {
 	if err != nil {
 		return Account{}, err
 	}
-	return Account{ID: sa.ID, Owner: sa.Owner, Currency: cur, Balance: balance}, nil
+	return Account{ID: id, Owner: sa.Owner, Currency: cur, Balance: balance}, nil
 }
 
 // Seed creates the account described by a seed entry unless it exists.

@@ -14,15 +14,15 @@ func TestCreateAndGet(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := context.Background()
 	when := time.Date(2024, 5, 1, 12, 0, 0, 123456000, time.UTC)
-	created, err := s.Create(ctx, Account{ID: "1001", Owner: "alice", Currency: eur, Balance: 25000, CreatedAt: when})
+	created, err := s.Create(ctx, Account{ID: mustAccount("1001"), Owner: "alice", Currency: eur, Balance: 25000, CreatedAt: when})
 	if err != nil || !created {
 		t.Fatalf("Create = %v, %v", created, err)
 	}
-	got, err := s.Get(ctx, "1001")
+	got, err := s.getText(ctx, "1001")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Account{ID: "1001", Owner: "alice", Currency: eur, Balance: 25000, CreatedAt: when}
+	want := Account{ID: mustAccount("1001"), Owner: "alice", Currency: eur, Balance: 25000, CreatedAt: when}
 	if got != want {
 		t.Fatalf("Get = %+v\nwant  %+v", got, want)
 	}
@@ -33,9 +33,9 @@ func TestCreateAndGet(t *testing.T) {
 
 func TestGetUnknownAccountIsNotFound(t *testing.T) {
 	s, _ := newTestStore(t)
-	_, err := s.Get(context.Background(), "nobody")
+	_, err := s.getText(context.Background(), "nobody")
 	wantError(t, err, facade.ErrNotFound)
-	_, err = s.Get(context.Background(), "../etc")
+	_, err = s.getText(context.Background(), "../etc")
 	wantError(t, err, facade.ErrBadIdentifier)
 }
 
@@ -44,14 +44,14 @@ func TestSeedNeverOverwritesABalance(t *testing.T) {
 	ctx := context.Background()
 	open(t, s, "1001", "EUR", "250.00")
 	open(t, s, "2002", "EUR", "0")
-	if _, _, err := s.Transfer(ctx, TransferRequest{From: "1001", To: "2002", Amount: "50"}, testMax); err != nil {
+	if _, _, err := s.transferText(ctx, textRequest{From: "1001", To: "2002", Amount: "50"}, testMax); err != nil {
 		t.Fatal(err)
 	}
 	created, err := s.Seed(ctx, SeedAccount{ID: "1001", Owner: "mallory", Currency: "USD", Balance: "999.00"})
 	if err != nil || created {
 		t.Fatalf("second seed = %v, %v; want not created", created, err)
 	}
-	a, _ := s.Get(ctx, "1001")
+	a, _ := s.getText(ctx, "1001")
 	if a.Balance != 20000 || a.Owner != "owner-1001" || a.Currency != eur {
 		t.Fatalf("after re-seed: %+v; want untouched 200.00 EUR of owner-1001", a)
 	}
@@ -76,7 +76,7 @@ func TestSeedRefusesBadEntries(t *testing.T) {
 		_, err := s.Seed(ctx, c.entry)
 		wantError(t, err, c.want)
 	}
-	if _, err := s.Create(ctx, Account{ID: "x", Currency: Currency{Code: "EUR", Exponent: 3}}); err == nil {
+	if _, err := s.Create(ctx, Account{ID: mustAccount("x"), Currency: Currency{Code: "EUR", Exponent: 3}}); err == nil {
 		t.Fatal("Create accepted EUR with a wrong exponent")
 	}
 	if n, _ := rdb.DBSize(ctx).Result(); n != 0 {
@@ -91,12 +91,12 @@ func TestStatementNewestFirstWithDirections(t *testing.T) {
 	open(t, s, "B", "EUR", "0")
 	open(t, s, "C", "EUR", "0")
 	var ids []string
-	for _, r := range []TransferRequest{
+	for _, r := range []textRequest{
 		{From: "A", To: "B", Amount: "10"},
 		{From: "B", To: "C", Amount: "2.5"},
 		{From: "A", To: "C", Amount: "0.01"},
 	} {
-		tr, _, err := s.Transfer(ctx, r, testMax)
+		tr, _, err := s.transferText(ctx, r, testMax)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestStatementOfEmptyAndMissingAccounts(t *testing.T) {
 // In Redis Cluster a script may only touch keys of one hash slot: every key
 // a transfer names must carry the same {tag}, whatever the ids look like.
 func TestTransferKeysShareOneHashSlot(t *testing.T) {
-	req := TransferRequest{From: "a.b@c-d_1", To: "Z", Amount: "1", IdempotencyKey: "{other}", Principal: "{x}"}
+	req := textRequest{From: "a.b@c-d_1", To: "Z", Amount: "1", IdempotencyKey: "{other}", Principal: "{x}"}.parsed()
 	keys := transferKeys(req, newTransferID())
 	keys = append(keys, ledgerKey(), accountKey("q"), historyKey("q"))
 	if len(keys) != 9 {
@@ -168,7 +168,7 @@ func TestAccountsAreStampedByTheStoresClock(t *testing.T) {
 	if _, err := s.Seed(context.Background(), SeedAccount{ID: "1", Owner: "o", Currency: "EUR", Balance: "1"}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := s.Get(context.Background(), "1")
+	a, err := s.getText(context.Background(), "1")
 	if err != nil || !a.CreatedAt.Equal(when) {
 		t.Fatalf("CreatedAt = %v, %v; want %v", a.CreatedAt, err, when)
 	}
@@ -176,6 +176,6 @@ func TestAccountsAreStampedByTheStoresClock(t *testing.T) {
 
 // newest returns the first page of a statement: its newest limit entries.
 func newest(s *Store, id string, limit int) ([]StatementEntry, error) {
-	page, err := s.Statement(context.Background(), id, StatementQuery{Limit: limit})
+	page, err := s.Statement(context.Background(), mustAccount(id), StatementQuery{Limit: limit})
 	return page.Entries, err
 }

@@ -110,11 +110,11 @@ func expandReply(c *transferCall, created, reply any) any {
 // IdempotencyTTL is how long the first answer for an Idempotency-Key is kept.
 const IdempotencyTTL = 24 * time.Hour
 
-// TransferRequest is a transfer as the client asked for it, after
-// authorization. Amount is the decimal text from the URL, unparsed.
+// TransferRequest is a transfer as the client asked for it, parsed by the
+// caller (the accounts and the amount) and authorized.
 type TransferRequest struct {
-	From, To       string
-	Amount         string
+	From, To       facade.AccountID
+	Amount         TransferAmount
 	IdempotencyKey string // "" when the request carries none
 	Principal      string // the caller; idempotency keys are scoped to it
 	// Reference is the payer's words for the transfer ("Rent March"), ""
@@ -180,12 +180,12 @@ func ValidateReference(ref string) error {
 // idempotency record all happen together or not at all.
 //
 // Errors, in the order they are checked:
-//   - ErrBadIdentifier, ErrBadAmount (see ParseAmount; the currency's
-//     precision is checked once the source's currency is read, inside the
-//     script) or ErrBadIdempotencyKey;
+//   - ErrBadIdempotencyKey, ErrBadReference;
 //   - ErrSameAccount: From == To;
 //   - ErrNotFound: either account is missing;
 //   - ErrIdempotencyReuse, ErrCurrencyMismatch, ErrInsufficientFunds,
+//     ErrBadAmount when the amount has more decimals than the source's
+//     currency (checked inside the script, once the currency is read),
 //     ErrBalanceLimit (the credit would take the destination above 9.2e18
 //     minor units, near the int64 limit);
 //   - ErrStoreUnavailable when Redis cannot be reached. The
@@ -197,13 +197,13 @@ func ValidateReference(ref string) error {
 // it returns the first transfer unchanged with replayed=true and moves no
 // money. Only successful transfers are recorded: a refused attempt does not
 // use up its key.
-func (s *Store) Transfer(ctx context.Context, req TransferRequest, maxMajor int64) (t Transfer, replayed bool, err error) {
-	defer func() { s.audit(ctx, req, t, replayed, err) }()
-	if err := validateTransfer(req, maxMajor); err != nil {
+func (s *Store) Transfer(ctx context.Context, req TransferRequest) (t Transfer, replayed bool, err error) {
+	defer func() { s.audit(ctx, req.attempt(), t, replayed, err) }()
+	if err := validateTransfer(req); err != nil {
 		return Transfer{}, false, err
 	}
 	tid := newTransferID()
-	call := &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid, maxMajor)}
+	call := &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid)}
 	s.transfers.Do(ctx, call)
 	if call.err != nil {
 		return Transfer{}, false, scriptError(call.err)
@@ -212,13 +212,8 @@ func (s *Store) Transfer(ctx context.Context, req TransferRequest, maxMajor int6
 }
 
 // validateTransfer runs every check that needs no data, cheapest first.
-func validateTransfer(req TransferRequest, maxMajor int64) error {
-	if !facade.ValidID(req.From) || !facade.ValidID(req.To) {
-		return badIdentifier()
-	}
-	if err := ValidateAmountSyntax(req.Amount, maxMajor); err != nil {
-		return err
-	}
+// The accounts and the amount arrive parsed (TransferRequest).
+func validateTransfer(req TransferRequest) error {
 	if req.IdempotencyKey != "" {
 		if err := ValidateIdempotencyKey(req.IdempotencyKey); err != nil {
 			return err
@@ -237,9 +232,10 @@ func validateTransfer(req TransferRequest, maxMajor int64) error {
 
 // transferKeys lists one transfer's keys in the script's documented order.
 func transferKeys(req TransferRequest, tid string) []string {
+	from, to := req.From.String(), req.To.String()
 	keys := []string{
-		accountKey(req.From), accountKey(req.To),
-		historyKey(req.From), historyKey(req.To), transferKey(tid),
+		accountKey(from), accountKey(to),
+		historyKey(from), historyKey(to), transferKey(tid),
 	}
 	if req.IdempotencyKey != "" {
 		keys = append(keys, idempotencyKey(req.Principal, req.IdempotencyKey))
@@ -248,21 +244,21 @@ func transferKeys(req TransferRequest, tid string) []string {
 }
 
 // transferArgs lists one transfer's arguments after its key count.
-func transferArgs(req TransferRequest, tid string, maxMajor int64) []any {
+func transferArgs(req TransferRequest, tid string) []any {
 	args := make([]any, 0, 3+MaxExponent+2)
-	args = appendAmountByExponent(append(args, tid, req.From, req.To), req.Amount, maxMajor)
+	args = appendAmountByExponent(append(args, tid, req.From.String(), req.To.String()), req.Amount)
 	return append(args, req.Reference)
 }
 
-// appendAmountByExponent appends the amount parsed once per possible
-// exponent (0..3), "" where it is too precise, so the script applies the
-// source currency's rule by picking one: the precision rule lives only in
-// ParseAmount (parseAmount), and no extra round trip reads the currency
-// first.
-func appendAmountByExponent(out []any, amount string, maxMajor int64) []any {
+// appendAmountByExponent appends the amount in minor units of each
+// possible exponent (0..3), "" where it is too precise, so the script
+// applies the source currency's rule by picking one: the precision rule
+// lives only in TransferAmount.Minor, and no extra round trip reads the
+// currency first.
+func appendAmountByExponent(out []any, amount TransferAmount) []any {
 	for exp := 0; exp <= MaxExponent; exp++ {
-		minor, reason := parseAmount(amount, Currency{Exponent: exp}, maxMajor)
-		if reason != "" {
+		minor, ok := amount.Minor(exp)
+		if !ok {
 			out = append(out, "")
 			continue
 		}
@@ -314,7 +310,7 @@ func decodeFields(req TransferRequest, replayed int64, f [5]string) (Transfer, b
 	// The reference is the request's: a replay answers only a request
 	// whose reference is the first one's (transfer.lua).
 	return Transfer{
-		ID: f[0], From: req.From, To: req.To, Amount: amount,
+		ID: f[0], From: req.From.String(), To: req.To.String(), Amount: amount,
 		Currency: Currency{Code: f[2], Exponent: exp}, CreatedAt: time.UnixMicro(created).UTC(),
 		Reference: req.Reference,
 	}, replayed == 1, nil
@@ -351,20 +347,31 @@ func outcome(replayed bool, err error) string {
 	return string(facade.CodeOf(err))
 }
 
+// attempt is a transfer as its audit line names it: as written.
+type attempt struct {
+	principal, from, to, amount string
+	keyed                       bool // the request carried an Idempotency-Key
+}
+
+func (req TransferRequest) attempt() attempt {
+	return attempt{principal: req.Principal, from: req.From.String(), to: req.To.String(),
+		amount: req.Amount.String(), keyed: req.IdempotencyKey != ""}
+}
+
 // audit records every attempt: the metric, and one log line with
 // audit=true naming who asked for what and what happened.
-func (s *Store) audit(ctx context.Context, req TransferRequest, t Transfer, replayed bool, err error) {
+func (s *Store) audit(ctx context.Context, req attempt, t Transfer, replayed bool, err error) {
 	result := outcome(replayed, err)
 	s.metrics.Transfers.WithLabelValues(result).Inc()
 	var buf [10]slog.Attr
 	attrs := append(buf[:0],
 		slog.Bool("audit", true),
-		slog.String("principal", req.Principal),
-		slog.String("from", clip(req.From)),
-		slog.String("to", clip(req.To)),
-		slog.String("amount", clip(req.Amount)),
+		slog.String("principal", req.principal),
+		slog.String("from", clip(req.from)),
+		slog.String("to", clip(req.to)),
+		slog.String("amount", clip(req.amount)),
 		slog.String("outcome", result),
-		slog.Bool("idempotency_key", req.IdempotencyKey != ""))
+		slog.Bool("idempotency_key", req.keyed))
 	level := slog.LevelInfo
 	if err == nil {
 		attrs = append(attrs, slog.String("transfer_id", t.ID),
@@ -385,8 +392,9 @@ func (s *Store) audit(ctx context.Context, req TransferRequest, t Transfer, repl
 	_ = h.Handle(ctx, rec)
 }
 
-// clip bounds caller-chosen text in the log (an amount is whatever the URL
-// held; valid ids are at most 64 bytes).
+// clip bounds text in the log. Parsed ids are at most 64 bytes and
+// amounts 19, so it cuts nothing a parse accepted; it keeps an audit line
+// bounded whatever text reaches it.
 func clip(s string) string {
 	const limit = 64
 	if len(s) > limit {

@@ -22,7 +22,7 @@ import (
 
 // batchCase is one transfer of a batch and what it must come to.
 type batchCase struct {
-	req    TransferRequest
+	req    textRequest
 	want   *facade.Error // nil: it happens
 	replay bool          // it happened before the batch: answered again, no money moves
 }
@@ -31,7 +31,7 @@ type batchCase struct {
 // itself decides, each between happening neighbours.
 func batchCases() []batchCase {
 	ok := func(from, to, amount, key string) batchCase {
-		return batchCase{req: TransferRequest{From: from, To: to, Amount: amount, IdempotencyKey: key, Principal: "p"}}
+		return batchCase{req: textRequest{From: from, To: to, Amount: amount, IdempotencyKey: key, Principal: "p"}}
 	}
 	no := func(from, to, amount, key string, want *facade.Error) batchCase {
 		c := ok(from, to, amount, key)
@@ -42,7 +42,7 @@ func batchCases() []batchCase {
 		ok("A", "B", "1.00", ""),
 		no("poor", "B", "5.00", "", facade.ErrInsufficientFunds),
 		ok("B", "A", "0.50", "k1"),
-		{req: TransferRequest{From: "A", To: "B", Amount: "0.01", IdempotencyKey: "k0", Principal: "p"}, replay: true},
+		{req: textRequest{From: "A", To: "B", Amount: "0.01", IdempotencyKey: "k0", Principal: "p"}, replay: true},
 		no("missing", "B", "1", "", facade.ErrNotFound),
 		ok("A", "poor", "2.00", ""),
 		no("A", "yen", "1", "", facade.ErrCurrencyMismatch),
@@ -67,7 +67,7 @@ func openBatchAccounts(t *testing.T, s *Store, rdb redis.UniversalClient) map[st
 	if err := rdb.Set(ctx, accountKey("broken"), "not a hash", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "0.01", IdempotencyKey: "k0", Principal: "p"}, testMax); err != nil {
+	if _, _, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "0.01", IdempotencyKey: "k0", Principal: "p"}, testMax); err != nil {
 		t.Fatal(err)
 	}
 	if err := rdb.Del(ctx, ledgerKey(), historyKey("A"), historyKey("B")).Err(); err != nil {
@@ -87,7 +87,7 @@ func TestBatchRefusalsDoNotFailTheirNeighbours(t *testing.T) {
 	tids := make([]string, len(cases))
 	for i, c := range cases {
 		tids[i] = newTransferID()
-		calls[i] = &transferCall{keys: transferKeys(c.req, tids[i]), args: transferArgs(c.req, tids[i], testMax)}
+		calls[i] = &transferCall{keys: transferKeys(c.req.parsed(), tids[i]), args: transferArgs(c.req.parsed(), tids[i])}
 	}
 	s.applyTransfers(context.Background(), calls) // one script call for all
 	happened := checkBatchAnswers(t, cases, calls)
@@ -103,7 +103,7 @@ func checkBatchAnswers(t *testing.T, cases []batchCase, calls []*transferCall) [
 		if calls[i].err != nil {
 			t.Fatalf("transfer %d: the whole call failed: %v", i, calls[i].err)
 		}
-		tr, replayed, err := decodeTransfer(c.req, calls[i].reply)
+		tr, replayed, err := decodeTransfer(c.req.parsed(), calls[i].reply)
 		checkAnswer(t, i, c, tr, replayed, err)
 		if err == nil && !replayed {
 			happened = append(happened, tr)
@@ -218,7 +218,7 @@ func TestConcurrentTransfersShareOneScriptCallAndKeepTheirOwnAnswers(t *testing.
 	rdb.AddHook(gate)
 
 	// Fill every in-flight slot with one transfer each, then queue the rest.
-	warm := batchCase{req: TransferRequest{From: "A", To: "B", Amount: "0.01"}}
+	warm := batchCase{req: textRequest{From: "A", To: "B", Amount: "0.01"}}
 	var cases []batchCase
 	for range transferBatches {
 		cases = append(cases, warm)
@@ -231,7 +231,9 @@ func TestConcurrentTransfersShareOneScriptCallAndKeepTheirOwnAnswers(t *testing.
 	}, len(cases))
 	var wg sync.WaitGroup
 	start := func(i int) {
-		wg.Go(func() { answers[i].tr, answers[i].replayed, answers[i].err = s.Transfer(ctx, cases[i].req, testMax) })
+		wg.Go(func() {
+			answers[i].tr, answers[i].replayed, answers[i].err = s.transferText(ctx, cases[i].req, testMax)
+		})
 	}
 	for i := range transferBatches {
 		start(i)
@@ -294,7 +296,7 @@ func TestBatchCutShortInTheAppendOnlyFileIsAllOrNothingPerTransfer(t *testing.T)
 	calls := make([]*transferCall, len(cases))
 	for i, c := range cases {
 		tid := newTransferID()
-		calls[i] = &transferCall{keys: transferKeys(c.req, tid), args: transferArgs(c.req, tid, testMax)}
+		calls[i] = &transferCall{keys: transferKeys(c.req.parsed(), tid), args: transferArgs(c.req.parsed(), tid)}
 	}
 	s.applyTransfers(context.Background(), calls)
 	happened := checkBatchAnswers(t, cases, calls)
@@ -354,13 +356,13 @@ func TestBatchKeepsBalancesExactBeyondDoublePrecision(t *testing.T) {
 	ctx := context.Background()
 	const big = int64(1)<<53 + 1 // 9007199254740993: no double holds it
 	for _, id := range []string{"R", "S"} {
-		if _, err := s.Create(ctx, Account{ID: id, Currency: eur, Balance: big}); err != nil {
+		if _, err := s.Create(ctx, Account{ID: mustAccount(id), Currency: eur, Balance: big}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	open(t, s, "small", "EUR", "0.02")
 	open(t, s, "Q", "EUR", "10000000000000.01") // 10^15 + 1 cents
-	reqs := []TransferRequest{
+	reqs := []textRequest{
 		{From: "Q", To: "small", Amount: "0.01"},
 		{From: "Q", To: "small", Amount: "100000"},
 		{From: "small", To: "Q", Amount: "100000"},
@@ -373,11 +375,11 @@ func TestBatchKeepsBalancesExactBeyondDoublePrecision(t *testing.T) {
 	calls := make([]*transferCall, len(reqs))
 	for i, req := range reqs {
 		tid := newTransferID()
-		calls[i] = &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid, testMax)}
+		calls[i] = &transferCall{keys: transferKeys(req.parsed(), tid), args: transferArgs(req.parsed(), tid)}
 	}
 	s.applyTransfers(ctx, calls)
 	for i, c := range calls {
-		_, _, err := decodeTransfer(reqs[i], c.reply)
+		_, _, err := decodeTransfer(reqs[i].parsed(), c.reply)
 		if i < 7 && err != nil || i == 7 && !errorIs(err, facade.ErrInsufficientFunds) {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
@@ -402,13 +404,13 @@ func TestBatchMovesBalancesInMemoryAndOnStringsAlike(t *testing.T) {
 	s, rdb := newTestStore(t)
 	ctx := context.Background()
 	const big = int64(1)<<53 + 1
-	if _, err := s.Create(ctx, Account{ID: "huge", Currency: eur, Balance: big}); err != nil {
+	if _, err := s.Create(ctx, Account{ID: mustAccount("huge"), Currency: eur, Balance: big}); err != nil {
 		t.Fatal(err)
 	}
 	open(t, s, "m", "EUR", "1.00")
 	open(t, s, "n", "EUR", "1.00")
 	open(t, s, "edge", "EUR", "9999999999999.99") // 15 digits of cents
-	reqs := []TransferRequest{
+	reqs := []textRequest{
 		{From: "m", To: "n", Amount: "0.10"},    // in memory
 		{From: "n", To: "huge", Amount: "0.05"}, // n written, then on strings
 		{From: "m", To: "n", Amount: "0.01"},    // m written, then on strings
@@ -419,11 +421,11 @@ func TestBatchMovesBalancesInMemoryAndOnStringsAlike(t *testing.T) {
 	calls := make([]*transferCall, len(reqs))
 	for i, req := range reqs {
 		tid := newTransferID()
-		calls[i] = &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid, testMax)}
+		calls[i] = &transferCall{keys: transferKeys(req.parsed(), tid), args: transferArgs(req.parsed(), tid)}
 	}
 	s.applyTransfers(ctx, calls)
 	for i, c := range calls {
-		_, _, err := decodeTransfer(reqs[i], c.reply)
+		_, _, err := decodeTransfer(reqs[i].parsed(), c.reply)
 		if i != 4 && err != nil || i == 4 && !errorIs(err, facade.ErrInsufficientFunds) {
 			t.Fatalf("transfer %d: %v", i, err)
 		}
@@ -451,7 +453,7 @@ func TestBatchOnMiniredis(t *testing.T) {
 	calls := make([]*transferCall, len(cases))
 	for i, c := range cases {
 		tid := newTransferID()
-		calls[i] = &transferCall{keys: transferKeys(c.req, tid), args: transferArgs(c.req, tid, testMax)}
+		calls[i] = &transferCall{keys: transferKeys(c.req.parsed(), tid), args: transferArgs(c.req.parsed(), tid)}
 	}
 	s.applyTransfers(context.Background(), calls)
 	wantBooks(t, s, rdb, checkBatchAnswers(t, cases, calls), true, opening)

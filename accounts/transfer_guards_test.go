@@ -45,20 +45,20 @@ func TestCreditCeilingOnEveryStore(t *testing.T) {
 			s := NewStore(rdb, Config{Log: slog.New(slog.DiscardHandler)})
 			ctx := context.Background()
 			for id, bal := range map[string]int64{"src": 300_000_000, "near": ceiling - 100_000_000, "full": maxInt64} {
-				if _, err := s.Create(ctx, Account{ID: id, Owner: "o", Currency: eur, Balance: bal}); err != nil {
+				if _, err := s.Create(ctx, Account{ID: mustAccount(id), Owner: "o", Currency: eur, Balance: bal}); err != nil {
 					t.Fatal(err)
 				}
 			}
 			// Up to the ceiling exactly: credited.
-			if _, _, err := s.Transfer(ctx, TransferRequest{From: "src", To: "near", Amount: "1000000"}, testMax); err != nil {
+			if _, _, err := s.transferText(ctx, textRequest{From: "src", To: "near", Amount: "1000000"}, testMax); err != nil {
 				t.Fatalf("a credit reaching the ceiling: %v", err)
 			}
 			// Past the ceiling but under int64 (a real Redis would add it):
 			// refused by the script itself.
-			_, _, err := s.Transfer(ctx, TransferRequest{From: "src", To: "near", Amount: "1000000"}, testMax)
+			_, _, err := s.transferText(ctx, textRequest{From: "src", To: "near", Amount: "1000000"}, testMax)
 			wantError(t, err, facade.ErrBalanceLimit)
 			// Past int64 (miniredis would wrap): refused.
-			_, _, err = s.Transfer(ctx, TransferRequest{From: "src", To: "full", Amount: "0.01"}, testMax)
+			_, _, err = s.transferText(ctx, textRequest{From: "src", To: "full", Amount: "0.01"}, testMax)
 			wantError(t, err, facade.ErrBalanceLimit)
 			if got := balances(t, s, "src", "near", "full"); !slices.Equal(got, []int64{200_000_000, ceiling, maxInt64}) {
 				t.Fatalf("balances = %v; only the first transfer may have moved money", got)
@@ -99,7 +99,7 @@ func TestOverdraftRefusedOnTheStringPath(t *testing.T) {
 				{"small", "big", "5.01"}, // 500 against 501, the destination long
 				{"small", "big", "10.00"},
 			} {
-				_, _, err := s.Transfer(ctx, TransferRequest{From: c.from, To: c.to, Amount: c.amount}, testMax)
+				_, _, err := s.transferText(ctx, textRequest{From: c.from, To: c.to, Amount: c.amount}, testMax)
 				wantError(t, err, facade.ErrInsufficientFunds)
 			}
 			if got := balances(t, s, "neg", "small", "big"); !slices.Equal(got, []int64{-huge, 500, huge}) {
@@ -109,7 +109,7 @@ func TestOverdraftRefusedOnTheStringPath(t *testing.T) {
 				t.Fatalf("ledger has %d entries; want 0", n)
 			}
 			// The string path still pays what the balance covers.
-			if _, _, err := s.Transfer(ctx, TransferRequest{From: "small", To: "big", Amount: "5.00"}, testMax); err != nil {
+			if _, _, err := s.transferText(ctx, textRequest{From: "small", To: "big", Amount: "5.00"}, testMax); err != nil {
 				t.Fatalf("a transfer of the whole balance on the string path: %v", err)
 			}
 			if got := balances(t, s, "small", "big"); !slices.Equal(got, []int64{0, huge + 500}) {
@@ -134,7 +134,7 @@ func TestOverdrawnAccountCoversNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, amount := range []string{"1.00", "0.01", "5.00"} {
-				_, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: amount}, testMax)
+				_, _, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: amount}, testMax)
 				wantError(t, err, facade.ErrInsufficientFunds)
 			}
 			if got := balances(t, s, "A", "B"); !slices.Equal(got, []int64{-500, 0}) {

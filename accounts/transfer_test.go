@@ -25,7 +25,7 @@ func TestTransferMovesMoneyAndRecordsIt(t *testing.T) {
 	open(t, s, "2002", "EUR", "10.00")
 	createdBefore := transfersCounted(s, "created")
 
-	tr, replayed, err := s.Transfer(ctx, TransferRequest{From: "1001", To: "2002", Amount: "5.5", Principal: "alice"}, testMax)
+	tr, replayed, err := s.transferText(ctx, textRequest{From: "1001", To: "2002", Amount: "5.5", Principal: "alice"}, testMax)
 	if err != nil || replayed {
 		t.Fatalf("Transfer = %v, replayed=%v", err, replayed)
 	}
@@ -63,11 +63,11 @@ func TestSmallCentsAddUpExactly(t *testing.T) {
 	open(t, s, "A", "EUR", "1.00")
 	open(t, s, "B", "EUR", "0")
 	for _, amt := range []string{"0.1", "0.20"} {
-		if _, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: amt}, testMax); err != nil {
+		if _, _, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: amt}, testMax); err != nil {
 			t.Fatal(err)
 		}
 	}
-	b, _ := s.Get(ctx, "B")
+	b, _ := s.getText(ctx, "B")
 	out, _ := json.Marshal(map[string]any{"balance": b.BalanceAmount()})
 	if string(out) != `{"balance":0.30}` {
 		t.Fatalf("0.1 + 0.2 EUR = %s; want 0.30", out)
@@ -82,23 +82,23 @@ func TestTransferRefusalsMoveNothing(t *testing.T) {
 	open(t, s, "U", "USD", "10.00")
 	cases := []struct {
 		name string
-		req  TransferRequest
+		req  textRequest
 		want *facade.Error
 	}{
-		{"same account", TransferRequest{From: "A", To: "A", Amount: "1"}, facade.ErrSameAccount},
-		{"one cent too much", TransferRequest{From: "A", To: "B", Amount: "10.01"}, facade.ErrInsufficientFunds},
-		{"empty source", TransferRequest{From: "B", To: "A", Amount: "0.01"}, facade.ErrInsufficientFunds},
-		{"currency mismatch", TransferRequest{From: "A", To: "U", Amount: "1"}, facade.ErrCurrencyMismatch},
-		{"missing from", TransferRequest{From: "ghost", To: "A", Amount: "1"}, facade.ErrNotFound},
-		{"missing to", TransferRequest{From: "A", To: "ghost", Amount: "1"}, facade.ErrNotFound},
-		{"malformed id", TransferRequest{From: "A/../B", To: "B", Amount: "1"}, facade.ErrBadIdentifier},
-		{"key too long", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: strings.Repeat("k", 256)}, facade.ErrBadIdempotencyKey},
-		{"key with space", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "a b"}, facade.ErrBadIdempotencyKey},
-		{"key not ascii", TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "clé"}, facade.ErrBadIdempotencyKey},
+		{"same account", textRequest{From: "A", To: "A", Amount: "1"}, facade.ErrSameAccount},
+		{"one cent too much", textRequest{From: "A", To: "B", Amount: "10.01"}, facade.ErrInsufficientFunds},
+		{"empty source", textRequest{From: "B", To: "A", Amount: "0.01"}, facade.ErrInsufficientFunds},
+		{"currency mismatch", textRequest{From: "A", To: "U", Amount: "1"}, facade.ErrCurrencyMismatch},
+		{"missing from", textRequest{From: "ghost", To: "A", Amount: "1"}, facade.ErrNotFound},
+		{"missing to", textRequest{From: "A", To: "ghost", Amount: "1"}, facade.ErrNotFound},
+		{"malformed id", textRequest{From: "A/../B", To: "B", Amount: "1"}, facade.ErrBadIdentifier},
+		{"key too long", textRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: strings.Repeat("k", 256)}, facade.ErrBadIdempotencyKey},
+		{"key with space", textRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "a b"}, facade.ErrBadIdempotencyKey},
+		{"key not ascii", textRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "clé"}, facade.ErrBadIdempotencyKey},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := s.Transfer(ctx, c.req, testMax)
+			_, _, err := s.transferText(ctx, c.req, testMax)
 			wantError(t, err, c.want)
 		})
 	}
@@ -109,7 +109,7 @@ func TestTransferRefusalsMoveNothing(t *testing.T) {
 		t.Fatalf("refusals wrote %d ledger entries", n)
 	}
 	// The exact balance goes through and leaves zero.
-	if _, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "10.00"}, testMax); err != nil {
+	if _, _, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "10.00"}, testMax); err != nil {
 		t.Fatalf("transfer of the exact balance: %v", err)
 	}
 	if got := balances(t, s, "A", "B"); !slices.Equal(got, []int64{0, 1000}) {
@@ -137,7 +137,7 @@ func TestTransferRefusesBadAmountsBeforeMovingMoney(t *testing.T) {
 		attempt{"K1", "K2", "0.0001"},
 	)
 	for _, a := range attempts {
-		_, _, err := s.Transfer(ctx, TransferRequest{From: a.from, To: a.to, Amount: a.amount, IdempotencyKey: "k"}, testMax)
+		_, _, err := s.transferText(ctx, textRequest{From: a.from, To: a.to, Amount: a.amount, IdempotencyKey: "k"}, testMax)
 		wantError(t, err, facade.ErrBadAmount)
 	}
 	if got := balances(t, s, "E1", "E2", "J1", "J2", "K1", "K2"); !slices.Equal(got, []int64{500_000_000, 0, 5_000_000, 0, 1000, 0}) {
@@ -148,7 +148,7 @@ func TestTransferRefusesBadAmountsBeforeMovingMoney(t *testing.T) {
 	}
 	// The boundaries that are allowed.
 	for _, a := range []attempt{{"E1", "E2", "1000000"}, {"E1", "E2", "1000000.00"}, {"J1", "J2", "5"}, {"K1", "K2", "0.001"}} {
-		if _, _, err := s.Transfer(ctx, TransferRequest{From: a.from, To: a.to, Amount: a.amount}, testMax); err != nil {
+		if _, _, err := s.transferText(ctx, textRequest{From: a.from, To: a.to, Amount: a.amount}, testMax); err != nil {
 			t.Fatalf("transfer %v: %v", a, err)
 		}
 	}
@@ -162,8 +162,8 @@ func TestIdempotentReplayReturnsTheFirstAnswer(t *testing.T) {
 	ctx := context.Background()
 	open(t, s, "A", "EUR", "10.00")
 	open(t, s, "B", "EUR", "0")
-	req := TransferRequest{From: "A", To: "B", Amount: "4", IdempotencyKey: "order-42", Principal: "alice"}
-	first, replayed, err := s.Transfer(ctx, req, testMax)
+	req := textRequest{From: "A", To: "B", Amount: "4", IdempotencyKey: "order-42", Principal: "alice"}
+	first, replayed, err := s.transferText(ctx, req, testMax)
 	if err != nil || replayed {
 		t.Fatalf("first = %v, replayed=%v", err, replayed)
 	}
@@ -171,15 +171,15 @@ func TestIdempotentReplayReturnsTheFirstAnswer(t *testing.T) {
 	// even though the source could not pay it again now.
 	req.Amount = "4.00"
 	for range 3 {
-		again, replayed, err := s.Transfer(ctx, req, testMax)
+		again, replayed, err := s.transferText(ctx, req, testMax)
 		if err != nil || !replayed || again != first {
 			t.Fatalf("replay = %+v, replayed=%v, %v\nwant %+v", again, replayed, err, first)
 		}
 	}
-	if _, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "6"}, testMax); err != nil {
+	if _, _, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "6"}, testMax); err != nil {
 		t.Fatal(err)
 	}
-	again, replayed, err := s.Transfer(ctx, req, testMax)
+	again, replayed, err := s.transferText(ctx, req, testMax)
 	if err != nil || !replayed || again != first {
 		t.Fatalf("replay after the source emptied = %+v, %v, %v", again, replayed, err)
 	}
@@ -201,25 +201,25 @@ func TestIdempotencyKeyReusedForAnotherRequest(t *testing.T) {
 	open(t, s, "A", "EUR", "10.00")
 	open(t, s, "B", "EUR", "0")
 	open(t, s, "C", "EUR", "0")
-	if _, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "k1", Principal: "alice"}, testMax); err != nil {
+	if _, _, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "k1", Principal: "alice"}, testMax); err != nil {
 		t.Fatal(err)
 	}
-	for _, other := range []TransferRequest{
+	for _, other := range []textRequest{
 		{From: "A", To: "B", Amount: "2", IdempotencyKey: "k1", Principal: "alice"},
 		{From: "A", To: "C", Amount: "1", IdempotencyKey: "k1", Principal: "alice"},
 		{From: "B", To: "A", Amount: "1", IdempotencyKey: "k1", Principal: "alice"},
 	} {
-		_, _, err := s.Transfer(ctx, other, testMax)
+		_, _, err := s.transferText(ctx, other, testMax)
 		wantError(t, err, facade.ErrIdempotencyReuse)
 	}
 	// Keys are per principal: bob's "k1" is a new request.
-	if _, replayed, err := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "k1", Principal: "bob"}, testMax); err != nil || replayed {
+	if _, replayed, err := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "k1", Principal: "bob"}, testMax); err != nil || replayed {
 		t.Fatalf("bob's k1 = %v, replayed=%v; want a new transfer", err, replayed)
 	}
 	// A refused attempt does not use up its key.
-	_, _, err := s.Transfer(ctx, TransferRequest{From: "C", To: "A", Amount: "1", IdempotencyKey: "k2", Principal: "alice"}, testMax)
+	_, _, err := s.transferText(ctx, textRequest{From: "C", To: "A", Amount: "1", IdempotencyKey: "k2", Principal: "alice"}, testMax)
 	wantError(t, err, facade.ErrInsufficientFunds)
-	if _, replayed, err := s.Transfer(ctx, TransferRequest{From: "A", To: "C", Amount: "1", IdempotencyKey: "k2", Principal: "alice"}, testMax); err != nil || replayed {
+	if _, replayed, err := s.transferText(ctx, textRequest{From: "A", To: "C", Amount: "1", IdempotencyKey: "k2", Principal: "alice"}, testMax); err != nil || replayed {
 		t.Fatalf("k2 after a refusal = %v, replayed=%v", err, replayed)
 	}
 	if got := balances(t, s, "A", "B", "C"); !slices.Equal(got, []int64{700, 200, 100}) {
@@ -241,8 +241,8 @@ func TestConcurrentFirstUsesOfOneKeyMoveMoneyOnce(t *testing.T) {
 	for i := range callers {
 		wg.Go(func() {
 			<-start
-			results[i], replays[i], errs[i] = s.Transfer(ctx,
-				TransferRequest{From: "A", To: "B", Amount: "7.77", IdempotencyKey: "once", Principal: "alice"}, testMax)
+			results[i], replays[i], errs[i] = s.transferText(ctx,
+				textRequest{From: "A", To: "B", Amount: "7.77", IdempotencyKey: "once", Principal: "alice"}, testMax)
 		})
 	}
 	close(start)
@@ -277,11 +277,11 @@ func TestResentScriptCallMovesMoneyOnce(t *testing.T) {
 	ctx := context.Background()
 	open(t, s, "A", "EUR", "10.00")
 	open(t, s, "B", "EUR", "0")
-	req := TransferRequest{From: "A", To: "B", Amount: "3"}
+	req := textRequest{From: "A", To: "B", Amount: "3"}.parsed()
 	tid := newTransferID()
 	var answers []Transfer
 	for range 2 {
-		call := &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid, testMax)}
+		call := &transferCall{keys: transferKeys(req, tid), args: transferArgs(req, tid)}
 		s.applyTransfers(ctx, []*transferCall{call})
 		if call.err != nil {
 			t.Fatal(call.err)
@@ -307,11 +307,11 @@ func TestCreditThatWouldOverflowIsRefused(t *testing.T) {
 	s, rdb := newTestStore(t)
 	ctx := context.Background()
 	const maxInt64 = int64(^uint64(0) >> 1)
-	if _, err := s.Create(ctx, Account{ID: "rich", Currency: eur, Balance: maxInt64}); err != nil {
+	if _, err := s.Create(ctx, Account{ID: mustAccount("rich"), Currency: eur, Balance: maxInt64}); err != nil {
 		t.Fatal(err)
 	}
 	open(t, s, "A", "EUR", "1.00")
-	_, _, err := s.Transfer(ctx, TransferRequest{From: "A", To: "rich", Amount: "0.01"}, testMax)
+	_, _, err := s.transferText(ctx, textRequest{From: "A", To: "rich", Amount: "0.01"}, testMax)
 	wantError(t, err, facade.ErrBalanceLimit)
 	if got := balances(t, s, "A", "rich"); !slices.Equal(got, []int64{100, maxInt64}) {
 		t.Fatalf("balances = %v; nothing may move", got)
@@ -328,12 +328,12 @@ func TestEveryTransferAttemptIsAudited(t *testing.T) {
 	ctx := context.Background()
 	open(t, s, "A", "EUR", "1.00")
 	open(t, s, "B", "EUR", "0")
-	ok, _, _ := s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "0.50", Principal: "alice"}, testMax)
-	_, _, _ = s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "9", Principal: "alice"}, testMax)
-	_, _, _ = s.Transfer(ctx, TransferRequest{From: "A", To: "B", Amount: "1e3", Principal: "mallory"}, testMax)
-	keyed := TransferRequest{From: "A", To: "B", Amount: "0.10", IdempotencyKey: "k1", Principal: "alice"}
-	_, _, _ = s.Transfer(ctx, keyed, testMax)
-	_, _, _ = s.Transfer(ctx, keyed, testMax)
+	ok, _, _ := s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "0.50", Principal: "alice"}, testMax)
+	_, _, _ = s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "9", Principal: "alice"}, testMax)
+	_, _, _ = s.transferText(ctx, textRequest{From: "A", To: "B", Amount: "1e3", Principal: "mallory"}, testMax)
+	keyed := textRequest{From: "A", To: "B", Amount: "0.10", IdempotencyKey: "k1", Principal: "alice"}
+	_, _, _ = s.transferText(ctx, keyed, testMax)
+	_, _, _ = s.transferText(ctx, keyed, testMax)
 	var lines []map[string]any
 	for line := range strings.Lines(buf.String()) {
 		var m map[string]any
@@ -390,7 +390,7 @@ func TestAuditClipsOnlyWhatIsTooLong(t *testing.T) {
 	var buf testlog.Buffer
 	s := NewStore(testredis.Client(t), Config{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
 	longest, tooLong := strings.Repeat("a", 64), strings.Repeat("9", 65)
-	_, _, _ = s.Transfer(context.Background(), TransferRequest{From: longest, To: "B", Amount: tooLong, Principal: "alice"}, testMax)
+	_, _, _ = s.transferText(context.Background(), textRequest{From: longest, To: "B", Amount: tooLong, Principal: "alice"}, testMax)
 	var line map[string]any
 	if err := json.Unmarshal([]byte(buf.String()), &line); err != nil {
 		t.Fatalf("audit line %q: %v", buf.String(), err)

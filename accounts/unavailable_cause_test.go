@@ -22,7 +22,7 @@ func TestTransferWhileRedisIsDownKeepsTheCause(t *testing.T) {
 	open(t, s, "A", "EUR", "10.00")
 	open(t, s, "B", "EUR", "0")
 	srv.Stop()
-	_, _, err := s.Transfer(context.Background(), TransferRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "k", Principal: "alice"}, testMax)
+	_, _, err := s.transferText(context.Background(), textRequest{From: "A", To: "B", Amount: "1", IdempotencyKey: "k", Principal: "alice"}, testMax)
 	if !errors.Is(err, facade.ErrStoreUnavailable) || !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("transfer with Redis down: %v; want store unavailable, caused by connection refused", err)
 	}

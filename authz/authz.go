@@ -216,8 +216,9 @@ func (a *Authorizer) Refuse(ctx context.Context, p facade.Principal, op, target 
 }
 
 // The questions each route asks casbin (docs/policy.md). Objects are built
-// here from validated identifiers, so a caller never smuggles a prefix, a
-// separator or a wildcard into a question.
+// here from identifiers the caller parsed (facade.AccountID, ...), whose
+// format admits no prefix, separator or wildcard, so a caller never
+// smuggles one into a question; they are not checked again here.
 
 // CanViewGrade: GET a grade. A student sees their own (built in, no policy
 // line); a professor asks (sub, student:S, view), which the shipped model
@@ -234,33 +235,31 @@ func (a *Authorizer) CanWriteGrade(p facade.Principal, studentID string) bool {
 }
 
 // CanViewAccount: (sub, account:ID, view_account) (balance, record, statement).
-func (a *Authorizer) CanViewAccount(p facade.Principal, accountID string) bool {
-	return a.record(opViewAccount, facade.ValidID(accountID) &&
-		a.state().enforce(subjectOf(p), prefixAccount+accountID, actViewAccount))
+func (a *Authorizer) CanViewAccount(p facade.Principal, accountID facade.AccountID) bool {
+	return a.record(opViewAccount, a.state().account(subjectOf(p), accountID, actViewAccount))
 }
 
 // CanTransfer: (sub, account:FROM, transfer), the right to debit FROM, and
 // (sub, account:TO, transfer) or (sub, account:TO, receive). receive only
 // ever lets money in: it is never asked about the from account.
-func (a *Authorizer) CanTransfer(p facade.Principal, from, to string) bool {
+func (a *Authorizer) CanTransfer(p facade.Principal, from, to facade.AccountID) bool {
 	st, q := a.state(), subjectOf(p)
-	return a.record(opTransfer, facade.ValidID(from) && facade.ValidID(to) &&
-		st.enforce(q, prefixAccount+from, actTransfer) &&
-		(st.enforce(q, prefixAccount+to, actTransfer) || st.enforce(q, prefixAccount+to, actReceive)))
+	return a.record(opTransfer, st.account(q, from, actTransfer) &&
+		(st.account(q, to, actTransfer) || st.account(q, to, actReceive)))
 }
 
 // MayDebit says whether p holds transfer on the account: asked only after
 // CanTransfer refused, to tell a refused destination (check the number)
 // from a refused source. Not counted: the refusal already was.
-func (a *Authorizer) MayDebit(p facade.Principal, accountID string) bool {
-	return facade.ValidID(accountID) && a.state().enforce(subjectOf(p), prefixAccount+accountID, actTransfer)
+func (a *Authorizer) MayDebit(p facade.Principal, accountID facade.AccountID) bool {
+	return a.state().account(subjectOf(p), accountID, actTransfer)
 }
 
 // ListAccount is CanViewAccount for building the caller's account list
 // (GET /rs/account): an account left out is not a refusal, so it is
 // counted apart, as ListProject's entries are.
-func (a *Authorizer) ListAccount(p facade.Principal, accountID string) bool {
-	return a.recordListed(facade.ValidID(accountID) && a.state().enforce(subjectOf(p), prefixAccount+accountID, actViewAccount))
+func (a *Authorizer) ListAccount(p facade.Principal, accountID facade.AccountID) bool {
+	return a.recordListed(a.state().account(subjectOf(p), accountID, actViewAccount))
 }
 
 // CanViewProject: (sub, project:K, view), i.e. the whole project. (A
@@ -298,6 +297,13 @@ func (a *Authorizer) recordListed(shown bool) bool {
 		a.metrics.ListEntries.WithLabelValues("hidden").Inc()
 	}
 	return shown
+}
+
+// account asks act on an account. The zero AccountID, which no parse
+// returns, names no account: nothing is allowed on it, whatever wildcard
+// the policy holds.
+func (st *state) account(q subject, id facade.AccountID, act string) bool {
+	return !id.IsZero() && st.enforce(q, prefixAccount+id.String(), act)
 }
 
 func (st *state) project(q subject, projectKey string) bool {

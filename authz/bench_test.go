@@ -166,14 +166,14 @@ func BenchmarkDecide(b *testing.B) {
 	}{
 		{"account/allow", true, func(i int) bool {
 			q := f.accounts[i%len(f.accounts)]
-			return a.CanViewAccount(facade.Principal{ID: q[0]}, q[1])
+			return a.CanViewAccount(facade.Principal{ID: q[0]}, accountID(q[1]))
 		}},
 		{"account/deny-distinct-callers", false, func(i int) bool {
-			return a.CanViewAccount(facade.Principal{ID: strangers[i%len(strangers)]}, strconv.Itoa(100000+i%3000))
+			return a.CanViewAccount(facade.Principal{ID: strangers[i%len(strangers)]}, accountID(strconv.Itoa(100000+i%3000)))
 		}},
 		{"transfer/allow", true, func(i int) bool {
 			q := f.accounts[i%len(f.accounts)]
-			return a.CanTransfer(facade.Principal{ID: q[0]}, q[1], q[1])
+			return a.CanTransfer(facade.Principal{ID: q[0]}, accountID(q[1]), accountID(q[1]))
 		}},
 		{"grade-professor/allow", true, func(i int) bool {
 			q := f.teaching[i%len(f.teaching)]
@@ -255,7 +255,7 @@ func BenchmarkDecide(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
 					q := f.accounts[i%len(f.accounts)]
-					if !a.CanViewAccount(facade.Principal{ID: q[0]}, q[1]) {
+					if !a.CanViewAccount(facade.Principal{ID: q[0]}, accountID(q[1])) {
 						b.Error("deny")
 						return
 					}
@@ -326,7 +326,7 @@ func TestHeapStaysBoundedForDistinctDeniedCallers(t *testing.T) {
 		prof := facade.Principal{ID: id, Role: facade.RoleProfessor}
 		anyone := facade.Principal{ID: id, Role: "developer"}
 		return a.CanViewGrade(prof, student) || a.CanWriteGrade(prof, student) ||
-			a.CanViewAccount(anyone, account) || a.CanTransfer(anyone, account, "100000") ||
+			a.CanViewAccount(anyone, accountID(account)) || a.CanTransfer(anyone, accountID(account), accountID("100000")) ||
 			a.CanViewProject(anyone, "PRJ"+strconv.Itoa(i%600)) || a.CanViewPlan(anyone, "PRJ"+strconv.Itoa(i%600), "P1")
 	}
 	ask(-1) // warm up lazily created metric children and pools
@@ -458,7 +458,7 @@ func BenchmarkDecideCasbinPath(b *testing.B) {
 			p.ID = "intruder-" + strconv.Itoa(i)
 		}
 		t0 := time.Now()
-		ok := a.CanViewAccount(p, q[1])
+		ok := a.CanViewAccount(p, accountID(q[1]))
 		took := time.Since(t0)
 		if ok != (i%2 == 0) {
 			b.Fatalf("decision %d = %v", i, ok)

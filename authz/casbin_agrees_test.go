@@ -280,8 +280,8 @@ func TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin(t *testing.T) {
 		want          bool
 		service       func() bool
 	}{
-		{"alice", "account:1001", "view_account", true, func() bool { return a.CanViewAccount(alice, "1001") }},
-		{"alice", "account:2002", "view_account", false, func() bool { return a.CanViewAccount(alice, "2002") }},
+		{"alice", "account:1001", "view_account", true, func() bool { return a.CanViewAccount(alice, accountID("1001")) }},
+		{"alice", "account:2002", "view_account", false, func() bool { return a.CanViewAccount(alice, accountID("2002")) }},
 		{"carol", "plan:WEB-NIGHTLY", "view", true, func() bool { return a.CanViewPlan(carol, "WEB", "NIGHTLY") }},
 		{"carol", "project:PROJ", "view", true, func() bool { return a.CanViewProject(carol, "PROJ") }},
 		{"bob", "class:english-101", "update", true, func() bool {

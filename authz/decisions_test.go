@@ -79,23 +79,23 @@ func TestDecisionsFollowSpecTable(t *testing.T) {
 		{"empty sub as professor", a.CanViewGrade(prof(""), "alice"), false},
 		{"malformed student id", a.CanViewGrade(student("a/b"), "a/b"), false},
 		// accounts
-		{"view_account granted", a.CanViewAccount(anyone("alice", ""), "1001"), true},
-		{"view_account for any role", a.CanViewAccount(student("alice"), "1001"), true},
-		{"view_account for another role", a.CanViewAccount(anyone("alice", "developer"), "1001"), true},
-		{"transfer grant is not view_account", a.CanViewAccount(anyone("alice", ""), "2002"), false},
-		{"view_account through two-level team", a.CanViewAccount(anyone("ivan", "staff"), "5005"), true},
-		{"view_account for staff with own line", a.CanViewAccount(anyone("sam", "staff"), "7007"), true},
-		{"other principal", a.CanViewAccount(anyone("carol", ""), "1001"), false},
-		{"empty sub", a.CanViewAccount(anyone("", ""), "1001"), false},
-		{"sub that names a group is not the group", a.CanViewAccount(anyone("team:outer", ""), "5005"), false},
-		{"sub that names a permission node", a.CanViewAccount(anyone("account:1001 view_account", ""), "1001"), false},
-		{"malformed account id", a.CanViewAccount(anyone("alice", ""), "1001 x"), false},
-		{"transfer with both grants", a.CanTransfer(anyone("alice", ""), "1001", "2002"), true},
-		{"transfer the other way", a.CanTransfer(anyone("alice", ""), "2002", "1001"), true},
-		{"transfer without grant on the target", a.CanTransfer(anyone("alice", ""), "1001", "5005"), false},
-		{"transfer without grant on the source", a.CanTransfer(anyone("alice", ""), "5005", "1001"), false},
-		{"transfer by view_account holder", a.CanTransfer(anyone("ivan", ""), "5005", "1001"), false},
-		{"transfer malformed", a.CanTransfer(anyone("alice", ""), "1001", ""), false},
+		{"view_account granted", a.CanViewAccount(anyone("alice", ""), accountID("1001")), true},
+		{"view_account for any role", a.CanViewAccount(student("alice"), accountID("1001")), true},
+		{"view_account for another role", a.CanViewAccount(anyone("alice", "developer"), accountID("1001")), true},
+		{"transfer grant is not view_account", a.CanViewAccount(anyone("alice", ""), accountID("2002")), false},
+		{"view_account through two-level team", a.CanViewAccount(anyone("ivan", "staff"), accountID("5005")), true},
+		{"view_account for staff with own line", a.CanViewAccount(anyone("sam", "staff"), accountID("7007")), true},
+		{"other principal", a.CanViewAccount(anyone("carol", ""), accountID("1001")), false},
+		{"empty sub", a.CanViewAccount(anyone("", ""), accountID("1001")), false},
+		{"sub that names a group is not the group", a.CanViewAccount(anyone("team:outer", ""), accountID("5005")), false},
+		{"sub that names a permission node", a.CanViewAccount(anyone("account:1001 view_account", ""), accountID("1001")), false},
+		{"malformed account id", a.CanViewAccount(anyone("alice", ""), accountID("1001 x")), false},
+		{"transfer with both grants", a.CanTransfer(anyone("alice", ""), accountID("1001"), accountID("2002")), true},
+		{"transfer the other way", a.CanTransfer(anyone("alice", ""), accountID("2002"), accountID("1001")), true},
+		{"transfer without grant on the target", a.CanTransfer(anyone("alice", ""), accountID("1001"), accountID("5005")), false},
+		{"transfer without grant on the source", a.CanTransfer(anyone("alice", ""), accountID("5005"), accountID("1001")), false},
+		{"transfer by view_account holder", a.CanTransfer(anyone("ivan", ""), accountID("5005"), accountID("1001")), false},
+		{"transfer malformed", a.CanTransfer(anyone("alice", ""), accountID("1001"), accountID("")), false},
 		// builds
 		{"project through team", a.CanViewProject(anyone("carol", "developer"), "PROJ"), true},
 		{"plan of a project granted through team", a.CanViewPlan(anyone("carol", ""), "PROJ", "ANY"), true},
@@ -123,9 +123,9 @@ func TestDecisionsAreCounted(t *testing.T) {
 	allow := a.metrics.Decisions.WithLabelValues("transfer", "allow")
 	deny := a.metrics.Decisions.WithLabelValues("transfer", "deny")
 	allowBefore, denyBefore := counterValue(allow), counterValue(deny)
-	a.CanTransfer(facade.Principal{ID: "alice"}, "1001", "2002")
-	a.CanTransfer(facade.Principal{ID: "mallory"}, "1001", "2002")
-	a.CanTransfer(facade.Principal{ID: "mallory"}, "2002", "1001")
+	a.CanTransfer(facade.Principal{ID: "alice"}, accountID("1001"), accountID("2002"))
+	a.CanTransfer(facade.Principal{ID: "mallory"}, accountID("1001"), accountID("2002"))
+	a.CanTransfer(facade.Principal{ID: "mallory"}, accountID("2002"), accountID("1001"))
 	if got := counterValue(allow) - allowBefore; got != 1 {
 		t.Errorf("allow counter moved by %v, want 1", got)
 	}
@@ -137,7 +137,7 @@ func TestDecisionsAreCounted(t *testing.T) {
 func TestZeroAuthorizerDeniesEverything(t *testing.T) {
 	var a Authorizer
 	p := facade.Principal{ID: "alice", Role: facade.RoleStudent}
-	if a.CanViewAccount(p, "1001") || a.CanViewGrade(p, "dave") || a.CanViewPlan(p, "A", "B") {
+	if a.CanViewAccount(p, accountID("1001")) || a.CanViewGrade(p, "dave") || a.CanViewPlan(p, "A", "B") {
 		t.Fatal("zero Authorizer allowed something")
 	}
 	if a.Status().Loaded {
@@ -164,7 +164,7 @@ func TestConcurrentDecisionsDuringReloads(t *testing.T) {
 					t.Error("bob lost a grant that every policy version has")
 					return
 				}
-				a.CanViewAccount(facade.Principal{ID: "alice"}, "1001")
+				a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1001"))
 			}
 		}()
 	}

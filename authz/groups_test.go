@@ -53,7 +53,7 @@ func TestTokenGroupsGrantAsCasbinWithGLinesAdded(t *testing.T) {
 			t.Errorf("stock casbin with g lines added: %+v on project:%s = %v, want %v", c.p, c.project, want, c.want)
 		}
 	}
-	if !a.CanViewAccount(facade.Principal{ID: "yan", Groups: []string{"ops"}}, "1001") {
+	if !a.CanViewAccount(facade.Principal{ID: "yan", Groups: []string{"ops"}}, accountID("1001")) {
 		t.Error("group:ops does not grant view_account on account:1001")
 	}
 }
@@ -190,16 +190,16 @@ func TestGroupsOnTheCasbinPath(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				if !a.CanViewAccount(facade.Principal{ID: "zoe", Groups: []string{"devs"}}, "1001") {
+				if !a.CanViewAccount(facade.Principal{ID: "zoe", Groups: []string{"devs"}}, accountID("1001")) {
 					t.Error("zoe with group devs denied")
 					return
 				}
-				if a.CanViewAccount(facade.Principal{ID: "zoe"}, "1001") {
+				if a.CanViewAccount(facade.Principal{ID: "zoe"}, accountID("1001")) {
 					t.Error("zoe without groups allowed: a token's line outlived its question")
 					return
 				}
 				// bob's own line must survive a question that carries it too
-				if !a.CanViewAccount(facade.Principal{ID: "bob", Groups: []string{"devs"}[:i%2]}, "1001") {
+				if !a.CanViewAccount(facade.Principal{ID: "bob", Groups: []string{"devs"}[:i%2]}, accountID("1001")) {
 					t.Error("bob denied")
 					return
 				}
@@ -207,7 +207,7 @@ func TestGroupsOnTheCasbinPath(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if !a.CanViewAccount(facade.Principal{ID: "bob"}, "1001") {
+	if !a.CanViewAccount(facade.Principal{ID: "bob"}, accountID("1001")) {
 		t.Fatal("bob's policy line was removed with a token's")
 	}
 }

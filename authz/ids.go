@@ -1,9 +1,9 @@
 package authz
 
 // Object prefixes of the questions the service asks (docs/policy.md).
-// Request objects are always built by this package from validated
-// identifiers, so a caller can never smuggle a prefix, a separator or a
-// wildcard into a question.
+// Request objects are always built by this package from identifiers the
+// caller parsed (facade.AccountID, ...), whose format admits no prefix,
+// separator or wildcard, so a caller can never smuggle one into a question.
 const (
 	prefixClass   = "class:"
 	prefixAccount = "account:"

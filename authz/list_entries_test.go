@@ -22,10 +22,10 @@ func TestListFiltersDecideAsTheSingleRoutesAndCountApart(t *testing.T) {
 		name      string
 		got, want bool
 	}{
-		{"alice's own account", a.ListAccount(alice, "1001"), true},
-		{"an account alice may only transfer from", a.ListAccount(alice, "2002"), false},
-		{"an account through two levels of teams", a.ListAccount(ivan, "5005"), true},
-		{"a malformed account id", a.ListAccount(alice, "10/01"), false},
+		{"alice's own account", a.ListAccount(alice, accountID("1001")), true},
+		{"an account alice may only transfer from", a.ListAccount(alice, accountID("2002")), false},
+		{"an account through two levels of teams", a.ListAccount(ivan, accountID("5005")), true},
+		{"a malformed account id", a.ListAccount(alice, accountID("10/01")), false},
 		{"a project through a team", a.ListProject(carol, "PROJ"), true},
 		{"a project where carol holds one plan only", a.ListProject(carol, "WEB"), false},
 		{"carol's plan", a.ListPlan(carol, "WEB", "NIGHTLY"), true},

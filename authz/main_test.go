@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
@@ -83,4 +84,11 @@ func readFile(t testing.TB, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// accountID is s parsed as the HTTP layer parses it; text it refuses is
+// the zero AccountID, which names no account (and is allowed nothing).
+func accountID(s string) facade.AccountID {
+	id, _ := facade.ParseAccountID(s)
+	return id
 }

@@ -42,7 +42,7 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 		if !st.Loaded || st.LastReloadOK || st.Hash != hash || st.Rules != 5 || counterValue(a.metrics.PolicyLastReloadOK) != 0 {
 			t.Fatalf("%s: status %+v after a refused shrink, want the old policy (hash %s) in force", name, st, hash)
 		}
-		if !a.CanViewAccount(alice, "1001") || !a.CanViewProject(carol, "PROJ") {
+		if !a.CanViewAccount(alice, accountID("1001")) || !a.CanViewProject(carol, "PROJ") {
 			t.Fatalf("%s: the last good policy no longer decides", name)
 		}
 		if n := strings.Count(logs.String(), "set FACADE_POLICY_ALLOW_SHRINK=1 to accept it"); n != refusals+1 {
@@ -55,7 +55,7 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 	if err := a.Reload(); err != nil {
 		t.Fatalf("a 2-of-5 removal was refused: %v", err)
 	}
-	if a.CanViewAccount(alice, "1001") || a.Status().Hash == hash {
+	if a.CanViewAccount(alice, accountID("1001")) || a.Status().Hash == hash {
 		t.Fatal("the smaller policy is not in force")
 	}
 	a.AllowShrink(true)

@@ -21,14 +21,14 @@ var (
 
 func TestReloadBringsInAnEditedPolicy(t *testing.T) {
 	a, policyPath := newAuthorizer(t, "p, alice, account:1001, view_account")
-	if a.CanViewAccount(alice, "2002") {
+	if a.CanViewAccount(alice, accountID("2002")) {
 		t.Fatal("allowed before the grant exists")
 	}
 	replaceFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
 	if err := a.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if !a.CanViewAccount(alice, "2002") {
+	if !a.CanViewAccount(alice, accountID("2002")) {
 		t.Fatal("the new grant is not in effect after Reload")
 	}
 	if st := a.Status(); !st.Loaded || !st.LastReloadOK || st.Version != 2 || st.Rules != 2 || st.Decider != "index" || len(st.Hash) != 16 {
@@ -49,7 +49,7 @@ func TestReloadRefusesABrokenFileAndKeepsTheLastGoodPolicy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), policyPath+":2: ") {
 		t.Fatalf("Reload error = %v, want one naming %s:2", err, policyPath)
 	}
-	if !a.CanViewAccount(alice, "1001") {
+	if !a.CanViewAccount(alice, accountID("1001")) {
 		t.Fatal("the last good policy is no longer in force")
 	}
 	st := a.Status()
@@ -71,7 +71,7 @@ func TestReloadRefusesABrokenFileAndKeepsTheLastGoodPolicy(t *testing.T) {
 	if err := a.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if st := a.Status(); !st.LastReloadOK || st.LastError != "" || st.Version != 2 || !a.CanViewAccount(alice, "2002") {
+	if st := a.Status(); !st.LastReloadOK || st.LastError != "" || st.Version != 2 || !a.CanViewAccount(alice, accountID("2002")) {
 		t.Fatalf("after fixing the file: status %+v", st)
 	}
 	if counterValue(a.metrics.PolicyLastReloadOK) != 1 {
@@ -85,7 +85,7 @@ func TestReloadTakesRemovedRulesAway(t *testing.T) {
 		"g, carol, team:platform",
 		"p, team:platform, project:PROJ, view",
 		"p, dave, account:3003, view_account")
-	if !a.CanViewAccount(alice, "1001") || !a.CanViewProject(carol, "PROJ") {
+	if !a.CanViewAccount(alice, accountID("1001")) || !a.CanViewProject(carol, "PROJ") {
 		t.Fatal("grants not in effect")
 	}
 	// grant and membership gone (half of the lines: the shrink guard lets it through)
@@ -93,7 +93,7 @@ func TestReloadTakesRemovedRulesAway(t *testing.T) {
 	if err := a.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if a.CanViewAccount(alice, "1001") {
+	if a.CanViewAccount(alice, accountID("1001")) {
 		t.Error("a removed grant still allows")
 	}
 	if a.CanViewProject(carol, "PROJ") {
@@ -109,7 +109,7 @@ func TestReloadRefusesAnUnreadableFile(t *testing.T) {
 	if a.Reload() == nil {
 		t.Fatal("Reload accepted a missing file")
 	}
-	if st := a.Status(); st.LastReloadOK || !a.CanViewAccount(alice, "1001") {
+	if st := a.Status(); st.LastReloadOK || !a.CanViewAccount(alice, accountID("1001")) {
 		t.Fatalf("status %+v; the last good policy must stay", st)
 	}
 }
@@ -140,26 +140,26 @@ func TestWatchFollowsFileEdits(t *testing.T) {
 
 	// An editor's save: write a temp file, rename it over the old one.
 	replaceFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
-	eventually(t, "the renamed-in grant applies", func() bool { return a.CanViewAccount(alice, "2002") })
+	eventually(t, "the renamed-in grant applies", func() bool { return a.CanViewAccount(alice, accountID("2002")) })
 
 	// An in-place write that removes a grant.
 	writeFile(t, policyPath, "p, alice, account:2002, view_account\n")
-	eventually(t, "the removed grant stops applying", func() bool { return !a.CanViewAccount(alice, "1001") })
+	eventually(t, "the removed grant stops applying", func() bool { return !a.CanViewAccount(alice, accountID("1001")) })
 
 	// A broken save is refused; the last good policy stays.
 	replaceFile(t, policyPath, "p, alice, account:2002\n")
 	eventually(t, "the broken file is refused", func() bool { return !a.Status().LastReloadOK })
-	if !a.CanViewAccount(alice, "2002") {
+	if !a.CanViewAccount(alice, accountID("2002")) {
 		t.Fatal("the last good policy was dropped")
 	}
 
 	// Fixed again, and a model edit is noticed too.
 	replaceFile(t, policyPath, "p, alice, account:3003, view_account\n")
-	eventually(t, "the fixed file applies", func() bool { return a.CanViewAccount(alice, "3003") })
+	eventually(t, "the fixed file applies", func() bool { return a.CanViewAccount(alice, accountID("3003")) })
 	modelPath := filepath.Join(filepath.Dir(policyPath), "model.conf")
 	replaceFile(t, modelPath, strings.Replace(shippedModel(t), "[policy_effect]", "", 1))
 	eventually(t, "the broken model is refused", func() bool { return !a.Status().LastReloadOK })
-	if !a.CanViewAccount(alice, "3003") {
+	if !a.CanViewAccount(alice, accountID("3003")) {
 		t.Fatal("a broken model dropped the policy")
 	}
 }
@@ -194,8 +194,8 @@ func TestPubSubCarriesAReloadToAnotherInstance(t *testing.T) {
 	})
 
 	replaceFile(t, sharedPolicy, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
-	eventually(t, "instance A applies its edit", func() bool { return a.CanViewAccount(alice, "2002") })
-	eventually(t, "instance B applies it through Pub/Sub", func() bool { return b.CanViewAccount(alice, "2002") })
+	eventually(t, "instance A applies its edit", func() bool { return a.CanViewAccount(alice, accountID("2002")) })
+	eventually(t, "instance B applies it through Pub/Sub", func() bool { return b.CanViewAccount(alice, accountID("2002")) })
 	if b.Version() != 2 {
 		t.Errorf("B version = %d, want 2", b.Version())
 	}

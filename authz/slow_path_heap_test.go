@@ -27,7 +27,7 @@ func TestCasbinPathHeapStaysBoundedForDistinctCallers(t *testing.T) {
 	round := func(r int) {
 		for i := range forgetEvery {
 			id := "intruder-" + strconv.Itoa(r) + "-" + strconv.Itoa(i)
-			if a.CanViewAccount(facade.Principal{ID: id, Groups: []string{id}}, "2002-"+id) {
+			if a.CanViewAccount(facade.Principal{ID: id, Groups: []string{id}}, accountID("2002-"+id)) {
 				t.Fatalf("%s was allowed", id)
 			}
 		}

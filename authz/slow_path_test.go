@@ -55,7 +55,7 @@ func TestAnUnrecognizedModelIsDecidedByCasbinAndReported(t *testing.T) {
 		sub, account string
 		want         bool
 	}{{"alice", "1001", true}, {"bob", "1001", false}, {"bob", "bob-own", true}, {"alice", "bob-own", false}} {
-		got := a.CanViewAccount(facadePrincipal(q.sub, ""), q.account)
+		got := a.CanViewAccount(facadePrincipal(q.sub, ""), accountID(q.account))
 		want, _ := stock.Enforce(q.sub, "account:"+q.account, "view_account")
 		if got != q.want || want != q.want {
 			t.Errorf("(%s, account:%s): service %v, stock casbin %v, want %v", q.sub, q.account, got, want, q.want)
@@ -64,7 +64,7 @@ func TestAnUnrecognizedModelIsDecidedByCasbinAndReported(t *testing.T) {
 	// Many distinct callers do not keep casbin's g() memo growing: it is
 	// dropped every forgetEvery decisions (checked by running past it).
 	for i := range 2 * forgetEvery {
-		if a.CanViewAccount(facadePrincipal("caller-"+strings.Repeat("x", i%7)+string(rune('a'+i%26)), "1001"), "1001") {
+		if a.CanViewAccount(facadePrincipal("caller-"+strings.Repeat("x", i%7)+string(rune('a'+i%26)), "1001"), accountID("1001")) {
 			t.Fatal("a stranger was allowed")
 		}
 	}

@@ -81,15 +81,15 @@ func TestUsageCreditsEveryLineOnTheWay(t *testing.T) {
 			t.Fatalf("%s: denied; the fixture does not say what this test assumes", what)
 		}
 	}
-	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, "1"), "alice account 1")
-	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, "1"), "alice account 1")
+	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1")), "alice account 1")
+	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1")), "alice account 1")
 	allow(a.CanViewProject(facade.Principal{ID: "carol"}, "WEB"), "carol project WEB")
 	allow(a.CanViewProject(facade.Principal{ID: "ivy", Groups: []string{"ops", "devs"}}, "WEB"), "ivy (token group devs) project WEB")
 	allow(a.CanViewGrade(facade.Principal{ID: "zoe", Role: facade.RoleProfessor, Groups: []string{"english-graders"}}, "henry"), "zoe henry")
 	allow(a.CanViewPlan(facade.Principal{ID: "dave"}, "OPS", "NIGHTLY"), "dave OPS-NIGHTLY")
 	allow(a.CanViewGrade(facade.Principal{ID: "erin"}, "henry"), "erin henry")
 	// Denials credit nothing, not even the lines they looked at.
-	if a.CanViewAccount(facade.Principal{ID: "mallory"}, "1") || a.CanViewAccount(facade.Principal{ID: "alice"}, "9") ||
+	if a.CanViewAccount(facade.Principal{ID: "mallory"}, accountID("1")) || a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("9")) ||
 		a.CanViewGrade(facade.Principal{ID: "frank"}, "henry") {
 		t.Fatal("a question the fixture denies was allowed")
 	}
@@ -129,7 +129,7 @@ func TestUsageCreditsTheDenyLineThatDecided(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.CanViewAccount(facade.Principal{ID: "bob"}, "7") || !a.CanViewAccount(facade.Principal{ID: "bob"}, "8") {
+	if a.CanViewAccount(facade.Principal{ID: "bob"}, accountID("7")) || !a.CanViewAccount(facade.Principal{ID: "bob"}, accountID("8")) {
 		t.Fatal("the fixture does not say what this test assumes")
 	}
 	wantUses(t, usageOf(t, a, testredis.Client(t), clock.Now()), map[string]uint64{
@@ -155,7 +155,7 @@ func TestUsageOnTheCasbinPath(t *testing.T) {
 	if a.Status().Decider != deciderCasbin {
 		t.Fatalf("decided by %s, want casbin", a.Status().Decider)
 	}
-	if !a.CanViewProject(facade.Principal{ID: "carol"}, "WEB") || !a.CanViewAccount(facade.Principal{ID: "ivan", Groups: []string{"ops"}}, "1") ||
+	if !a.CanViewProject(facade.Principal{ID: "carol"}, "WEB") || !a.CanViewAccount(facade.Principal{ID: "ivan", Groups: []string{"ops"}}, accountID("1")) ||
 		a.CanViewProject(facade.Principal{ID: "mallory"}, "WEB") {
 		t.Fatal("the fixture does not say what this test assumes")
 	}
@@ -184,9 +184,9 @@ func TestUsageSurvivesInstancesRestartsAndReformatting(t *testing.T) {
 		return a
 	}
 	one, two := start(), start()
-	one.CanViewAccount(facade.Principal{ID: "alice"}, "1")
-	two.CanViewAccount(facade.Principal{ID: "alice"}, "1")
-	two.CanViewAccount(facade.Principal{ID: "bob"}, "2")
+	one.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1"))
+	two.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1"))
+	two.CanViewAccount(facade.Principal{ID: "bob"}, accountID("2"))
 	if err := one.FlushUsage(context.Background(), rdb); err != nil {
 		t.Fatal(err)
 	}
@@ -194,14 +194,14 @@ func TestUsageSurvivesInstancesRestartsAndReformatting(t *testing.T) {
 	wantUses(t, usageOf(t, two, rdb, clock.Now()), map[string]uint64{"p, alice, account:1, view_account": 2, "p, bob, account:2, view_account": 1})
 
 	restarted := start()
-	restarted.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	restarted.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1"))
 	clock.Advance(24 * time.Hour) // the next day's hash
 	replaceFile(t, policyPath, "# re-formatted\np,bob,account:2,view_account\n\"p\", \"alice\",account:1,  view_account\np, bob, account:3, view_account\n")
 	if err := restarted.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	restarted.CanViewAccount(facade.Principal{ID: "alice"}, "1")
-	restarted.CanViewAccount(facade.Principal{ID: "bob"}, "3")
+	restarted.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1"))
+	restarted.CanViewAccount(facade.Principal{ID: "bob"}, accountID("3"))
 	got := usageOf(t, restarted, rdb, clock.Now())
 	// The last use is the latest flush's time, whichever instance wrote
 	// last: one with a slow clock does not move it back.
@@ -210,7 +210,7 @@ func TestUsageSurvivesInstancesRestartsAndReformatting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	late.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	late.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1"))
 	if err := late.FlushUsage(context.Background(), rdb); err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestUsageWritesToRedisAFewTimesASecondNotPerRequest(t *testing.T) {
 	decisions := 0
 	for ctx.Err() == nil {
 		i := decisions % 200
-		if !a.CanViewAccount(facade.Principal{ID: "u" + itoa(i)}, itoa(i)) {
+		if !a.CanViewAccount(facade.Principal{ID: "u" + itoa(i)}, accountID(itoa(i))) {
 			t.Fatal("the fixture does not say what this test assumes")
 		}
 		decisions++
@@ -302,7 +302,7 @@ func TestUsageIsKeptWhileRedisIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	flushes := func(result string) float64 { return counterValue(m.PolicyUsageFlushes.WithLabelValues(result)) }
-	a.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1"))
 	srv.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -315,7 +315,7 @@ func TestUsageIsKeptWhileRedisIsDown(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	a.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1"))
 	if got := usageOf(t, a, rdb, time.Now()); got["p, alice, account:1, view_account"] != 2 {
 		t.Fatalf("after Redis came back: %d uses, want 2 (one kept from the failed flush)", got["p, alice, account:1, view_account"])
 	}
@@ -352,10 +352,10 @@ func TestUsageForgetsLinesUnusedForLongerThanItKeeps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a.CanViewAccount(facade.Principal{ID: "alice"}, "1")
+	a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1"))
 	flush()
 	clock.Advance(2 * 24 * time.Hour)
-	a.CanViewAccount(facade.Principal{ID: "bob"}, "2")
+	a.CanViewAccount(facade.Principal{ID: "bob"}, accountID("2"))
 	flush()
 	clock.Advance(399 * 24 * time.Hour) // alice's line 401 days ago, bob's 399
 	flush()

@@ -98,7 +98,7 @@ func TestAccountListWalksABoundedNumberOfAccounts(t *testing.T) {
 	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})
 	// 10,001 accounts before "m1" in id order ("a00000"...), then m1.
 	for i := range 10_001 {
-		a := accounts.Account{ID: fmt.Sprintf("a%05d", i), Owner: "x", Currency: accounts.Currency{Code: "EUR", Exponent: 2}}
+		a := accounts.Account{ID: accountID(fmt.Sprintf("a%05d", i)), Owner: "x", Currency: accounts.Currency{Code: "EUR", Exponent: 2}}
 		if _, err := st.Create(context.Background(), a); err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func TestAccountListTellsNoGrantPrincipalNothing(t *testing.T) {
 	few := e.do(req{method: "GET", path: "/rs/account", token: carol})
 	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})
 	for i := range 10_049 {
-		a := accounts.Account{ID: fmt.Sprintf("h%05d", i), Owner: "x", Currency: accounts.Currency{Code: "EUR", Exponent: 2}}
+		a := accounts.Account{ID: accountID(fmt.Sprintf("h%05d", i)), Owner: "x", Currency: accounts.Currency{Code: "EUR", Exponent: 2}}
 		if _, err := st.Create(context.Background(), a); err != nil {
 			t.Fatal(err)
 		}

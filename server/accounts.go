@@ -76,17 +76,17 @@ type statementView struct {
 	Next      string          `json:"next,omitempty"` // the next (older) page's path, when the range goes on
 }
 
-// viewableAccount validates the id and checks view_account before any read.
-func (s *Server) viewableAccount(c echo.Context) (string, error) {
-	id, err := pathID(c, accountParam, facade.ValidID)
+// viewableAccount parses the id and checks view_account before any read.
+func (s *Server) viewableAccount(c echo.Context) (facade.AccountID, error) {
+	id, err := pathID(c, accountParam, facade.ParseAccountID)
 	if err != nil {
-		return "", err
+		return facade.AccountID{}, err
 	}
 	span := tracing.Authorize(c.Request().Context(), "account.view")
 	allowed := s.authz.CanViewAccount(principal(c), id)
 	tracing.Allowed(span, allowed)
 	if !allowed {
-		return "", s.deny(c, "account.view", "account:"+id)
+		return facade.AccountID{}, s.deny(c, "account.view", "account:"+id.String())
 	}
 	return id, nil
 }
@@ -100,7 +100,7 @@ func (s *Server) getBalance(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, balanceView{AccountID: a.ID, Balance: a.BalanceAmount(), Currency: a.Currency})
+	return writeJSON(c, http.StatusOK, balanceView{AccountID: a.ID.String(), Balance: a.BalanceAmount(), Currency: a.Currency})
 }
 
 func (s *Server) getAccount(c echo.Context) error {
@@ -113,7 +113,7 @@ func (s *Server) getAccount(c echo.Context) error {
 		return err
 	}
 	limit := s.cfg.MaxTransfer
-	return writeJSON(c, http.StatusOK, accountView{AccountID: a.ID, Owner: a.Owner, Currency: a.Currency,
+	return writeJSON(c, http.StatusOK, accountView{AccountID: a.ID.String(), Owner: a.Owner, Currency: a.Currency,
 		Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC(), TransferLimit: &limit})
 }
 
@@ -136,7 +136,7 @@ func (s *Server) listAccounts(c echo.Context) error {
 		// would say how many accounts others hold (docs/contract.md §5).
 		return writeJSON(c, http.StatusOK, accountListView{Accounts: []accountView{}})
 	}
-	after := ""
+	var after facade.AccountID // the zero id: from the first
 	if cursor := c.QueryParam("cursor"); cursor != "" {
 		if after, err = s.accounts.OpenCursor(ctx, p.ID, cursor); err != nil {
 			return err
@@ -152,7 +152,7 @@ func (s *Server) listAccounts(c echo.Context) error {
 	}
 	view := accountListView{Accounts: make([]accountView, 0, len(list))}
 	for _, a := range list {
-		view.Accounts = append(view.Accounts, accountView{AccountID: a.ID, Owner: a.Owner, Currency: a.Currency,
+		view.Accounts = append(view.Accounts, accountView{AccountID: a.ID.String(), Owner: a.Owner, Currency: a.Currency,
 			Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC()})
 	}
 	if more {
@@ -168,12 +168,12 @@ func (s *Server) listAccounts(c echo.Context) error {
 // viewableAccountIDs walks the account index after `after` until it has
 // limit ids the caller may view or has looked at accountScanBudget ids.
 // last is the last id looked at; more says the walk stopped before the end.
-func (s *Server) viewableAccountIDs(c echo.Context, after string, limit int) (ids []string, last string, more bool, err error) {
+func (s *Server) viewableAccountIDs(c echo.Context, after facade.AccountID, limit int) (ids []facade.AccountID, last facade.AccountID, more bool, err error) {
 	p, last := principal(c), after
 	for scanned := 0; scanned < accountScanBudget; {
 		batch, err := s.accounts.IDsAfter(c.Request().Context(), last, accounts.MaxIDsPage)
 		if err != nil {
-			return nil, "", false, err
+			return nil, facade.AccountID{}, false, err
 		}
 		for _, id := range batch {
 			scanned++
@@ -197,19 +197,19 @@ func (s *Server) viewableAccountIDs(c echo.Context, after string, limit int) (id
 // the query first (400), then view_account (403, whatever the cursor: it
 // is opened only for a caller who may view the account), then the sealed
 // cursor, which opens only for this caller on this account.
-func (s *Server) statementRange(c echo.Context) (string, accounts.StatementQuery, error) {
+func (s *Server) statementRange(c echo.Context) (facade.AccountID, accounts.StatementQuery, error) {
 	q, cursor, err := statementQuery(c.QueryParams())
 	if err != nil {
-		return "", q, err
+		return facade.AccountID{}, q, err
 	}
 	id, err := s.viewableAccount(c)
 	if err != nil {
-		return "", q, err
+		return facade.AccountID{}, q, err
 	}
 	if cursor != "" {
 		at, err := s.accounts.OpenStatementCursor(c.Request().Context(), principal(c).ID, id, cursor)
 		if err != nil {
-			return "", q, err
+			return facade.AccountID{}, q, err
 		}
 		q.Before = &at
 	}
@@ -231,7 +231,7 @@ func (s *Server) getStatement(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view := statementView{AccountID: id, Transfers: make([]statementLine, 0, len(page.Entries))}
+	view := statementView{AccountID: id.String(), Transfers: make([]statementLine, 0, len(page.Entries))}
 	for _, e := range page.Entries {
 		view.Transfers = append(view.Transfers, statementLine{
 			TransferID: e.TransferID, Direction: string(e.Direction), Counterparty: e.Counterparty,
@@ -251,14 +251,14 @@ func (s *Server) getStatement(c echo.Context) error {
 
 // statementPath is the path of the page after this one: the same query
 // with the new cursor.
-func statementPath(id string, query url.Values, cursor string) string {
+func statementPath(id facade.AccountID, query url.Values, cursor string) string {
 	next := url.Values{"cursor": {cursor}}
 	for _, k := range []string{"limit", "from", "to"} {
 		if v := query.Get(k); v != "" {
 			next.Set(k, v)
 		}
 	}
-	return "/rs/account/" + url.PathEscape(id) + "/transfers?" + next.Encode()
+	return "/rs/account/" + url.PathEscape(id.String()) + "/transfers?" + next.Encode()
 }
 
 // statementParams are the query parameters a statement takes.
@@ -325,22 +325,22 @@ func statementLimit(q string) (int, error) {
 	return pageLimit(q, defaultStatementLimit, accounts.MaxStatementLimit)
 }
 
-// transfer validates ids, amount, Idempotency-Key and the optional body
-// (400), checks `transfer` on the from account and `transfer` or
+// transfer parses ids and amount, checks the Idempotency-Key and the
+// optional body (400), checks `transfer` on the from account and `transfer` or
 // `receive` on the to account (403: destination-refused when only the
 // destination is refused, so a person checks the number), then runs the
 // one atomic step.
 func (s *Server) transfer(c echo.Context) error {
-	from, err := pathID(c, fromParam, facade.ValidID)
+	from, err := pathID(c, fromParam, facade.ParseAccountID)
 	if err != nil {
 		return err
 	}
-	to, err := pathID(c, toParam, facade.ValidID)
+	to, err := pathID(c, toParam, facade.ParseAccountID)
 	if err != nil {
 		return err
 	}
-	amount := c.Param("amount")
-	if err := accounts.ValidateAmountSyntax(amount, s.cfg.MaxTransfer); err != nil {
+	amount, err := accounts.ParseTransferAmount(c.Param("amount"), s.cfg.MaxTransfer)
+	if err != nil {
 		return err
 	}
 	key, err := idempotencyKey(c.Request().Header)
@@ -356,7 +356,7 @@ func (s *Server) transfer(c echo.Context) error {
 	allowed := s.authz.CanTransfer(p, from, to)
 	tracing.Allowed(span, allowed)
 	if !allowed {
-		err := s.deny(c, "transfer", "account:"+from+"->account:"+to)
+		err := s.deny(c, "transfer", "account:"+from.String()+"->account:"+to.String())
 		if s.authz.MayDebit(p, from) {
 			err = facade.ErrDestinationRefused
 		}
@@ -364,7 +364,7 @@ func (s *Server) transfer(c echo.Context) error {
 	}
 	t, replayed, err := s.accounts.Transfer(c.Request().Context(), accounts.TransferRequest{
 		From: from, To: to, Amount: amount, IdempotencyKey: key, Principal: p.ID, Reference: ref,
-	}, s.cfg.MaxTransfer)
+	})
 	if err != nil {
 		return err
 	}

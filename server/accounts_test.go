@@ -26,7 +26,7 @@ func seedAccounts(t testing.TB, e *env) {
 
 func balance(t *testing.T, e *env, id string) string {
 	t.Helper()
-	a, err := accounts.NewStore(e.rdb, accounts.Config{}).Get(context.Background(), id)
+	a, err := accounts.NewStore(e.rdb, accounts.Config{}).Get(context.Background(), accountID(id))
 	if err != nil {
 		t.Fatal(err)
 	}

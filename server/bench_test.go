@@ -39,7 +39,7 @@ func BenchmarkTransfers(b *testing.B) {
 		if i%2 == 1 {
 			from, to = to, from
 		}
-		_, _, err := st.Transfer(context.Background(), accounts.TransferRequest{From: from, To: to, Amount: "0.01", Principal: "alice"}, 1_000_000)
+		_, _, err := st.Transfer(context.Background(), accounts.TransferRequest{From: accountID(from), To: accountID(to), Amount: transferAmount("0.01", 1_000_000), Principal: "alice"})
 		return err
 	}
 	viaHTTP := transfersOverHTTP(b, e.url, alice, callers)

@@ -71,7 +71,7 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	class, err := pathID(c, classParam, facade.ValidID)
+	class, err := pathText(c, classParam, facade.ParseClassID)
 	if err != nil {
 		return err
 	}
@@ -184,7 +184,7 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	class, err := pathID(c, classParam, facade.ValidID)
+	class, err := pathText(c, classParam, facade.ParseClassID)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func (s *Server) authorizeGrade(c echo.Context, student string, write bool) erro
 }
 
 func (s *Server) getGrade(c echo.Context) error {
-	student, err := pathID(c, studentParam, facade.ValidID)
+	student, err := pathText(c, studentParam, facade.ParseStudentID)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (s *Server) updateGrade(c echo.Context) error {
 // gradeWrite runs the checks shared by POST and PUT in the order of docs/contract.md §2: the
 // path and body (400/413/415) are input validation, then authorization.
 func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
-	if student, err = pathID(c, studentParam, facade.ValidID); err != nil {
+	if student, err = pathText(c, studentParam, facade.ParseStudentID); err != nil {
 		return "", "", err
 	}
 	var body gradeBody
@@ -130,7 +130,7 @@ func (s *Server) getGradeHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	student, err := pathID(c, studentParam, facade.ValidID)
+	student, err := pathText(c, studentParam, facade.ParseStudentID)
 	if err != nil {
 		return err
 	}

@@ -24,29 +24,31 @@ var (
 	toParam      = pathParam{"to", "to"}
 )
 
-// pathID returns the path parameter p, percent-decoded, when valid says
-// it is well-formed, else a 400 bad_identifier naming p (docs/contract.md
-// §3's formats, given before any look-up). Echo hands over the raw
-// segment: an encoded '/', '.', '?', '#' or '%' is refused outright (it
-// must never turn into a key or a path); anything else encoded (%40 for
-// '@', as encodeURIComponent writes it) is decoded and then held to the
-// same format.
-func pathID(c echo.Context, p pathParam, valid func(string) bool) (string, error) {
+// pathID parses the path parameter p, percent-decoded, with parse (one
+// of facade's identifier constructors), or refuses it with a 400
+// bad_identifier naming p (docs/contract.md §3's formats, given before any
+// look-up). Echo hands over the raw segment: an encoded '/', '.', '?', '#'
+// or '%' is refused outright (it must never turn into a key or a path);
+// anything else encoded (%40 for '@', as encodeURIComponent writes it) is
+// decoded and then held to the same format.
+func pathID[T any](c echo.Context, p pathParam, parse func(string) (T, error)) (T, error) {
+	var none T
 	v := c.Param(p.route)
 	if strings.Contains(v, "%") {
 		if forbiddenEscapes.MatchString(v) {
-			return "", badIdentifier(p)
+			return none, badIdentifier(p)
 		}
 		decoded, err := url.PathUnescape(v)
 		if err != nil {
-			return "", badIdentifier(p)
+			return none, badIdentifier(p)
 		}
 		v = decoded
 	}
-	if !valid(v) {
-		return "", badIdentifier(p)
+	id, err := parse(v)
+	if err != nil {
+		return none, badIdentifier(p)
 	}
-	return v, nil
+	return id, nil
 }
 
 func badIdentifier(p pathParam) error {
@@ -54,3 +56,13 @@ func badIdentifier(p pathParam) error {
 }
 
 var forbiddenEscapes = regexp.MustCompile(`(?i)%(2f|2e|3f|23|25)`)
+
+// pathText is pathID's identifier as text, for the packages that still
+// take identifiers as strings.
+func pathText[T interface{ String() string }](c echo.Context, p pathParam, parse func(string) (T, error)) (string, error) {
+	id, err := pathID(c, p, parse)
+	if err != nil {
+		return "", err
+	}
+	return id.String(), nil
+}

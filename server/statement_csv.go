@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/internal/csvcell"
 )
@@ -76,8 +77,8 @@ func statementRow(e accounts.StatementEntry) []string {
 // statementFileName names the download after the account and its range:
 // 1001-statement-2026-03-01-2026-03-31.csv. Account ids and the checked
 // range hold no character that needs quoting.
-func statementFileName(id string, q map[string][]string) string {
-	name := id + "-statement"
+func statementFileName(id facade.AccountID, q map[string][]string) string {
+	name := id.String() + "-statement"
 	for _, k := range []string{"from", "to"} {
 		if v := q[k]; len(v) == 1 && len(v[0]) == len("2006-01-02") {
 			name += "-" + v[0]

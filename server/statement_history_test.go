@@ -43,7 +43,7 @@ func longHistory(t testing.TB, e *env, n int) {
 		if i == 0 {
 			ref = "=HYPERLINK(\"http://evil.example\")"
 		}
-		if _, _, err := st.Transfer(ctx, accounts.TransferRequest{From: "1001", To: "-7", Amount: "1", Principal: "alice", Reference: ref}, 1_000_000); err != nil {
+		if _, _, err := st.Transfer(ctx, accounts.TransferRequest{From: accountID("1001"), To: accountID("-7"), Amount: transferAmount("1", 1_000_000), Principal: "alice", Reference: ref}); err != nil {
 			t.Fatal(err)
 		}
 	}

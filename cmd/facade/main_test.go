@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/authz"
@@ -139,7 +140,7 @@ func TestSeedCommand(t *testing.T) {
 		t.Fatalf("reseed: %d %q", code, out)
 	}
 	rdb := redisFromURL(t, url)
-	a, err := accounts.NewStore(rdb, accounts.Config{}).Get(context.Background(), "1001")
+	a, err := accounts.NewStore(rdb, accounts.Config{}).Get(context.Background(), mustAccountID("1001"))
 	if err != nil || a.BalanceAmount().String() != "250.00" {
 		t.Fatalf("balance after reseed: %+v %v", a, err)
 	}
@@ -159,7 +160,7 @@ func TestSeedCommand(t *testing.T) {
 		}
 	}
 	// A file with an error anywhere writes nothing at all.
-	if _, err := accounts.NewStore(rdb, accounts.Config{}).Get(context.Background(), "5005"); err == nil {
+	if _, err := accounts.NewStore(rdb, accounts.Config{}).Get(context.Background(), mustAccountID("5005")); err == nil {
 		t.Fatal("a rejected seed file still created account 5005")
 	}
 }
@@ -490,4 +491,14 @@ func TestPolicyReport(t *testing.T) {
 	if code, _, stderr := runCmd(env, "policy", "report", "--policy", filepath.Join(dir, "missing.csv")); code != 1 || stderr == "" {
 		t.Fatalf("a policy that does not load: exit %d %q", code, stderr)
 	}
+}
+
+// mustAccountID is a well-formed account id, parsed as the seed loader
+// parses one.
+func mustAccountID(s string) facade.AccountID {
+	id, err := facade.ParseAccountID(s)
+	if err != nil {
+		panic(s + ": " + err.Error())
+	}
+	return id
 }

@@ -49,7 +49,7 @@ func TestPolicyUsageEndToEnd(t *testing.T) {
 	one, two := instance(), instance()
 	one.CanViewProject(facade.Principal{ID: "carol"}, "WEB")
 	two.CanViewProject(facade.Principal{ID: "carol"}, "WEB")
-	two.CanViewAccount(facade.Principal{ID: "mallory"}, "1001") // denied: credits nothing
+	two.CanViewAccount(facade.Principal{ID: "mallory"}, mustAccountID("1001")) // denied: credits nothing
 	flush(one)
 	flush(two)
 	restarted := instance()
@@ -85,7 +85,7 @@ func TestPolicyUsageEndToEnd(t *testing.T) {
 
 	// Every line used: --unused lists none and exits 0.
 	again := instance()
-	again.CanViewAccount(facade.Principal{ID: "alice"}, "1001")
+	again.CanViewAccount(facade.Principal{ID: "alice"}, mustAccountID("1001"))
 	again.CanViewProject(facade.Principal{ID: "frank"}, "WEB")
 	flush(again)
 	if code, out, _ := runCmd(env, "policy", "usage", "--unused"); code != 0 || !strings.Contains(out, "0 of 4 lines unused") {

@@ -27,6 +27,9 @@ import (
 type seedFile struct {
 	Accounts []accounts.SeedAccount
 	Grades   []seedGrade
+	// accounts are Accounts parsed, in their order, by check: what is
+	// written or looked up, so each entry is parsed once.
+	accounts []accounts.Account
 }
 
 type seedGrade struct {
@@ -103,8 +106,8 @@ func seedDryRun(ctx context.Context, w io.Writer, name string, f seedFile, s set
 		}
 	}
 	created := map[string]int{}
-	for _, a := range f.Accounts {
-		v, err := verb(func() error { _, err := acc.Get(ctx, a.ID); return err })
+	for i, a := range f.Accounts {
+		v, err := verb(func() error { _, err := acc.Get(ctx, f.accounts[i].ID); return err })
 		if err != nil {
 			return err
 		}
@@ -143,8 +146,8 @@ func readSeedInput(file string, stdin io.Reader) (name string, raw []byte, err e
 func seed(ctx context.Context, rdb redis.UniversalClient, f seedFile, log *slog.Logger) (string, error) {
 	acc, gr := accounts.NewStore(rdb, accounts.Config{Log: log}), grades.NewStore(rdb, grades.Config{Log: log})
 	var newAcc, newGr int
-	for i, a := range f.Accounts {
-		created, err := acc.Seed(ctx, a)
+	for i, a := range f.accounts {
+		created, err := acc.Create(ctx, a)
 		if err != nil {
 			return "", fmt.Errorf("accounts[%d] (%q): %w", i, a.ID, err)
 		}
@@ -322,7 +325,9 @@ func (r *seedReader) check(f *seedFile) {
 	seen := map[string]int64{}
 	for i, a := range f.Accounts {
 		off, where := r.accountAt[i], fmt.Sprintf("accounts[%d]", i)
-		if _, err := a.Account(); err != nil {
+		parsed, err := a.Account()
+		f.accounts = append(f.accounts, parsed)
+		if err != nil {
 			r.problem(off, where, "%s", accountProblem(a, err))
 		} else if first, dup := seen[a.ID]; dup {
 			line, _ := position(r.raw, valueStart(r.raw, first))
