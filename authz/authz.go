@@ -224,14 +224,14 @@ func (a *Authorizer) Refuse(ctx context.Context, p facade.Principal, op, target 
 // line); a professor asks (sub, student:S, view), which the shipped model
 // answers through the student's enrollment g(student:S, class:C) and a
 // grant on the class. Either role may come from the token or the policy.
-func (a *Authorizer) CanViewGrade(p facade.Principal, studentID string) bool {
-	return a.record(opViewGrade, a.state().grade(p, studentID, actView))
+func (a *Authorizer) CanViewGrade(p facade.Principal, studentID facade.StudentID) bool {
+	return a.record(opViewGrade, a.state().grade(p, studentID.String(), actView))
 }
 
 // CanWriteGrade: POST or PUT a grade: a professor asking (sub, student:S,
 // update); a student never, whatever the policy.
-func (a *Authorizer) CanWriteGrade(p facade.Principal, studentID string) bool {
-	return a.record(opWriteGrade, a.state().grade(p, studentID, actUpdate))
+func (a *Authorizer) CanWriteGrade(p facade.Principal, studentID facade.StudentID) bool {
+	return a.record(opWriteGrade, a.state().grade(p, studentID.String(), actUpdate))
 }
 
 // CanViewAccount: (sub, account:ID, view_account) (balance, record, statement).
@@ -322,8 +322,10 @@ func (st *state) plan(q subject, projectKey, planKey string) bool {
 // role is the token's or one the policy gives (roles.go): a professor
 // asks the policy about student:S; a student views their own grade, and
 // being a student never lets anyone write, whatever the policy says.
+// studentID is a parsed facade.StudentID's text; "" (the zero StudentID)
+// names no student and is allowed nothing.
 func (st *state) grade(p facade.Principal, studentID, act string) bool {
-	if p.ID == "" || !facade.ValidID(studentID) {
+	if p.ID == "" || studentID == "" {
 		return false
 	}
 	if act != actView && p.ID == studentID {

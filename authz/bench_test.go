@@ -154,7 +154,7 @@ func BenchmarkDecide(b *testing.B) {
 	var notTeaching [][2]string
 	for i, q := range f.teaching {
 		other := f.teaching[(i+7)%len(f.teaching)][1]
-		if !a.CanViewGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, other) {
+		if !a.CanViewGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, studentID(other)) {
 			notTeaching = append(notTeaching, [2]string{q[0], other})
 		}
 	}
@@ -177,14 +177,14 @@ func BenchmarkDecide(b *testing.B) {
 		}},
 		{"grade-professor/allow", true, func(i int) bool {
 			q := f.teaching[i%len(f.teaching)]
-			return a.CanWriteGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, q[1])
+			return a.CanWriteGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, studentID(q[1]))
 		}},
 		{"grade-professor/deny-distinct-callers", false, func(i int) bool {
-			return a.CanViewGrade(facade.Principal{ID: strangers[i%len(strangers)], Role: facade.RoleProfessor}, "s"+strconv.Itoa(i%20000))
+			return a.CanViewGrade(facade.Principal{ID: strangers[i%len(strangers)], Role: facade.RoleProfessor}, studentID("s"+strconv.Itoa(i%20000)))
 		}},
 		{"grade-professor/deny-not-teaching", false, func(i int) bool {
 			q := notTeaching[i%len(notTeaching)]
-			return a.CanViewGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, q[1])
+			return a.CanViewGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, studentID(q[1]))
 		}},
 		{"plan-via-team/allow", true, func(i int) bool {
 			q := f.plans[i%len(f.plans)]
@@ -325,7 +325,7 @@ func TestHeapStaysBoundedForDistinctDeniedCallers(t *testing.T) {
 		account := strconv.Itoa(100000 + i%300)
 		prof := facade.Principal{ID: id, Role: facade.RoleProfessor}
 		anyone := facade.Principal{ID: id, Role: "developer"}
-		return a.CanViewGrade(prof, student) || a.CanWriteGrade(prof, student) ||
+		return a.CanViewGrade(prof, studentID(student)) || a.CanWriteGrade(prof, studentID(student)) ||
 			a.CanViewAccount(anyone, accountID(account)) || a.CanTransfer(anyone, accountID(account), accountID("100000")) ||
 			a.CanViewProject(anyone, "PRJ"+strconv.Itoa(i%600)) || a.CanViewPlan(anyone, "PRJ"+strconv.Itoa(i%600), "P1")
 	}

@@ -285,10 +285,10 @@ func TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin(t *testing.T) {
 		{"carol", "plan:WEB-NIGHTLY", "view", true, func() bool { return a.CanViewPlan(carol, "WEB", "NIGHTLY") }},
 		{"carol", "project:PROJ", "view", true, func() bool { return a.CanViewProject(carol, "PROJ") }},
 		{"bob", "class:english-101", "update", true, func() bool {
-			return a.CanViewClass(facadePrincipal("bob", "professor"), "english-101")
+			return a.CanViewClass(facadePrincipal("bob", "professor"), classID("english-101"))
 		}},
-		{"bob", "student:alice", "update", true, func() bool { return a.CanWriteGrade(facadePrincipal("bob", "professor"), "alice") }},
-		{"bob", "student:dave", "view", false, func() bool { return a.CanViewGrade(facadePrincipal("bob", "professor"), "dave") }},
+		{"bob", "student:alice", "update", true, func() bool { return a.CanWriteGrade(facadePrincipal("bob", "professor"), studentID("alice")) }},
+		{"bob", "student:dave", "view", false, func() bool { return a.CanViewGrade(facadePrincipal("bob", "professor"), studentID("dave")) }},
 		{"dev", "project:PROJ", "view", true, func() bool { return a.CanViewProject(facadePrincipal("dev", "developer"), "PROJ") }},
 		{"wendy", "plan:WEB-ANYTHING", "view", true, func() bool { return a.CanViewPlan(facadePrincipal("wendy", ""), "WEB", "ANYTHING") }},
 		{"team:platform", "project:PROJ", "view", false, func() bool {

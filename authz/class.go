@@ -15,9 +15,10 @@ import (
 
 // CanViewClass: (sub, class:C, view) by a principal of role professor (the
 // token's or the policy's).
-func (a *Authorizer) CanViewClass(p facade.Principal, classID string) bool {
+// The zero ClassID names no class and is allowed nothing.
+func (a *Authorizer) CanViewClass(p facade.Principal, classID facade.ClassID) bool {
 	st, q := a.state(), subjectOf(p)
-	if p.ID != "" && facade.ValidID(classID) && st.hasRole(p, facade.RoleProfessor) && st.enforce(q, prefixClass+classID, actView) {
+	if p.ID != "" && !classID.IsZero() && st.hasRole(p, facade.RoleProfessor) && st.enforce(q, prefixClass+classID.String(), actView) {
 		st.usedRole(q, tokenRoleOf(p, facade.RoleProfessor), facade.RoleProfessor)
 		return a.record(opViewClass, true)
 	}
@@ -27,11 +28,11 @@ func (a *Authorizer) CanViewClass(p facade.Principal, classID string) bool {
 // ClassStudents returns the students enrolled in classID (g, student:S,
 // class:C, directly or through nested groups) whose grade p may view,
 // sorted. Ask CanViewClass first.
-func (a *Authorizer) ClassStudents(p facade.Principal, classID string) []string {
+func (a *Authorizer) ClassStudents(p facade.Principal, classID facade.ClassID) []facade.StudentID {
 	st := a.state()
-	var visible []string
-	for _, s := range st.classIndex().students[prefixClass+classID] {
-		if st.grade(p, s, actView) {
+	var visible []facade.StudentID
+	for _, s := range st.classIndex().students[prefixClass+classID.String()] {
+		if st.grade(p, s.String(), actView) {
 			visible = append(visible, s)
 		}
 	}
@@ -41,8 +42,8 @@ func (a *Authorizer) ClassStudents(p facade.Principal, classID string) []string 
 // MayChangeGrade is CanWriteGrade for marking a class page's rows as
 // changeable: a row without change controls is not a refusal, so it is
 // counted apart, as list entries are.
-func (a *Authorizer) MayChangeGrade(p facade.Principal, studentID string) bool {
-	return a.recordListed(a.state().grade(p, studentID, actUpdate))
+func (a *Authorizer) MayChangeGrade(p facade.Principal, studentID facade.StudentID) bool {
+	return a.recordListed(a.state().grade(p, studentID.String(), actUpdate))
 }
 
 // ViewableClasses returns the classes the principal may view (see
@@ -68,19 +69,19 @@ var opViewClass = newOp("view_class")
 // pages do.
 type classIndex struct {
 	once     sync.Once
-	classes  []string            // every class:C the policy names, sorted
-	students map[string][]string // class:C -> student ids enrolled (any depth casbin follows)
+	classes  []string                      // every class:C the policy names, sorted
+	students map[string][]facade.StudentID // class:C -> student ids enrolled (any depth casbin follows)
 }
 
 func (st *state) classIndex() *classIndex {
 	ix := &st.classes
 	ix.once.Do(func() {
-		ix.students = map[string][]string{}
+		ix.students = map[string][]facade.StudentID{}
 		var classes []string
 		var links [][2]string
 		for _, r := range st.rules {
 			for _, f := range r.fields {
-				if strings.HasPrefix(f, prefixClass) && facade.ValidID(f[len(prefixClass):]) {
+				if _, err := facade.ParseClassID(strings.TrimPrefix(f, prefixClass)); err == nil && strings.HasPrefix(f, prefixClass) {
 					classes = append(classes, f)
 				}
 			}
@@ -94,8 +95,9 @@ func (st *state) classIndex() *classIndex {
 			isClass[c] = true
 		}
 		for name, reached := range buildClosures(links, isClass) {
-			sid, ok := strings.CutPrefix(name, prefixStudent)
-			if !ok || !facade.ValidID(sid) {
+			name, ok := strings.CutPrefix(name, prefixStudent)
+			sid, err := facade.ParseStudentID(name)
+			if !ok || err != nil {
 				continue
 			}
 			for _, c := range reached {
@@ -103,7 +105,7 @@ func (st *state) classIndex() *classIndex {
 			}
 		}
 		for _, s := range ix.students {
-			slices.Sort(s)
+			slices.SortFunc(s, func(a, b facade.StudentID) int { return strings.Compare(a.String(), b.String()) })
 		}
 	})
 	return ix

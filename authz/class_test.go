@@ -44,25 +44,25 @@ func TestClassQuestions(t *testing.T) {
 		{prof("bob"), "", false},
 	}
 	for _, c := range cases {
-		if got := a.CanViewClass(c.p, c.class); got != c.want {
+		if got := a.CanViewClass(c.p, classID(c.class)); got != c.want {
 			t.Errorf("CanViewClass(%v, %q) = %v, want %v", c.p, c.class, got, c.want)
 		}
 	}
-	if got := a.ClassStudents(prof("bob"), "english-101"); !slices.Equal(got, []string{"alice", "zoe"}) {
+	if got := classStudents(a, prof("bob"), "english-101"); !slices.Equal(got, []string{"alice", "zoe"}) {
 		t.Errorf("english-101 students: %v", got)
 	}
-	if got := a.ClassStudents(prof("frank"), "history-201"); !slices.Equal(got, []string{"alice", "dave"}) {
+	if got := classStudents(a, prof("frank"), "history-201"); !slices.Equal(got, []string{"alice", "dave"}) {
 		t.Errorf("history-201 students: %v", got)
 	}
-	if got := a.ClassStudents(prof("ursula"), "math-301"); len(got) != 0 {
+	if got := classStudents(a, prof("ursula"), "math-301"); len(got) != 0 {
 		t.Errorf("math-301 students: %v", got)
 	}
-	erins := a.ClassStudents(prof("erin"), "english-101")
+	erins := classStudents(a, prof("erin"), "english-101")
 	if !slices.Equal(erins, []string{"alice", "zoe"}) {
 		t.Errorf("erin's english-101 students: %v", erins)
 	}
 	for _, s := range erins {
-		if !a.CanViewGrade(prof("erin"), s) {
+		if !a.CanViewGrade(prof("erin"), studentID(s)) {
 			t.Errorf("erin views english-101 but not %s's grade", s)
 		}
 	}

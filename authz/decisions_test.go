@@ -53,31 +53,31 @@ func TestDecisionsFollowSpecTable(t *testing.T) {
 		want bool
 	}{
 		// grades: students
-		{"student views own grade", a.CanViewGrade(student("alice"), "alice"), true},
-		{"student without any policy line views own grade", a.CanViewGrade(student("nobody"), "nobody"), true},
-		{"student views another student's grade", a.CanViewGrade(student("alice"), "dave"), false},
-		{"student writes own grade even with an update line", a.CanWriteGrade(student("alice"), "alice"), false},
-		{"student writes another grade", a.CanWriteGrade(student("alice"), "dave"), false},
+		{"student views own grade", a.CanViewGrade(student("alice"), studentID("alice")), true},
+		{"student without any policy line views own grade", a.CanViewGrade(student("nobody"), studentID("nobody")), true},
+		{"student views another student's grade", a.CanViewGrade(student("alice"), studentID("dave")), false},
+		{"student writes own grade even with an update line", a.CanWriteGrade(student("alice"), studentID("alice")), false},
+		{"student writes another grade", a.CanWriteGrade(student("alice"), studentID("dave")), false},
 		// grades: professors
-		{"professor views enrolled student", a.CanViewGrade(prof("bob"), "alice"), true},
-		{"professor writes enrolled student", a.CanWriteGrade(prof("bob"), "alice"), true},
-		{"professor with view only views", a.CanViewGrade(prof("erin"), "alice"), true},
-		{"professor with view only writes", a.CanWriteGrade(prof("erin"), "alice"), false},
-		{"professor views student of a class he does not teach", a.CanViewGrade(prof("bob"), "dave"), false},
-		{"professor writes student of a class he does not teach", a.CanWriteGrade(prof("bob"), "dave"), false},
-		{"professor views student not enrolled anywhere", a.CanViewGrade(prof("bob"), "ghost"), false},
-		{"professor through a two-level team writes", a.CanWriteGrade(prof("ivan"), "zoe"), true},
-		{"update through a team does not give view", a.CanViewGrade(prof("ivan"), "zoe"), false},
-		{"professor views own grade as a student would", a.CanViewGrade(prof("bob"), "bob"), false},
+		{"professor views enrolled student", a.CanViewGrade(prof("bob"), studentID("alice")), true},
+		{"professor writes enrolled student", a.CanWriteGrade(prof("bob"), studentID("alice")), true},
+		{"professor with view only views", a.CanViewGrade(prof("erin"), studentID("alice")), true},
+		{"professor with view only writes", a.CanWriteGrade(prof("erin"), studentID("alice")), false},
+		{"professor views student of a class he does not teach", a.CanViewGrade(prof("bob"), studentID("dave")), false},
+		{"professor writes student of a class he does not teach", a.CanWriteGrade(prof("bob"), studentID("dave")), false},
+		{"professor views student not enrolled anywhere", a.CanViewGrade(prof("bob"), studentID("ghost")), false},
+		{"professor through a two-level team writes", a.CanWriteGrade(prof("ivan"), studentID("zoe")), true},
+		{"update through a team does not give view", a.CanViewGrade(prof("ivan"), studentID("zoe")), false},
+		{"professor views own grade as a student would", a.CanViewGrade(prof("bob"), studentID("bob")), false},
 		// grades: other roles, no role, no sub, malformed ids
-		{"staff with a class grant views", a.CanViewGrade(anyone("sam", "staff"), "alice"), false},
-		{"bob without a role views", a.CanViewGrade(anyone("bob", ""), "alice"), false},
-		{"bob without a role writes", a.CanWriteGrade(anyone("bob", ""), "alice"), false},
-		{"role is case sensitive", a.CanViewGrade(anyone("bob", "Professor"), "alice"), false},
-		{"developer views own-named grade", a.CanViewGrade(anyone("alice", "developer"), "alice"), false},
-		{"empty sub as student", a.CanViewGrade(student(""), ""), false},
-		{"empty sub as professor", a.CanViewGrade(prof(""), "alice"), false},
-		{"malformed student id", a.CanViewGrade(student("a/b"), "a/b"), false},
+		{"staff with a class grant views", a.CanViewGrade(anyone("sam", "staff"), studentID("alice")), false},
+		{"bob without a role views", a.CanViewGrade(anyone("bob", ""), studentID("alice")), false},
+		{"bob without a role writes", a.CanWriteGrade(anyone("bob", ""), studentID("alice")), false},
+		{"role is case sensitive", a.CanViewGrade(anyone("bob", "Professor"), studentID("alice")), false},
+		{"developer views own-named grade", a.CanViewGrade(anyone("alice", "developer"), studentID("alice")), false},
+		{"empty sub as student", a.CanViewGrade(student(""), studentID("")), false},
+		{"empty sub as professor", a.CanViewGrade(prof(""), studentID("alice")), false},
+		{"malformed student id", a.CanViewGrade(student("a/b"), studentID("a/b")), false},
 		// accounts
 		{"view_account granted", a.CanViewAccount(anyone("alice", ""), accountID("1001")), true},
 		{"view_account for any role", a.CanViewAccount(student("alice"), accountID("1001")), true},
@@ -137,7 +137,7 @@ func TestDecisionsAreCounted(t *testing.T) {
 func TestZeroAuthorizerDeniesEverything(t *testing.T) {
 	var a Authorizer
 	p := facade.Principal{ID: "alice", Role: facade.RoleStudent}
-	if a.CanViewAccount(p, accountID("1001")) || a.CanViewGrade(p, "dave") || a.CanViewPlan(p, "A", "B") {
+	if a.CanViewAccount(p, accountID("1001")) || a.CanViewGrade(p, studentID("dave")) || a.CanViewPlan(p, "A", "B") {
 		t.Fatal("zero Authorizer allowed something")
 	}
 	if a.Status().Loaded {
@@ -160,7 +160,7 @@ func TestConcurrentDecisionsDuringReloads(t *testing.T) {
 					return
 				default:
 				}
-				if !a.CanViewGrade(facade.Principal{ID: "bob", Role: facade.RoleProfessor}, "alice") {
+				if !a.CanViewGrade(facade.Principal{ID: "bob", Role: facade.RoleProfessor}, studentID("alice")) {
 					t.Error("bob lost a grant that every policy version has")
 					return
 				}

@@ -92,3 +92,26 @@ func accountID(s string) facade.AccountID {
 	id, _ := facade.ParseAccountID(s)
 	return id
 }
+
+// studentID is s parsed as the HTTP layer parses it; text it refuses is
+// the zero StudentID, which names no student (and is allowed nothing).
+func studentID(s string) facade.StudentID {
+	id, _ := facade.ParseStudentID(s)
+	return id
+}
+
+// classID is s parsed as the HTTP layer parses it; text it refuses is the
+// zero ClassID, which names no class (and is allowed nothing).
+func classID(s string) facade.ClassID {
+	id, _ := facade.ParseClassID(s)
+	return id
+}
+
+// classStudents is a.ClassStudents for the class named class, as text.
+func classStudents(a *Authorizer, p facade.Principal, class string) []string {
+	var ids []string
+	for _, id := range a.ClassStudents(p, classID(class)) {
+		ids = append(ids, id.String())
+	}
+	return ids
+}

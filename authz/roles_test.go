@@ -28,7 +28,7 @@ func TestRolesFromThePolicyReachGrades(t *testing.T) {
 	}
 	grace := facade.Principal{ID: "grace", Groups: []string{"english-graders"}}
 	without, _ := newAuthorizer(t, base...)
-	if without.CanViewGrade(grace, "henry") || without.CanViewClass(grace, "english-101") {
+	if without.CanViewGrade(grace, studentID("henry")) || without.CanViewClass(grace, classID("english-101")) {
 		t.Fatal("a class grant without a role reaches a grade")
 	}
 	a, _ := newAuthorizer(t, append(base,
@@ -54,10 +54,10 @@ func TestRolesFromThePolicyReachGrades(t *testing.T) {
 		{facade.Principal{ID: "grace", Role: "student", Groups: []string{"english-graders"}}, "henry", true, false},
 		{facade.Principal{ID: "grace", Role: "student", Groups: []string{"english-graders"}}, "grace", true, false},
 	} {
-		if got := a.CanViewGrade(c.p, c.student); got != c.wantView {
+		if got := a.CanViewGrade(c.p, studentID(c.student)); got != c.wantView {
 			t.Errorf("%+v views %s: %v, want %v", c.p, c.student, got, c.wantView)
 		}
-		if got := a.CanWriteGrade(c.p, c.student); got != c.wantUp {
+		if got := a.CanWriteGrade(c.p, studentID(c.student)); got != c.wantUp {
 			t.Errorf("%+v writes %s: %v, want %v", c.p, c.student, got, c.wantUp)
 		}
 	}
@@ -73,7 +73,7 @@ func TestRolesFromThePolicyReachGrades(t *testing.T) {
 	}
 	s, _ := newAuthorizer(t, append(base, "g, henry, role:student", "p, henry, student:henry, update")...)
 	henry := facade.Principal{ID: "henry"}
-	if !s.CanViewGrade(henry, "henry") || s.CanViewGrade(henry, "dave") || s.CanWriteGrade(henry, "henry") {
+	if !s.CanViewGrade(henry, studentID("henry")) || s.CanViewGrade(henry, studentID("dave")) || s.CanWriteGrade(henry, studentID("henry")) {
 		t.Error("role:student from the policy: views only their own grade and never writes")
 	}
 }
@@ -144,9 +144,9 @@ func TestExplainAnswersTheGradeQuestionAsTheServiceDoes(t *testing.T) {
 		for _, p := range gradePrincipals {
 			for _, s := range gradeStudents {
 				for _, act := range []string{actView, actUpdate} {
-					want := a.CanViewGrade(p, s)
+					want := a.CanViewGrade(p, studentID(s))
 					if act == actUpdate {
-						want = a.CanWriteGrade(p, s)
+						want = a.CanWriteGrade(p, studentID(s))
 					}
 					x, err := pol.Explain(p, prefixStudent+s, act)
 					if err != nil || x.Allow != want {
@@ -213,7 +213,7 @@ func BenchmarkGradeWithPolicyRoles(b *testing.B) {
 	nobody := facade.Principal{ID: "nobody", Groups: []string{"x", "y"}}
 	b.Run("allow-200-groups", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			if !a.CanViewGrade(grader, "s"+strconv.Itoa(i%20_000)) {
+			if !a.CanViewGrade(grader, studentID("s"+strconv.Itoa(i%20_000))) {
 				b.Fatal("deny")
 			}
 		}
@@ -221,14 +221,14 @@ func BenchmarkGradeWithPolicyRoles(b *testing.B) {
 	tokenProfessor := facade.Principal{ID: "grader", Role: facade.RoleProfessor, Groups: groups}
 	b.Run("allow-200-groups-token-role", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			if !a.CanViewGrade(tokenProfessor, "s"+strconv.Itoa(i%20_000)) {
+			if !a.CanViewGrade(tokenProfessor, studentID("s"+strconv.Itoa(i%20_000))) {
 				b.Fatal("deny")
 			}
 		}
 	})
 	b.Run("deny-no-role", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			if a.CanViewGrade(nobody, "s"+strconv.Itoa(i%20_000)) {
+			if a.CanViewGrade(nobody, studentID("s"+strconv.Itoa(i%20_000))) {
 				b.Fatal("allow")
 			}
 		}
@@ -242,7 +242,7 @@ func BenchmarkGradeWithPolicyRoles(b *testing.B) {
 	outsider := facade.Principal{ID: "outsider", Groups: many}
 	b.Run("deny-2048-groups", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			if a.CanViewGrade(outsider, "s"+strconv.Itoa(i%20_000)) {
+			if a.CanViewGrade(outsider, studentID("s"+strconv.Itoa(i%20_000))) {
 				b.Fatal("allow")
 			}
 		}

@@ -85,12 +85,12 @@ func TestUsageCreditsEveryLineOnTheWay(t *testing.T) {
 	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1")), "alice account 1")
 	allow(a.CanViewProject(facade.Principal{ID: "carol"}, "WEB"), "carol project WEB")
 	allow(a.CanViewProject(facade.Principal{ID: "ivy", Groups: []string{"ops", "devs"}}, "WEB"), "ivy (token group devs) project WEB")
-	allow(a.CanViewGrade(facade.Principal{ID: "zoe", Role: facade.RoleProfessor, Groups: []string{"english-graders"}}, "henry"), "zoe henry")
+	allow(a.CanViewGrade(facade.Principal{ID: "zoe", Role: facade.RoleProfessor, Groups: []string{"english-graders"}}, studentID("henry")), "zoe henry")
 	allow(a.CanViewPlan(facade.Principal{ID: "dave"}, "OPS", "NIGHTLY"), "dave OPS-NIGHTLY")
-	allow(a.CanViewGrade(facade.Principal{ID: "erin"}, "henry"), "erin henry")
+	allow(a.CanViewGrade(facade.Principal{ID: "erin"}, studentID("henry")), "erin henry")
 	// Denials credit nothing, not even the lines they looked at.
 	if a.CanViewAccount(facade.Principal{ID: "mallory"}, accountID("1")) || a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("9")) ||
-		a.CanViewGrade(facade.Principal{ID: "frank"}, "henry") {
+		a.CanViewGrade(facade.Principal{ID: "frank"}, studentID("henry")) {
 		t.Fatal("a question the fixture denies was allowed")
 	}
 	got := usageOf(t, a, rdb, clock.Now())

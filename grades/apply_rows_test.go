@@ -18,17 +18,17 @@ func TestApplyRowsInPipelines(t *testing.T) {
 	var rows []GradebookRow
 	for i := range n {
 		id := fmt.Sprintf("s%04d", i)
-		if _, err := s.Create(ctx, id, SubjectEnglish, "B", "seed"); err != nil {
+		if _, err := s.createText(ctx, id, SubjectEnglish, "B", "seed"); err != nil {
 			t.Fatal(err)
 		}
-		rows = append(rows, GradebookRow{Line: i + 2, StudentID: id, Grade: "A", Version: int64p(1)})
+		rows = append(rows, readRow(i+2, id, "A", "1"))
 	}
-	rows = append(rows, GradebookRow{Line: n + 2, StudentID: "newcomer", Grade: "C"})
+	rows = append(rows, readRow(n+2, "newcomer", "C", ""))
 	// In between: s0003 changed by someone else, s0007 set to A already.
-	if _, err := s.Update(ctx, "s0003", SubjectEnglish, "F", "frank", nil); err != nil {
+	if _, err := s.updateText(ctx, "s0003", SubjectEnglish, "F", "frank", nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update(ctx, "s0007", SubjectEnglish, "A", "frank", nil); err != nil {
+	if _, err := s.updateText(ctx, "s0007", SubjectEnglish, "A", "frank", nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.ApplyRows(ctx, rows, SubjectEnglish, "bob")
@@ -49,7 +49,7 @@ func TestApplyRowsInPipelines(t *testing.T) {
 			t.Fatalf("row %s: %s %+v, want %s at version %d with %s", rows[i].StudentID, r.Outcome, r.Record, want, version, grade)
 		}
 	}
-	if r, _ := s.Get(ctx, "s0003", SubjectEnglish); r.Grade != "F" || r.UpdatedBy != "frank" {
+	if r, _ := s.getText(ctx, "s0003", SubjectEnglish); r.Grade != "F" || r.UpdatedBy != "frank" {
 		t.Errorf("the stale row was written: %+v", r)
 	}
 	if n, _ := rdb.XLen(ctx, auditKey("s0520", SubjectEnglish)).Result(); n != 2 {

@@ -6,8 +6,9 @@
 // record, checks existence and version, writes the new record and appends the
 // audit entry, so concurrent writers cannot interleave and a refused change
 // leaves nothing behind. Authorization and HTTP mapping happen elsewhere,
-// before these functions are called; the store still refuses malformed ids
-// and grades itself, so nothing malformed can reach a Redis key.
+// before these functions are called. Student ids and grades arrive parsed
+// (facade.StudentID, Grade), so nothing malformed can reach a Redis key;
+// only the subject, which no client sends, is checked here.
 package grades
 
 import "github.com/facade-dev/facade"
@@ -19,15 +20,25 @@ const SubjectEnglish = "english"
 // ParseGrade does not read it, so changing this slice changes no rule.
 var Scale = []string{"A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F"}
 
-// ParseGrade returns s when it is exactly one of the grades in Scale. There is
-// no trimming and no case folding: "a+" or " A" are refused, so what is stored
-// is always what the client will read back.
-func ParseGrade(s string) (string, error) {
+// Grade is one of the grades of Scale, made only by ParseGrade. The zero
+// value is no grade (String is "").
+type Grade struct{ s string }
+
+// String is the grade as written and stored ("B+").
+func (g Grade) String() string { return g.s }
+
+// IsZero reports whether g is the zero Grade, which no parse returns.
+func (g Grade) IsZero() bool { return g.s == "" }
+
+// ParseGrade returns s as a Grade when it is exactly one of the grades in
+// Scale. There is no trimming and no case folding: "a+" or " A" are
+// refused, so what is stored is always what the client will read back.
+func ParseGrade(s string) (Grade, error) {
 	switch s {
 	case "A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F":
-		return s, nil
+		return Grade{s}, nil
 	}
-	return "", NotOnScale
+	return Grade{}, NotOnScale
 }
 
 // NotOnScale is the refusal of a grade that is not one of Scale's

@@ -24,7 +24,7 @@ func wantError(t testing.TB, err error, want *facade.Error) *facade.Error {
 
 func TestParseGradeAcceptsExactlyTheScale(t *testing.T) {
 	for _, g := range Scale {
-		got, err := ParseGrade(g)
+		got, err := parseGradeText(g)
 		if err != nil || got != g {
 			t.Errorf("ParseGrade(%q) = %q, %v; want %q, nil", g, got, err, g)
 		}
@@ -46,7 +46,7 @@ func TestParseGradeRefusesEverythingElse(t *testing.T) {
 		"A\x00",
 		strings.Repeat("A", 1000),
 	} {
-		got, err := ParseGrade(s)
+		got, err := parseGradeText(s)
 		if got != "" {
 			t.Errorf("ParseGrade(%q) returned %q alongside its error", s, got)
 		}
@@ -59,10 +59,10 @@ func TestParseGradeIgnoresChangesToScale(t *testing.T) {
 	saved := slices.Clone(Scale)
 	t.Cleanup(func() { copy(Scale, saved) })
 	Scale[0] = "Z"
-	if _, err := ParseGrade("Z"); err == nil {
+	if _, err := parseGradeText("Z"); err == nil {
 		t.Fatal("ParseGrade accepted a grade written into Scale at run time")
 	}
-	if _, err := ParseGrade("A+"); err != nil {
+	if _, err := parseGradeText("A+"); err != nil {
 		t.Fatalf("ParseGrade(A+) after Scale was changed: %v", err)
 	}
 }
@@ -72,13 +72,17 @@ func FuzzParseGrade(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got, err := ParseGrade(s)
+		got, err := parseGradeText(s)
 		if err != nil {
 			wantError(t, err, facade.ErrBadGrade)
 			return
 		}
 		if got != s || !slices.Contains(Scale, got) {
 			t.Fatalf("ParseGrade(%q) accepted %q, which is not that string or not in Scale", s, got)
+		}
+		g, _ := ParseGrade(s)
+		if again, err := ParseGrade(g.String()); err != nil || again != g {
+			t.Fatalf("ParseGrade(%q): its String does not parse back to the same grade", s)
 		}
 	})
 }

@@ -72,7 +72,15 @@ type GradebookRow struct {
 	Grade     string // "" when the cell is empty
 	Version   *int64 // nil when the cell is empty: the student has no grade yet
 	Problem   *facade.Error
+	// student and grade are StudentID and Grade as parsed when the row was
+	// read; zero when malformed (Problem) or, for grade, empty.
+	student facade.StudentID
+	grade   Grade
 }
+
+// Student is the row's student id, parsed; the zero StudentID when the
+// row's is malformed (Problem says so).
+func (r GradebookRow) Student() facade.StudentID { return r.student }
 
 // gradebookColumns are the columns an upload needs.
 var gradebookColumns = []string{"student_id", "grade", "version"}
@@ -203,12 +211,13 @@ func refuseDuplicates(rows []GradebookRow) {
 
 func readRow(line int, student, grade, version string) GradebookRow {
 	row := GradebookRow{Line: line, StudentID: student, Grade: grade}
-	if !facade.ValidID(student) {
+	var err error
+	if row.student, err = facade.ParseStudentID(student); err != nil {
 		row.Problem = facade.ErrBadIdentifier
 		return row
 	}
 	if grade != "" {
-		if _, err := ParseGrade(grade); err != nil {
+		if row.grade, err = ParseGrade(grade); err != nil {
 			row.Problem = facade.ErrBadGrade
 			return row
 		}
@@ -269,10 +278,19 @@ const applyBatch = 500
 // changes. Each change is still its own atomic script: a change someone
 // made in between makes that row Stale, with the record as it now stands
 // (read for all such rows in one more round trip).
+//
+// Rows are as ReadGradebook parsed them: one with a Problem, or without a
+// grade, is not a change and is refused whole (ErrBadIdentifier, NotOnScale).
 func (s *Store) ApplyRows(ctx context.Context, rows []GradebookRow, subject, by string) ([]RowResult, error) {
+	if err := checkChange(subject, by); err != nil {
+		return nil, err
+	}
 	for _, r := range rows {
-		if err := checkChange(r.StudentID, subject, r.Grade, by); err != nil {
-			return nil, err
+		switch {
+		case r.student.IsZero():
+			return nil, facade.ErrBadIdentifier
+		case r.grade.IsZero():
+			return nil, NotOnScale
 		}
 	}
 	out := make([]RowResult, len(rows))
@@ -305,7 +323,7 @@ func (s *Store) applyPipeline(ctx context.Context, rows []GradebookRow, subject,
 	cmds := make([]*redis.Cmd, len(rows))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range rows {
-			keys, args := changeCall(rowOp(r), r.StudentID, subject, r.Grade, by, at, r.Version)
+			keys, args := changeCall(rowOp(r), r.student.String(), subject, r.grade.String(), by, at, r.Version)
 			cmds[i] = p.EvalSha(ctx, changeScript.Hash(), keys, args...)
 		}
 		return nil
@@ -317,13 +335,13 @@ func (s *Store) applyPipeline(ctx context.Context, rows []GradebookRow, subject,
 	for i, r := range rows {
 		res, err := cmds[i].Slice()
 		if redis.HasErrorPrefix(err, "NOSCRIPT") { // the script cache was flushed: Run loads it
-			keys, args := changeCall(rowOp(r), r.StudentID, subject, r.Grade, by, at, r.Version)
+			keys, args := changeCall(rowOp(r), r.student.String(), subject, r.grade.String(), by, at, r.Version)
 			res, err = changeScript.Run(ctx, s.rdb, keys, args...).Slice()
 		}
 		if err != nil {
 			return nil, redisdb.Error(err)
 		}
-		rec, status, err := s.changed(ctx, rowOp(r), r.StudentID, subject, r.Grade, by, at, res)
+		rec, status, err := s.changed(ctx, rowOp(r), r.student.String(), subject, r.grade.String(), by, at, res)
 		switch {
 		case err != nil:
 			return nil, err
@@ -344,16 +362,16 @@ func (s *Store) readStale(ctx context.Context, rows []GradebookRow, subject stri
 	if len(stale) == 0 {
 		return nil
 	}
-	ids := make([]string, len(stale))
+	ids := make([]facade.StudentID, len(stale))
 	for j, i := range stale {
-		ids[j] = rows[i].StudentID
+		ids[j] = rows[i].student
 	}
 	recs, err := s.GetMany(ctx, ids, subject)
 	if err != nil {
 		return err
 	}
 	for _, i := range stale {
-		out[i] = RowResult{Stale, recs[rows[i].StudentID]}
+		out[i] = RowResult{Stale, recs[rows[i].student]}
 	}
 	return nil
 }

@@ -3,9 +3,9 @@ package grades
 // Redis keys owned by this package. Every key of one student carries the hash
 // tag {studentID}, so a grade's record and its audit stream live in the same
 // Redis Cluster slot and one Lua script may touch both (a script that touched
-// two slots would fail with CROSSSLOT). Student ids are checked with
-// facade.ValidID before a key is built, so they can never contain a brace or a
-// colon that would move the tag or collide with another key.
+// two slots would fail with CROSSSLOT). Student ids arrive parsed
+// (facade.StudentID), so they can never contain a brace or a colon that
+// would move the tag or collide with another key.
 
 const keyPrefix = "facade:grades:"
 

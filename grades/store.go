@@ -74,10 +74,11 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 }
 
 // Get returns the current grade, or ErrNotFound.
-func (s *Store) Get(ctx context.Context, studentID, subject string) (Record, error) {
-	if err := checkIDs(studentID, subject); err != nil {
+func (s *Store) Get(ctx context.Context, student facade.StudentID, subject string) (Record, error) {
+	if err := CheckSubject(subject); err != nil {
 		return Record{}, err
 	}
+	studentID := student.String()
 	var cmd *redis.MapStringStringCmd
 	s.reads.Do(ctx, func(p redis.Pipeliner) { cmd = p.HGetAll(ctx, recordKey(studentID, subject)) })
 	fields, err := cmd.Result()
@@ -92,29 +93,27 @@ func (s *Store) Get(ctx context.Context, studentID, subject string) (Record, err
 
 // GetMany returns the current grades of several students in one round trip,
 // keyed by student id; a student without a grade is absent from the map.
-func (s *Store) GetMany(ctx context.Context, studentIDs []string, subject string) (map[string]Record, error) {
-	for _, id := range studentIDs {
-		if err := checkIDs(id, subject); err != nil {
-			return nil, err
-		}
+func (s *Store) GetMany(ctx context.Context, studentIDs []facade.StudentID, subject string) (map[facade.StudentID]Record, error) {
+	if err := CheckSubject(subject); err != nil {
+		return nil, err
 	}
 	cmds := make([]*redis.MapStringStringCmd, len(studentIDs))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range studentIDs {
-			cmds[i] = p.HGetAll(ctx, recordKey(id, subject))
+			cmds[i] = p.HGetAll(ctx, recordKey(id.String(), subject))
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, redisdb.Error(err)
 	}
-	out := make(map[string]Record, len(studentIDs))
+	out := make(map[facade.StudentID]Record, len(studentIDs))
 	for i, id := range studentIDs {
 		fields := cmds[i].Val()
 		if len(fields) == 0 {
 			continue
 		}
-		rec, err := parseRecord(id, subject, fields)
+		rec, err := parseRecord(id.String(), subject, fields)
 		if err != nil {
 			return nil, err
 		}
@@ -125,8 +124,8 @@ func (s *Store) GetMany(ctx context.Context, studentIDs []string, subject string
 
 // Create stores a new grade at version 1. It is ErrGradeExists when the student
 // already has a grade in subject, whatever its value.
-func (s *Store) Create(ctx context.Context, studentID, subject, grade, by string) (Record, error) {
-	rec, status, err := s.apply(ctx, opCreate, studentID, subject, grade, by, nil)
+func (s *Store) Create(ctx context.Context, student facade.StudentID, subject string, grade Grade, by string) (Record, error) {
+	rec, status, err := s.apply(ctx, opCreate, student, subject, grade, by, nil)
 	if err == nil && status == "exists" {
 		err = facade.ErrGradeExists
 	}
@@ -138,8 +137,8 @@ func (s *Store) Create(ctx context.Context, studentID, subject, grade, by string
 // differs from the current version (then nothing is written). Setting the
 // grade already stored changes nothing: the current record comes back with
 // its version, and no audit entry is added.
-func (s *Store) Update(ctx context.Context, studentID, subject, grade, by string, ifMatch *int64) (Record, error) {
-	rec, status, err := s.apply(ctx, opUpdate, studentID, subject, grade, by, ifMatch)
+func (s *Store) Update(ctx context.Context, student facade.StudentID, subject string, grade Grade, by string, ifMatch *int64) (Record, error) {
+	rec, status, err := s.apply(ctx, opUpdate, student, subject, grade, by, ifMatch)
 	switch {
 	case err != nil:
 	case status == "absent":
@@ -153,18 +152,19 @@ func (s *Store) Update(ctx context.Context, studentID, subject, grade, by string
 // Seed creates the grade by SeedActor when the student has none and reports
 // whether it did. An existing grade is never overwritten, so restarting with
 // the same seed file keeps what users changed since.
-func (s *Store) Seed(ctx context.Context, studentID, subject, grade string) (created bool, err error) {
-	_, status, err := s.apply(ctx, opSeed, studentID, subject, grade, SeedActor, nil)
+func (s *Store) Seed(ctx context.Context, student facade.StudentID, subject string, grade Grade) (created bool, err error) {
+	_, status, err := s.apply(ctx, opSeed, student, subject, grade, SeedActor, nil)
 	return err == nil && status == "ok", err
 }
 
 // Audit returns up to limit changes to one grade, newest first. limit <= 0 or
 // above AuditRetention means AuditRetention. A grade that never existed has
 // an empty trail (not an error).
-func (s *Store) Audit(ctx context.Context, studentID, subject string, limit int) ([]AuditEntry, error) {
-	if err := checkIDs(studentID, subject); err != nil {
+func (s *Store) Audit(ctx context.Context, student facade.StudentID, subject string, limit int) ([]AuditEntry, error) {
+	if err := CheckSubject(subject); err != nil {
 		return nil, err
 	}
+	studentID := student.String()
 	if limit <= 0 || limit > AuditRetention {
 		limit = AuditRetention
 	}
@@ -183,27 +183,25 @@ func (s *Store) Audit(ctx context.Context, studentID, subject string, limit int)
 	return entries, nil
 }
 
-// apply validates a change, runs changeScript and, when it wrote, logs the
+// apply checks a change, runs changeScript and, when it wrote, logs the
 // audit line and returns the new record. status is the script's verdict.
-func (s *Store) apply(ctx context.Context, op, studentID, subject, grade, by string, ifMatch *int64) (Record, string, error) {
-	if err := checkChange(studentID, subject, grade, by); err != nil {
+func (s *Store) apply(ctx context.Context, op string, student facade.StudentID, subject string, grade Grade, by string, ifMatch *int64) (Record, string, error) {
+	if err := checkChange(subject, by); err != nil {
 		return Record{}, "", err
 	}
 	at := s.now().UTC().Truncate(time.Second)
-	keys, args := changeCall(op, studentID, subject, grade, by, at, ifMatch)
+	keys, args := changeCall(op, student.String(), subject, grade.String(), by, at, ifMatch)
 	res, err := changeScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return Record{}, "", redisdb.Error(err)
 	}
-	return s.changed(ctx, op, studentID, subject, grade, by, at, res)
+	return s.changed(ctx, op, student.String(), subject, grade.String(), by, at, res)
 }
 
-// checkChange runs every check a change needs before it reaches Redis.
-func checkChange(studentID, subject, grade, by string) error {
-	if err := checkIDs(studentID, subject); err != nil {
-		return err
-	}
-	if _, err := ParseGrade(grade); err != nil {
+// checkChange runs the checks a change needs before it reaches Redis: the
+// student and the grade arrive parsed; the subject and the actor do not.
+func checkChange(subject, by string) error {
+	if err := CheckSubject(subject); err != nil {
 		return err
 	}
 	if by == "" { // the caller lost the principal: refuse an anonymous change
@@ -241,12 +239,10 @@ func (s *Store) changed(ctx context.Context, op, studentID, subject, grade, by s
 	return rec, status, nil
 }
 
-// CheckIDs validates a student id and a subject the way the store does
-// before either becomes part of a key (seeding checks a whole file first).
-func CheckIDs(studentID, subject string) error { return checkIDs(studentID, subject) }
-
-func checkIDs(studentID, subject string) error {
-	if !facade.ValidID(studentID) || !subjectPattern.MatchString(subject) {
+// CheckSubject checks a subject the way the store does before it becomes
+// part of a key (seeding checks a whole file first).
+func CheckSubject(subject string) error {
+	if !subjectPattern.MatchString(subject) {
 		return facade.ErrBadIdentifier
 	}
 	return nil

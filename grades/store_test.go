@@ -33,7 +33,7 @@ func TestCreateGetUpdateSeed(t *testing.T) {
 	now := t0.Add(123 * time.Millisecond) // stored to the second
 	s, _ := newStore(t, &now)
 
-	created, err := s.Create(ctx, "alice", SubjectEnglish, "B+", "bob")
+	created, err := s.createText(ctx, "alice", SubjectEnglish, "B+", "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +41,12 @@ func TestCreateGetUpdateSeed(t *testing.T) {
 	if created != want {
 		t.Fatalf("Create = %+v, want %+v", created, want)
 	}
-	if got, err := s.Get(ctx, "alice", SubjectEnglish); err != nil || got != want {
+	if got, err := s.getText(ctx, "alice", SubjectEnglish); err != nil || got != want {
 		t.Fatalf("Get after Create = %+v, %v; want %+v", got, err, want)
 	}
 
 	now = t0.Add(time.Hour)
-	updated, err := s.Update(ctx, "alice", SubjectEnglish, "A-", "carol", nil)
+	updated, err := s.updateText(ctx, "alice", SubjectEnglish, "A-", "carol", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,25 +55,25 @@ func TestCreateGetUpdateSeed(t *testing.T) {
 		t.Fatalf("Update = %+v, want %+v", updated, want)
 	}
 
-	updated, err = s.Update(ctx, "alice", SubjectEnglish, "A", "bob", int64p(2))
+	updated, err = s.updateText(ctx, "alice", SubjectEnglish, "A", "bob", int64p(2))
 	if err != nil || updated.Version != 3 || updated.Grade != "A" {
 		t.Fatalf("Update with matching If-Match = %+v, %v; want version 3 grade A", updated, err)
 	}
-	if got, _ := s.Get(ctx, "alice", SubjectEnglish); got != updated {
+	if got, _ := s.getText(ctx, "alice", SubjectEnglish); got != updated {
 		t.Fatalf("Get after Update = %+v, want %+v", got, updated)
 	}
 
 	// Seed never overwrites what users changed.
-	if ok, err := s.Seed(ctx, "alice", SubjectEnglish, "F"); ok || err != nil {
+	if ok, err := s.seedText(ctx, "alice", SubjectEnglish, "F"); ok || err != nil {
 		t.Fatalf("Seed over an existing grade = %v, %v; want false, nil", ok, err)
 	}
-	if got, _ := s.Get(ctx, "alice", SubjectEnglish); got != updated {
+	if got, _ := s.getText(ctx, "alice", SubjectEnglish); got != updated {
 		t.Fatalf("Seed changed an existing grade: %+v", got)
 	}
-	if ok, err := s.Seed(ctx, "dave", SubjectEnglish, "C"); !ok || err != nil {
+	if ok, err := s.seedText(ctx, "dave", SubjectEnglish, "C"); !ok || err != nil {
 		t.Fatalf("Seed of a new grade = %v, %v; want true, nil", ok, err)
 	}
-	seeded, err := s.Get(ctx, "dave", SubjectEnglish)
+	seeded, err := s.getText(ctx, "dave", SubjectEnglish)
 	if err != nil || seeded.Grade != "C" || seeded.UpdatedBy != SeedActor || seeded.Version != 1 {
 		t.Fatalf("seeded record = %+v, %v", seeded, err)
 	}
@@ -93,23 +93,23 @@ func TestRecordJSON(t *testing.T) {
 
 func TestGetAbsentIsNotFound(t *testing.T) {
 	s, _ := newStore(t, &t0)
-	_, err := s.Get(t.Context(), "alice", SubjectEnglish)
+	_, err := s.getText(t.Context(), "alice", SubjectEnglish)
 	wantError(t, err, facade.ErrNotFound)
 }
 
 func TestCreateTwiceConflictsAndKeepsTheFirst(t *testing.T) {
 	ctx := t.Context()
 	s, _ := newStore(t, &t0)
-	first, err := s.Create(ctx, "alice", SubjectEnglish, "B", "bob")
+	first, err := s.createText(ctx, "alice", SubjectEnglish, "B", "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Create(ctx, "alice", SubjectEnglish, "A", "carol")
+	_, err = s.createText(ctx, "alice", SubjectEnglish, "A", "carol")
 	wantError(t, err, facade.ErrGradeExists)
-	if got, _ := s.Get(ctx, "alice", SubjectEnglish); got != first {
+	if got, _ := s.getText(ctx, "alice", SubjectEnglish); got != first {
 		t.Fatalf("after a refused Create the record is %+v, want %+v", got, first)
 	}
-	if trail, _ := s.Audit(ctx, "alice", SubjectEnglish, 0); len(trail) != 1 {
+	if trail, _ := s.auditText(ctx, "alice", SubjectEnglish, 0); len(trail) != 1 {
 		t.Fatalf("audit has %d entries after a refused Create, want 1", len(trail))
 	}
 }
@@ -117,9 +117,9 @@ func TestCreateTwiceConflictsAndKeepsTheFirst(t *testing.T) {
 func TestUpdateAbsentIsNotFoundAndCreatesNothing(t *testing.T) {
 	ctx := t.Context()
 	s, rdb := newStore(t, &t0)
-	_, err := s.Update(ctx, "alice", SubjectEnglish, "A", "bob", nil)
+	_, err := s.updateText(ctx, "alice", SubjectEnglish, "A", "bob", nil)
 	wantError(t, err, facade.ErrNotFound)
-	_, err = s.Update(ctx, "alice", SubjectEnglish, "A", "bob", int64p(1))
+	_, err = s.updateText(ctx, "alice", SubjectEnglish, "A", "bob", int64p(1))
 	wantError(t, err, facade.ErrNotFound)
 	if n := rdb.DBSize(ctx).Val(); n != 0 {
 		t.Fatalf("refused Update left %d keys", n)
@@ -129,21 +129,21 @@ func TestUpdateAbsentIsNotFoundAndCreatesNothing(t *testing.T) {
 func TestStaleIfMatchChangesNothing(t *testing.T) {
 	ctx := t.Context()
 	s, _ := newStore(t, &t0)
-	if _, err := s.Create(ctx, "alice", SubjectEnglish, "B", "bob"); err != nil {
+	if _, err := s.createText(ctx, "alice", SubjectEnglish, "B", "bob"); err != nil {
 		t.Fatal(err)
 	}
-	current, err := s.Update(ctx, "alice", SubjectEnglish, "B+", "bob", int64p(1))
+	current, err := s.updateText(ctx, "alice", SubjectEnglish, "B+", "bob", int64p(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, stale := range []int64{1, 0, 3, 99} {
-		_, err = s.Update(ctx, "alice", SubjectEnglish, "F", "mallory", int64p(stale))
+		_, err = s.updateText(ctx, "alice", SubjectEnglish, "F", "mallory", int64p(stale))
 		wantError(t, err, facade.ErrVersionMismatch)
 	}
-	if got, _ := s.Get(ctx, "alice", SubjectEnglish); got != current {
+	if got, _ := s.getText(ctx, "alice", SubjectEnglish); got != current {
 		t.Fatalf("after stale updates the record is %+v, want %+v", got, current)
 	}
-	if trail, _ := s.Audit(ctx, "alice", SubjectEnglish, 0); len(trail) != 2 {
+	if trail, _ := s.auditText(ctx, "alice", SubjectEnglish, 0); len(trail) != 2 {
 		t.Fatalf("audit has %d entries after stale updates, want 2", len(trail))
 	}
 }
@@ -164,9 +164,9 @@ func TestAuditRecordsWhoWhenOldNewNewestFirst(t *testing.T) {
 		now = st.at
 		var err error
 		if i == 0 {
-			_, err = s.Create(ctx, "alice", SubjectEnglish, st.grade, st.by)
+			_, err = s.createText(ctx, "alice", SubjectEnglish, st.grade, st.by)
 		} else {
-			_, err = s.Update(ctx, "alice", SubjectEnglish, st.grade, st.by, nil)
+			_, err = s.updateText(ctx, "alice", SubjectEnglish, st.grade, st.by, nil)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -177,7 +177,7 @@ func TestAuditRecordsWhoWhenOldNewNewestFirst(t *testing.T) {
 		{StudentID: "alice", Subject: "english", By: "carol", At: t0.Add(time.Minute), Old: "B", New: "B+", Version: 2},
 		{StudentID: "alice", Subject: "english", By: "bob", At: t0, Old: "", New: "B", Version: 1},
 	}
-	got, err := s.Audit(ctx, "alice", SubjectEnglish, 0)
+	got, err := s.auditText(ctx, "alice", SubjectEnglish, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,10 +189,10 @@ func TestAuditRecordsWhoWhenOldNewNewestFirst(t *testing.T) {
 			t.Errorf("audit[%d] = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if two, _ := s.Audit(ctx, "alice", SubjectEnglish, 2); len(two) != 2 || two[0] != want[0] || two[1] != want[1] {
+	if two, _ := s.auditText(ctx, "alice", SubjectEnglish, 2); len(two) != 2 || two[0] != want[0] || two[1] != want[1] {
 		t.Errorf("Audit(limit 2) = %+v, want the newest two", two)
 	}
-	if none, err := s.Audit(ctx, "bob", SubjectEnglish, 0); err != nil || len(none) != 0 {
+	if none, err := s.auditText(ctx, "bob", SubjectEnglish, 0); err != nil || len(none) != 0 {
 		t.Errorf("audit of a grade that never existed = %+v, %v; want empty", none, err)
 	}
 }
@@ -200,19 +200,19 @@ func TestAuditRecordsWhoWhenOldNewNewestFirst(t *testing.T) {
 func TestAuditIsBounded(t *testing.T) {
 	ctx := t.Context()
 	s, rdb := newStore(t, &t0)
-	if _, err := s.Create(ctx, "alice", SubjectEnglish, "B", "bob"); err != nil {
+	if _, err := s.createText(ctx, "alice", SubjectEnglish, "B", "bob"); err != nil {
 		t.Fatal(err)
 	}
 	const changes = AuditRetention + 500
 	for i := 1; i < changes; i++ {
-		if _, err := s.Update(ctx, "alice", SubjectEnglish, Scale[i%len(Scale)], "bob", nil); err != nil {
+		if _, err := s.updateText(ctx, "alice", SubjectEnglish, Scale[i%len(Scale)], "bob", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := rdb.XLen(ctx, auditKey("alice", SubjectEnglish)).Val(); n < AuditRetention || n > AuditRetention+200 {
 		t.Fatalf("audit stream holds %d entries after %d changes, want about %d", n, changes, AuditRetention)
 	}
-	trail, err := s.Audit(ctx, "alice", SubjectEnglish, 0)
+	trail, err := s.auditText(ctx, "alice", SubjectEnglish, 0)
 	if err != nil || len(trail) != AuditRetention || trail[0].Version != changes {
 		t.Fatalf("Audit = %d entries (newest version %d), %v; want %d, newest %d",
 			len(trail), trail[0].Version, err, AuditRetention, changes)
@@ -223,14 +223,14 @@ func TestEachChangeIsLoggedAsAnAuditLine(t *testing.T) {
 	ctx := t.Context()
 	var buf bytes.Buffer
 	s := NewStore(testredis.Client(t), Config{Log: slog.New(slog.NewJSONHandler(&buf, nil))})
-	if _, err := s.Create(ctx, "alice", SubjectEnglish, "B", "bob"); err != nil {
+	if _, err := s.createText(ctx, "alice", SubjectEnglish, "B", "bob"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update(ctx, "alice", SubjectEnglish, "A", "carol", int64p(1)); err != nil {
+	if _, err := s.updateText(ctx, "alice", SubjectEnglish, "A", "carol", int64p(1)); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = s.Update(ctx, "alice", SubjectEnglish, "F", "mallory", int64p(1)) // stale: not a change
-	_, _ = s.Create(ctx, "alice", SubjectEnglish, "F", "mallory")            // exists: not a change
+	_, _ = s.updateText(ctx, "alice", SubjectEnglish, "F", "mallory", int64p(1)) // stale: not a change
+	_, _ = s.createText(ctx, "alice", SubjectEnglish, "F", "mallory")            // exists: not a change
 
 	var lines []map[string]any
 	for sc := bufio.NewScanner(&buf); sc.Scan(); {
@@ -260,22 +260,22 @@ func TestMalformedInputIsRefusedAndStoresNothing(t *testing.T) {
 	ctx := t.Context()
 	s, rdb := newStore(t, &t0)
 	for _, g := range []string{"a+", "E", "", "A "} {
-		_, err := s.Create(ctx, "alice", SubjectEnglish, g, "bob")
+		_, err := s.createText(ctx, "alice", SubjectEnglish, g, "bob")
 		wantError(t, err, facade.ErrBadGrade)
-		_, err = s.Seed(ctx, "alice", SubjectEnglish, g)
+		_, err = s.seedText(ctx, "alice", SubjectEnglish, g)
 		wantError(t, err, facade.ErrBadGrade)
 	}
 	for _, id := range []string{"", "a:b", "{alice}", "al ice", "alice/..", "élise", string(make([]byte, 65))} {
-		_, err := s.Create(ctx, id, SubjectEnglish, "A", "bob")
+		_, err := s.createText(ctx, id, SubjectEnglish, "A", "bob")
 		wantError(t, err, facade.ErrBadIdentifier)
-		_, err = s.Get(ctx, id, SubjectEnglish)
+		_, err = s.getText(ctx, id, SubjectEnglish)
 		wantError(t, err, facade.ErrBadIdentifier)
 	}
 	for _, subject := range []string{"", "English", "english:audit", "a}b"} {
-		_, err := s.Create(ctx, "alice", subject, "A", "bob")
+		_, err := s.createText(ctx, "alice", subject, "A", "bob")
 		wantError(t, err, facade.ErrBadIdentifier)
 	}
-	_, err := s.Create(ctx, "alice", SubjectEnglish, "A", "")
+	_, err := s.createText(ctx, "alice", SubjectEnglish, "A", "")
 	wantError(t, err, facade.ErrInternal)
 	if n := rdb.DBSize(ctx).Val(); n != 0 {
 		t.Fatalf("refused input left %d keys", n)
@@ -301,7 +301,7 @@ func race(n int, op func(i int) error) []error {
 func TestConcurrentUpdatesWithOneIfMatchHaveOneWinner(t *testing.T) {
 	ctx := t.Context()
 	s, _ := newStore(t, &t0)
-	if _, err := s.Create(ctx, "alice", SubjectEnglish, "C", "bob"); err != nil {
+	if _, err := s.createText(ctx, "alice", SubjectEnglish, "C", "bob"); err != nil {
 		t.Fatal(err)
 	}
 	winners := make([]Record, 50)
@@ -309,7 +309,7 @@ func TestConcurrentUpdatesWithOneIfMatchHaveOneWinner(t *testing.T) {
 	// would change nothing and succeed beside the winner.
 	others := slices.DeleteFunc(slices.Clone(Scale), func(g string) bool { return g == "C" })
 	errs := race(50, func(i int) (err error) {
-		winners[i], err = s.Update(ctx, "alice", SubjectEnglish, others[i%len(others)], "bob", int64p(1))
+		winners[i], err = s.updateText(ctx, "alice", SubjectEnglish, others[i%len(others)], "bob", int64p(1))
 		return err
 	})
 	var won []Record
@@ -323,10 +323,10 @@ func TestConcurrentUpdatesWithOneIfMatchHaveOneWinner(t *testing.T) {
 	if len(won) != 1 {
 		t.Fatalf("%d updates succeeded with the same If-Match, want exactly 1", len(won))
 	}
-	if got, _ := s.Get(ctx, "alice", SubjectEnglish); got != won[0] || got.Version != 2 {
+	if got, _ := s.getText(ctx, "alice", SubjectEnglish); got != won[0] || got.Version != 2 {
 		t.Fatalf("stored %+v, the winner got %+v", got, won[0])
 	}
-	if trail, _ := s.Audit(ctx, "alice", SubjectEnglish, 0); len(trail) != 2 {
+	if trail, _ := s.auditText(ctx, "alice", SubjectEnglish, 0); len(trail) != 2 {
 		t.Fatalf("audit has %d entries, want 2", len(trail))
 	}
 }
@@ -336,7 +336,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	s, _ := newStore(t, &t0)
 	winners := make([]Record, 50)
 	errs := race(50, func(i int) (err error) {
-		winners[i], err = s.Create(ctx, "alice", SubjectEnglish, Scale[i%len(Scale)], "bob")
+		winners[i], err = s.createText(ctx, "alice", SubjectEnglish, Scale[i%len(Scale)], "bob")
 		return err
 	})
 	var won []Record
@@ -350,10 +350,10 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	if len(won) != 1 {
 		t.Fatalf("%d creates succeeded, want exactly 1", len(won))
 	}
-	if got, _ := s.Get(ctx, "alice", SubjectEnglish); got != won[0] || got.Version != 1 {
+	if got, _ := s.getText(ctx, "alice", SubjectEnglish); got != won[0] || got.Version != 1 {
 		t.Fatalf("stored %+v, the winner got %+v", got, won[0])
 	}
-	if trail, _ := s.Audit(ctx, "alice", SubjectEnglish, 0); len(trail) != 1 {
+	if trail, _ := s.auditText(ctx, "alice", SubjectEnglish, 0); len(trail) != 1 {
 		t.Fatalf("audit has %d entries, want 1", len(trail))
 	}
 }
@@ -362,18 +362,18 @@ func TestRedisDownIsUnavailableThenRecovers(t *testing.T) {
 	ctx := t.Context()
 	srv := testredis.Start(t, testredis.Options{AOF: true})
 	s := NewStore(srv.Client(t), Config{Log: slog.New(slog.DiscardHandler)})
-	before, err := s.Create(ctx, "alice", SubjectEnglish, "B", "bob")
+	before, err := s.createText(ctx, "alice", SubjectEnglish, "B", "bob")
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	srv.Stop()
 	calls := map[string]func() error{
-		"Get":    func() error { _, err := s.Get(ctx, "alice", SubjectEnglish); return err },
-		"Create": func() error { _, err := s.Create(ctx, "carol", SubjectEnglish, "A", "bob"); return err },
-		"Update": func() error { _, err := s.Update(ctx, "alice", SubjectEnglish, "A", "bob", nil); return err },
-		"Seed":   func() error { _, err := s.Seed(ctx, "carol", SubjectEnglish, "A"); return err },
-		"Audit":  func() error { _, err := s.Audit(ctx, "alice", SubjectEnglish, 10); return err },
+		"Get":    func() error { _, err := s.getText(ctx, "alice", SubjectEnglish); return err },
+		"Create": func() error { _, err := s.createText(ctx, "carol", SubjectEnglish, "A", "bob"); return err },
+		"Update": func() error { _, err := s.updateText(ctx, "alice", SubjectEnglish, "A", "bob", nil); return err },
+		"Seed":   func() error { _, err := s.seedText(ctx, "carol", SubjectEnglish, "A"); return err },
+		"Audit":  func() error { _, err := s.auditText(ctx, "alice", SubjectEnglish, 10); return err },
 	}
 	// In parallel: with go-redis defaults each call spends about 1.7 s
 	// redialling before it gives up.
@@ -401,14 +401,14 @@ func TestRedisDownIsUnavailableThenRecovers(t *testing.T) {
 	// needed.
 	var got Record
 	eventually(t, "Get after restart", func() (err error) {
-		got, err = s.Get(ctx, "alice", SubjectEnglish)
+		got, err = s.getText(ctx, "alice", SubjectEnglish)
 		return err
 	})
 	if got != before {
 		t.Fatalf("after restart Get = %+v; want %+v (kept by AOF)", got, before)
 	}
 	eventually(t, "Update after restart", func() error {
-		_, err := s.Update(ctx, "alice", SubjectEnglish, "A", "bob", int64p(1))
+		_, err := s.updateText(ctx, "alice", SubjectEnglish, "A", "bob", int64p(1))
 		return err
 	})
 }
@@ -428,11 +428,11 @@ func eventually(t *testing.T, what string, call func() error) {
 
 func BenchmarkGet(b *testing.B) {
 	s, _ := newStore(b, &t0)
-	if _, err := s.Create(b.Context(), "alice", SubjectEnglish, "B", "bob"); err != nil {
+	if _, err := s.createText(b.Context(), "alice", SubjectEnglish, "B", "bob"); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := s.Get(b.Context(), "alice", SubjectEnglish); err != nil {
+		if _, err := s.getText(b.Context(), "alice", SubjectEnglish); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -440,11 +440,11 @@ func BenchmarkGet(b *testing.B) {
 
 func BenchmarkUpdate(b *testing.B) {
 	s, _ := newStore(b, &t0)
-	if _, err := s.Create(b.Context(), "alice", SubjectEnglish, "B", "bob"); err != nil {
+	if _, err := s.createText(b.Context(), "alice", SubjectEnglish, "B", "bob"); err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := s.Update(b.Context(), "alice", SubjectEnglish, "A", "bob", nil); err != nil {
+		if _, err := s.updateText(b.Context(), "alice", SubjectEnglish, "A", "bob", nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -155,7 +155,7 @@ func containsAll(s string, parts ...string) bool {
 func seedGradeOf(t *testing.T, e *env, student string) {
 	t.Helper()
 	st := grades.NewStore(e.rdb, grades.Config{Log: quietLog})
-	if _, err := st.Seed(context.Background(), student, grades.SubjectEnglish, "B"); err != nil {
+	if _, err := st.Seed(context.Background(), studentID(student), grades.SubjectEnglish, parsedGrade("B")); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -96,7 +96,7 @@ g, student:zoe, class:english-101
 		t.Errorf("bob's gradebook lists %v, want [ghost zoe]: alice is denied to him\n%s", students, r.body)
 	}
 
-	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Seed(context.Background(), "zoe", grades.SubjectEnglish, "B"); err != nil {
+	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Seed(context.Background(), studentID("zoe"), grades.SubjectEnglish, parsedGrade("B")); err != nil {
 		t.Fatal(err)
 	}
 	_, a := upload(t, e, bob, "", "student_id,grade,version\nzoe,A,1\nalice,A,1\n")

@@ -71,7 +71,7 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	class, err := pathText(c, classParam, facade.ParseClassID)
+	class, err := pathID(c, classParam, facade.ParseClassID)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	allowed := s.authz.CanViewClass(principal(c), class)
 	tracing.Allowed(span, allowed)
 	if !allowed {
-		return s.deny(c, "class.view", "class:"+class)
+		return s.deny(c, "class.view", "class:"+class.String())
 	}
 	if csv {
 		return s.getClassGradebook(c, class)
@@ -98,18 +98,18 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view := classGradesView{ClassID: class, Subject: grades.SubjectEnglish, Size: len(enrolled),
+	view := classGradesView{ClassID: class.String(), Subject: grades.SubjectEnglish, Size: len(enrolled),
 		Start: start, Limit: limit, Students: make([]studentGrade, len(page))}
 	for i, id := range page {
-		view.Students[i] = studentGrade{StudentID: id}
+		view.Students[i] = studentGrade{StudentID: id.String()}
 		if rec, ok := recs[id]; ok {
-			view.Students[i] = studentGrade{StudentID: id, Grade: &rec.Grade, Version: rec.Version,
+			view.Students[i] = studentGrade{StudentID: id.String(), Grade: &rec.Grade, Version: rec.Version,
 				UpdatedAt: &rec.UpdatedAt, UpdatedBy: rec.UpdatedBy}
 		}
 		view.Students[i].CanChange = s.authz.MayChangeGrade(principal(c), id)
 	}
 	if hi < len(enrolled) {
-		view.Next = classGradesPath(class) + "?" + url.Values{
+		view.Next = classGradesPath(class.String()) + "?" + url.Values{
 			"start": {strconv.Itoa(hi)}, "limit": {strconv.Itoa(limit)},
 		}.Encode()
 	}
@@ -121,7 +121,7 @@ func classGradesPath(class string) string { return "/class/" + url.PathEscape(cl
 // getClassGradebook answers every enrolled student the caller may view,
 // as a CSV gradebook (docs/contract.md §4). Authorization is checked by
 // getClassGrades before it hands over.
-func (s *Server) getClassGradebook(c echo.Context, class string) error {
+func (s *Server) getClassGradebook(c echo.Context, class facade.ClassID) error {
 	enrolled := s.authz.ClassStudents(principal(c), class)
 	recs, err := s.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
 	if err != nil {
@@ -129,7 +129,7 @@ func (s *Server) getClassGradebook(c echo.Context, class string) error {
 	}
 	entries := make([]grades.GradebookEntry, len(enrolled))
 	for i, id := range enrolled {
-		entries[i] = grades.GradebookEntry{StudentID: id}
+		entries[i] = grades.GradebookEntry{StudentID: id.String()}
 		if rec, ok := recs[id]; ok {
 			entries[i].Record = &rec
 		}
@@ -139,7 +139,7 @@ func (s *Server) getClassGradebook(c echo.Context, class string) error {
 		return err
 	}
 	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+class+`-grades.csv"`)
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+class.String()+`-grades.csv"`)
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
 }
 
@@ -184,7 +184,7 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	class, err := pathText(c, classParam, facade.ParseClassID)
+	class, err := pathID(c, classParam, facade.ParseClassID)
 	if err != nil {
 		return err
 	}
@@ -193,9 +193,9 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 	allowed := s.authz.CanViewClass(p, class)
 	tracing.Allowed(span, allowed)
 	if !allowed {
-		return s.deny(c, "class.upload", "class:"+class)
+		return s.deny(c, "class.upload", "class:"+class.String())
 	}
-	view := gradebookView{ClassID: class, DryRun: dryRun, Rows: make([]gradebookRow, len(rows))}
+	view := gradebookView{ClassID: class.String(), DryRun: dryRun, Rows: make([]gradebookRow, len(rows))}
 	plan, err := s.checkGradebook(c, class, rows, view.Rows)
 	if err != nil {
 		return err
@@ -213,25 +213,25 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 
 // checkGradebook fills out[i] with what row i would do and reports which
 // rows would change. Nothing is written.
-func (s *Server) checkGradebook(c echo.Context, class string, rows []grades.GradebookRow, out []gradebookRow) ([]bool, error) {
+func (s *Server) checkGradebook(c echo.Context, class facade.ClassID, rows []grades.GradebookRow, out []gradebookRow) ([]bool, error) {
 	p := principal(c)
-	inClass := map[string]bool{}
+	inClass := map[facade.StudentID]bool{}
 	for _, id := range s.authz.ClassStudents(p, class) {
 		inClass[id] = true
 	}
-	var ids []string
+	var ids []facade.StudentID
 	for i, r := range rows {
 		out[i] = gradebookRow{Line: r.Line, StudentID: r.StudentID, Grade: r.Grade}
 		switch {
 		case r.Problem != nil:
 			out[i].refuse(r.Problem)
-		case !inClass[r.StudentID]:
+		case !inClass[r.Student()]:
 			out[i].refuse(facade.ErrNotInClass)
-		case !s.authz.CanWriteGrade(p, r.StudentID):
+		case !s.authz.CanWriteGrade(p, r.Student()):
 			_ = s.deny(c, "grade.write", "student:"+r.StudentID)
 			out[i].refuse(facade.ErrForbidden)
 		default:
-			ids = append(ids, r.StudentID)
+			ids = append(ids, r.Student())
 		}
 	}
 	recs, err := s.grades.GetMany(c.Request().Context(), ids, grades.SubjectEnglish)
@@ -244,7 +244,7 @@ func (s *Server) checkGradebook(c echo.Context, class string, rows []grades.Grad
 			continue
 		}
 		var cur *grades.Record
-		if rec, ok := recs[r.StudentID]; ok {
+		if rec, ok := recs[r.Student()]; ok {
 			cur = &rec
 		}
 		outcome, why := r.Decide(cur)

@@ -257,7 +257,7 @@ func (c clusterSetup) grades(t *testing.T) {
 	}
 	rdb, _ := redisdb.Open(redisdb.Config{Addrs: c.addrs})
 	defer rdb.Close()
-	audit, err := grades.NewStore(rdb, grades.Config{Log: quietLog}).Audit(context.Background(), "alice", grades.SubjectEnglish, 10)
+	audit, err := grades.NewStore(rdb, grades.Config{Log: quietLog}).Audit(context.Background(), studentID("alice"), grades.SubjectEnglish, 10)
 	if err != nil || len(audit) != 3 {
 		t.Fatalf("audit trail on the cluster: %+v %v; want 3 changes", audit, err)
 	}

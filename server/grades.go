@@ -17,7 +17,7 @@ type gradeBody struct {
 
 // authorizeGrade asks authz about the student; write says whether the
 // operation changes the grade. It runs before any data is read.
-func (s *Server) authorizeGrade(c echo.Context, student string, write bool) error {
+func (s *Server) authorizeGrade(c echo.Context, student facade.StudentID, write bool) error {
 	p, op := principal(c), "grade.view"
 	if write {
 		op = "grade.write"
@@ -29,13 +29,13 @@ func (s *Server) authorizeGrade(c echo.Context, student string, write bool) erro
 	}
 	tracing.Allowed(span, allowed)
 	if !allowed {
-		return s.deny(c, op, "student:"+student)
+		return s.deny(c, op, "student:"+student.String())
 	}
 	return nil
 }
 
 func (s *Server) getGrade(c echo.Context) error {
-	student, err := pathText(c, studentParam, facade.ParseStudentID)
+	student, err := pathID(c, studentParam, facade.ParseStudentID)
 	if err != nil {
 		return err
 	}
@@ -80,19 +80,19 @@ func (s *Server) updateGrade(c echo.Context) error {
 
 // gradeWrite runs the checks shared by POST and PUT in the order of docs/contract.md §2: the
 // path and body (400/413/415) are input validation, then authorization.
-func (s *Server) gradeWrite(c echo.Context) (student, grade string, err error) {
-	if student, err = pathText(c, studentParam, facade.ParseStudentID); err != nil {
-		return "", "", err
+func (s *Server) gradeWrite(c echo.Context) (student facade.StudentID, grade grades.Grade, err error) {
+	if student, err = pathID(c, studentParam, facade.ParseStudentID); err != nil {
+		return student, grade, err
 	}
 	var body gradeBody
 	if err := decodeJSON(c.Request(), &body); err != nil {
-		return "", "", err
+		return student, grade, err
 	}
 	if body.Grade == nil {
-		return "", "", grades.NotOnScale
+		return student, grade, grades.NotOnScale
 	}
 	if grade, err = grades.ParseGrade(*body.Grade); err != nil {
-		return "", "", err
+		return student, grade, err
 	}
 	return student, grade, s.authorizeGrade(c, student, true)
 }
@@ -130,7 +130,7 @@ func (s *Server) getGradeHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	student, err := pathText(c, studentParam, facade.ParseStudentID)
+	student, err := pathID(c, studentParam, facade.ParseStudentID)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (s *Server) getGradeHistory(c echo.Context) error {
 	if len(trail) == 0 {
 		return facade.ErrNotFound
 	}
-	view := historyView{StudentID: student, Subject: grades.SubjectEnglish, Versions: make([]historyVersion, len(trail))}
+	view := historyView{StudentID: student.String(), Subject: grades.SubjectEnglish, Versions: make([]historyVersion, len(trail))}
 	for i, a := range trail {
 		v := historyVersion{Version: a.Version, Grade: a.New, UpdatedBy: a.By, UpdatedAt: a.At}
 		if a.Old != "" {

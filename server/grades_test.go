@@ -15,7 +15,7 @@ func seedGrades(t testing.TB, e *env) {
 	t.Helper()
 	st := grades.NewStore(e.rdb, grades.Config{Log: quietLog})
 	for _, s := range []string{"alice", "dave"} {
-		if _, err := st.Seed(context.Background(), s, grades.SubjectEnglish, "B"); err != nil {
+		if _, err := st.Seed(context.Background(), studentID(s), grades.SubjectEnglish, parsedGrade("B")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,7 +132,7 @@ func TestGradeLifecycle(t *testing.T) {
 	if r.status != 200 || r.header.Get("ETag") != `"2"` || !strings.Contains(r.body, `"grade":"A"`) {
 		t.Fatalf("get after stale update: %d %s", r.status, r.body)
 	}
-	audit, err := grades.NewStore(e.rdb, grades.Config{}).Audit(context.Background(), "ghost", grades.SubjectEnglish, 10)
+	audit, err := grades.NewStore(e.rdb, grades.Config{}).Audit(context.Background(), studentID("ghost"), grades.SubjectEnglish, 10)
 	if err != nil || len(audit) != 2 || audit[0].Old != "B+" || audit[0].New != "A" || audit[0].By != "bob" {
 		t.Fatalf("audit trail: %+v %v", audit, err)
 	}

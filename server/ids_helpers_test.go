@@ -3,6 +3,7 @@ package server_test
 import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
+	"github.com/facade-dev/facade/grades"
 )
 
 // accountID is a well-formed account id, parsed as the handlers parse one.
@@ -21,4 +22,22 @@ func transferAmount(s string, limit int64) accounts.TransferAmount {
 		panic(s + ": " + err.Error())
 	}
 	return a
+}
+
+// studentID is a well-formed student id, parsed as the handlers parse one.
+func studentID(s string) facade.StudentID {
+	id, err := facade.ParseStudentID(s)
+	if err != nil {
+		panic(s + ": " + err.Error())
+	}
+	return id
+}
+
+// parsedGrade is a grade of the scale, parsed as the handlers parse one.
+func parsedGrade(s string) grades.Grade {
+	g, err := grades.ParseGrade(s)
+	if err != nil {
+		panic(s + ": " + err.Error())
+	}
+	return g
 }

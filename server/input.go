@@ -56,13 +56,3 @@ func badIdentifier(p pathParam) error {
 }
 
 var forbiddenEscapes = regexp.MustCompile(`(?i)%(2f|2e|3f|23|25)`)
-
-// pathText is pathID's identifier as text, for the packages that still
-// take identifiers as strings.
-func pathText[T interface{ String() string }](c echo.Context, p pathParam, parse func(string) (T, error)) (string, error) {
-	id, err := pathID(c, p, parse)
-	if err != nil {
-		return "", err
-	}
-	return id.String(), nil
-}

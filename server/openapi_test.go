@@ -212,7 +212,7 @@ type described struct {
 func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
 	e := newEnv(t, withBuilds())
 	ctx := context.Background()
-	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Seed(ctx, "alice", grades.SubjectEnglish, "B+"); err != nil {
+	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Seed(ctx, studentID("alice"), grades.SubjectEnglish, parsedGrade("B+")); err != nil {
 		t.Fatal(err)
 	}
 	st := accounts.NewStore(e.rdb, accounts.Config{Log: quietLog})

@@ -144,7 +144,7 @@ func TestSeedCommand(t *testing.T) {
 	if err != nil || a.BalanceAmount().String() != "250.00" {
 		t.Fatalf("balance after reseed: %+v %v", a, err)
 	}
-	g, err := grades.NewStore(rdb, grades.Config{}).Get(context.Background(), "alice", "english")
+	g, err := grades.NewStore(rdb, grades.Config{}).Get(context.Background(), mustStudentID("alice"), "english")
 	if err != nil || g.Grade != "B+" {
 		t.Fatalf("seeded grade: %+v %v", g, err)
 	}
@@ -501,4 +501,23 @@ func mustAccountID(s string) facade.AccountID {
 		panic(s + ": " + err.Error())
 	}
 	return id
+}
+
+// mustStudentID is a well-formed student id, parsed as the seed loader
+// parses one.
+func mustStudentID(s string) facade.StudentID {
+	id, err := facade.ParseStudentID(s)
+	if err != nil {
+		panic(s + ": " + err.Error())
+	}
+	return id
+}
+
+// mustGrade is a grade of the scale, parsed as the seed loader parses one.
+func mustGrade(s string) grades.Grade {
+	g, err := grades.ParseGrade(s)
+	if err != nil {
+		panic(s + ": " + err.Error())
+	}
+	return g
 }

@@ -27,15 +27,22 @@ import (
 type seedFile struct {
 	Accounts []accounts.SeedAccount
 	Grades   []seedGrade
-	// accounts are Accounts parsed, in their order, by check: what is
-	// written or looked up, so each entry is parsed once.
+	// accounts and grades are Accounts and Grades parsed, in their order,
+	// by check: what is written or looked up, so each entry is parsed once.
 	accounts []accounts.Account
+	grades   []parsedGrade
 }
 
 type seedGrade struct {
 	StudentID string `json:"student_id"`
 	Subject   string `json:"subject"`
 	Grade     string `json:"grade"`
+}
+
+// parsedGrade is a seedGrade parsed (zero fields where it is malformed).
+type parsedGrade struct {
+	student facade.StudentID
+	grade   grades.Grade
 }
 
 func cmdSeed(ctx context.Context, c *cmdEnv) error {
@@ -114,8 +121,8 @@ func seedDryRun(ctx context.Context, w io.Writer, name string, f seedFile, s set
 		created[v+" account"]++
 		fmt.Fprintf(w, "%-6s account %s (owner %s, %s %s)\n", v, a.ID, a.Owner, a.Balance, a.Currency)
 	}
-	for _, g := range f.Grades {
-		v, err := verb(func() error { _, err := gr.Get(ctx, g.StudentID, g.Subject); return err })
+	for i, g := range f.Grades {
+		v, err := verb(func() error { _, err := gr.Get(ctx, f.grades[i].student, g.Subject); return err })
 		if err != nil {
 			return err
 		}
@@ -154,7 +161,7 @@ func seed(ctx context.Context, rdb redis.UniversalClient, f seedFile, log *slog.
 		newAcc += btoi(created)
 	}
 	for i, g := range f.Grades {
-		created, err := gr.Seed(ctx, g.StudentID, g.Subject, g.Grade)
+		created, err := gr.Seed(ctx, f.grades[i].student, g.Subject, f.grades[i].grade)
 		if err != nil {
 			return "", fmt.Errorf("grades[%d] (%q): %w", i, g.StudentID, err)
 		}
@@ -343,8 +350,11 @@ func (r *seedReader) check(f *seedFile) {
 			g.Subject = grades.SubjectEnglish
 		}
 		key := g.StudentID + "\x00" + g.Subject
-		switch _, gradeErr := grades.ParseGrade(g.Grade); {
-		case grades.CheckIDs(g.StudentID, g.Subject) != nil:
+		student, idErr := facade.ParseStudentID(g.StudentID)
+		grade, gradeErr := grades.ParseGrade(g.Grade)
+		f.grades = append(f.grades, parsedGrade{student, grade})
+		switch {
+		case idErr != nil || grades.CheckSubject(g.Subject) != nil:
 			r.problem(off, where, "student_id %q or subject %q is malformed", g.StudentID, g.Subject)
 		case gradeErr != nil:
 			r.problem(off, where, "grade %q is not on the scale A+ to F", g.Grade)

@@ -104,7 +104,7 @@ stdin: 1 accounts and 2 grades, no problems; nothing written (--dry-run; with FA
 	url := testredis.URL(t)
 	env := settingsFrom(map[string]string{"FACADE_REDIS_URL": url})
 	rdb := redisFromURL(t, url)
-	if _, err := grades.NewStore(rdb, grades.Config{}).Seed(context.Background(), "alice", "english", "C"); err != nil {
+	if _, err := grades.NewStore(rdb, grades.Config{}).Seed(context.Background(), mustStudentID("alice"), "english", mustGrade("C")); err != nil {
 		t.Fatal(err)
 	}
 	before := redisDump(t, rdb)
