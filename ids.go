@@ -1,6 +1,7 @@
 package facade
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -142,3 +143,71 @@ func ParseClassID(s string) (ClassID, error) {
 	i, err := parseID(s)
 	return ClassID{i}, err
 }
+
+// ProjectKey is a Bamboo project key (ValidProjectKey), made only by
+// ParseProjectKey. The zero value names no project.
+type ProjectKey struct{ s string }
+
+// ParseProjectKey returns s as a ProjectKey, or ErrBadIdentifier when s is
+// not ^[A-Z][A-Z0-9]{0,63}$.
+func ParseProjectKey(s string) (ProjectKey, error) {
+	if !ValidProjectKey(s) {
+		return ProjectKey{}, ErrBadIdentifier
+	}
+	return ProjectKey{s}, nil
+}
+
+// String is the key as Bamboo writes it ("PROJ").
+func (k ProjectKey) String() string { return k.s }
+
+// IsZero reports whether k is the zero ProjectKey, which no parse returns.
+func (k ProjectKey) IsZero() bool { return k.s == "" }
+
+// Plan returns the plan of k whose own key is short (ValidPlanKey), or
+// ErrBadIdentifier. k must not be zero.
+func (k ProjectKey) Plan(short string) (PlanKey, error) {
+	if k.IsZero() || !ValidPlanKey(short) {
+		return PlanKey{}, ErrBadIdentifier
+	}
+	return PlanKey{project: k, short: short}, nil
+}
+
+// PlanKey is a plan's full key, PROJECT-PLAN, made only by ParsePlanKey
+// or ProjectKey.Plan: the unit of authorization for results and
+// artifacts. The zero value names no plan.
+type PlanKey struct {
+	project ProjectKey
+	short   string
+}
+
+// ParsePlanKey returns s, "PROJECT-PLAN", as a PlanKey, or
+// ErrBadIdentifier when either part is malformed or s has another dash.
+func ParsePlanKey(s string) (PlanKey, error) {
+	project, short, ok := strings.Cut(s, "-")
+	if !ok {
+		return PlanKey{}, ErrBadIdentifier
+	}
+	k, err := ParseProjectKey(project)
+	if err != nil {
+		return PlanKey{}, err
+	}
+	return k.Plan(short)
+}
+
+// Project is the plan's project.
+func (k PlanKey) Project() ProjectKey { return k.project }
+
+// Short is the plan's own key (PLAN of PROJECT-PLAN).
+func (k PlanKey) Short() string { return k.short }
+
+// String is the full key as Bamboo writes it ("PROJ-PLAN"); "" for the
+// zero PlanKey.
+func (k PlanKey) String() string {
+	if k.IsZero() {
+		return ""
+	}
+	return k.project.s + "-" + k.short
+}
+
+// IsZero reports whether k is the zero PlanKey, which no parse returns.
+func (k PlanKey) IsZero() bool { return k.short == "" }

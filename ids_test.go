@@ -94,3 +94,34 @@ func FuzzParseIdentifiers(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseBuildKeys: ParseProjectKey and ParsePlanKey accept exactly
+// docs/contract.md §3's key formats (PROJECT, PROJECT-PLAN), give back the
+// text they were given, and parse their own String to the same value.
+func FuzzParseBuildKeys(f *testing.F) {
+	for _, s := range []string{"PROJ", "PROJ-CORE", "WEB-NIGHTLY", "P1-2", "proj", "PROJ-", "-CORE", "PROJ-CORE-6", "PROJ-co", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		project, err := ParseProjectKey(s)
+		if (err == nil) != specProjectKey.MatchString(s) || err == nil && project.String() != s || err != nil && !project.IsZero() {
+			t.Fatalf("%q: ParseProjectKey %v, %v", s, project, err)
+		}
+		if err == nil {
+			if again, err := ParseProjectKey(project.String()); err != nil || again != project {
+				t.Fatalf("%q: String does not parse back to the same project key", s)
+			}
+		}
+		head, short, cut := strings.Cut(s, "-")
+		plan, err := ParsePlanKey(s)
+		want := cut && specProjectKey.MatchString(head) && specPlanKey.MatchString(short)
+		if (err == nil) != want || err == nil && (plan.String() != s || plan.Project().String() != head || plan.Short() != short) || err != nil && !plan.IsZero() {
+			t.Fatalf("%q: ParsePlanKey %v, %v", s, plan, err)
+		}
+		if err == nil {
+			if again, err := ParsePlanKey(plan.String()); err != nil || again != plan {
+				t.Fatalf("%q: String does not parse back to the same plan key", s)
+			}
+		}
+	})
+}

@@ -265,26 +265,26 @@ func (a *Authorizer) ListAccount(p facade.Principal, accountID facade.AccountID)
 // CanViewProject: (sub, project:K, view), i.e. the whole project. (A
 // project listing also shows projects where only some plans are visible:
 // see ListProject and ListPlan.)
-func (a *Authorizer) CanViewProject(p facade.Principal, projectKey string) bool {
+func (a *Authorizer) CanViewProject(p facade.Principal, projectKey facade.ProjectKey) bool {
 	return a.record(opViewProject, a.state().project(subjectOf(p), projectKey))
 }
 
 // CanViewPlan: (sub, plan:K-P, view) or (sub, project:K, view) (results
 // and artifacts).
-func (a *Authorizer) CanViewPlan(p facade.Principal, projectKey, planKey string) bool {
-	return a.record(opViewPlan, a.state().plan(subjectOf(p), projectKey, planKey))
+func (a *Authorizer) CanViewPlan(p facade.Principal, planKey facade.PlanKey) bool {
+	return a.record(opViewPlan, a.state().plan(subjectOf(p), planKey))
 }
 
 // ListProject is CanViewProject for filtering a list: leaving an entry out
 // of a list is not a refusal, so it is counted apart
 // (facade_authz_list_entries_total) and alerts on denials stay meaningful.
-func (a *Authorizer) ListProject(p facade.Principal, projectKey string) bool {
+func (a *Authorizer) ListProject(p facade.Principal, projectKey facade.ProjectKey) bool {
 	return a.recordListed(a.state().project(subjectOf(p), projectKey))
 }
 
 // ListPlan is CanViewPlan for filtering a list (see ListProject).
-func (a *Authorizer) ListPlan(p facade.Principal, projectKey, planKey string) bool {
-	return a.recordListed(a.state().plan(subjectOf(p), projectKey, planKey))
+func (a *Authorizer) ListPlan(p facade.Principal, planKey facade.PlanKey) bool {
+	return a.recordListed(a.state().plan(subjectOf(p), planKey))
 }
 
 func (a *Authorizer) recordListed(shown bool) bool {
@@ -306,16 +306,20 @@ func (st *state) account(q subject, id facade.AccountID, act string) bool {
 	return !id.IsZero() && st.enforce(q, prefixAccount+id.String(), act)
 }
 
-func (st *state) project(q subject, projectKey string) bool {
-	return facade.ValidProjectKey(projectKey) && st.enforce(q, prefixProject+projectKey, actView)
+// project asks view on a whole project; the zero ProjectKey names none
+// and is allowed nothing.
+func (st *state) project(q subject, key facade.ProjectKey) bool {
+	return !key.IsZero() && st.enforce(q, prefixProject+key.String(), actView)
 }
 
-func (st *state) plan(q subject, projectKey, planKey string) bool {
-	if !facade.ValidProjectKey(projectKey) || !facade.ValidPlanKey(planKey) {
+// plan asks view on a plan, or on its whole project; the zero PlanKey
+// names none and is allowed nothing.
+func (st *state) plan(q subject, key facade.PlanKey) bool {
+	if key.IsZero() {
 		return false
 	}
-	return st.enforce(q, prefixPlan+projectKey+"-"+planKey, actView) ||
-		st.enforce(q, prefixProject+projectKey, actView)
+	return st.enforce(q, prefixPlan+key.String(), actView) ||
+		st.enforce(q, prefixProject+key.Project().String(), actView)
 }
 
 // grade applies the role rules; act is view (GET) or update (writes). A

@@ -188,11 +188,11 @@ func BenchmarkDecide(b *testing.B) {
 		}},
 		{"plan-via-team/allow", true, func(i int) bool {
 			q := f.plans[i%len(f.plans)]
-			return a.CanViewPlan(facade.Principal{ID: q[0]}, q[1], q[2])
+			return a.CanViewPlan(facade.Principal{ID: q[0]}, planKey(q[1], q[2]))
 		}},
 		{"plan/deny-distinct-callers", false, func(i int) bool {
 			q := f.plans[i%len(f.plans)]
-			return a.CanViewPlan(facade.Principal{ID: strangers[i%len(strangers)]}, q[1], q[2])
+			return a.CanViewPlan(facade.Principal{ID: strangers[i%len(strangers)]}, planKey(q[1], q[2]))
 		}},
 	}
 	for _, c := range cases {
@@ -327,7 +327,7 @@ func TestHeapStaysBoundedForDistinctDeniedCallers(t *testing.T) {
 		anyone := facade.Principal{ID: id, Role: "developer"}
 		return a.CanViewGrade(prof, studentID(student)) || a.CanWriteGrade(prof, studentID(student)) ||
 			a.CanViewAccount(anyone, accountID(account)) || a.CanTransfer(anyone, accountID(account), accountID("100000")) ||
-			a.CanViewProject(anyone, "PRJ"+strconv.Itoa(i%600)) || a.CanViewPlan(anyone, "PRJ"+strconv.Itoa(i%600), "P1")
+			a.CanViewProject(anyone, projectKey("PRJ"+strconv.Itoa(i%600))) || a.CanViewPlan(anyone, planKey("PRJ"+strconv.Itoa(i%600), "P1"))
 	}
 	ask(-1) // warm up lazily created metric children and pools
 	var before, after runtime.MemStats

@@ -282,17 +282,17 @@ func TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin(t *testing.T) {
 	}{
 		{"alice", "account:1001", "view_account", true, func() bool { return a.CanViewAccount(alice, accountID("1001")) }},
 		{"alice", "account:2002", "view_account", false, func() bool { return a.CanViewAccount(alice, accountID("2002")) }},
-		{"carol", "plan:WEB-NIGHTLY", "view", true, func() bool { return a.CanViewPlan(carol, "WEB", "NIGHTLY") }},
-		{"carol", "project:PROJ", "view", true, func() bool { return a.CanViewProject(carol, "PROJ") }},
+		{"carol", "plan:WEB-NIGHTLY", "view", true, func() bool { return a.CanViewPlan(carol, planKey("WEB", "NIGHTLY")) }},
+		{"carol", "project:PROJ", "view", true, func() bool { return a.CanViewProject(carol, projectKey("PROJ")) }},
 		{"bob", "class:english-101", "update", true, func() bool {
 			return a.CanViewClass(facadePrincipal("bob", "professor"), classID("english-101"))
 		}},
 		{"bob", "student:alice", "update", true, func() bool { return a.CanWriteGrade(facadePrincipal("bob", "professor"), studentID("alice")) }},
 		{"bob", "student:dave", "view", false, func() bool { return a.CanViewGrade(facadePrincipal("bob", "professor"), studentID("dave")) }},
-		{"dev", "project:PROJ", "view", true, func() bool { return a.CanViewProject(facadePrincipal("dev", "developer"), "PROJ") }},
-		{"wendy", "plan:WEB-ANYTHING", "view", true, func() bool { return a.CanViewPlan(facadePrincipal("wendy", ""), "WEB", "ANYTHING") }},
+		{"dev", "project:PROJ", "view", true, func() bool { return a.CanViewProject(facadePrincipal("dev", "developer"), projectKey("PROJ")) }},
+		{"wendy", "plan:WEB-ANYTHING", "view", true, func() bool { return a.CanViewPlan(facadePrincipal("wendy", ""), planKey("WEB", "ANYTHING")) }},
 		{"team:platform", "project:PROJ", "view", false, func() bool {
-			return a.CanViewProject(facadePrincipal("team:platform", "developer"), "PROJ")
+			return a.CanViewProject(facadePrincipal("team:platform", "developer"), projectKey("PROJ"))
 		}},
 	}
 	for _, c := range cases {

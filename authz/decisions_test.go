@@ -97,19 +97,19 @@ func TestDecisionsFollowSpecTable(t *testing.T) {
 		{"transfer by view_account holder", a.CanTransfer(anyone("ivan", ""), accountID("5005"), accountID("1001")), false},
 		{"transfer malformed", a.CanTransfer(anyone("alice", ""), accountID("1001"), accountID("")), false},
 		// builds
-		{"project through team", a.CanViewProject(anyone("carol", "developer"), "PROJ"), true},
-		{"plan of a project granted through team", a.CanViewPlan(anyone("carol", ""), "PROJ", "ANY"), true},
-		{"plan grant", a.CanViewPlan(anyone("carol", ""), "WEB", "NIGHTLY"), true},
-		{"plan grant is not the project", a.CanViewProject(anyone("carol", ""), "WEB"), false},
-		{"plan grant is not a sibling plan", a.CanViewPlan(anyone("carol", ""), "WEB", "RELEASE"), false},
-		{"project through two-level team", a.CanViewProject(anyone("ivan", ""), "DEEP"), true},
-		{"plan through two-level team", a.CanViewPlan(anyone("ivan", ""), "DEEP", "X1"), true},
-		{"project for a stranger", a.CanViewProject(anyone("mallory", ""), "PROJ"), false},
-		{"plan for a stranger", a.CanViewPlan(anyone("mallory", ""), "WEB", "NIGHTLY"), false},
-		{"project for empty sub", a.CanViewProject(anyone("", ""), "PROJ"), false},
-		{"malformed project key", a.CanViewProject(anyone("carol", ""), "proj"), false},
-		{"malformed plan key", a.CanViewPlan(anyone("carol", ""), "WEB", "nightly"), false},
-		{"plan key with a dash", a.CanViewPlan(anyone("carol", ""), "WEB", "NIGHTLY-X"), false},
+		{"project through team", a.CanViewProject(anyone("carol", "developer"), projectKey("PROJ")), true},
+		{"plan of a project granted through team", a.CanViewPlan(anyone("carol", ""), planKey("PROJ", "ANY")), true},
+		{"plan grant", a.CanViewPlan(anyone("carol", ""), planKey("WEB", "NIGHTLY")), true},
+		{"plan grant is not the project", a.CanViewProject(anyone("carol", ""), projectKey("WEB")), false},
+		{"plan grant is not a sibling plan", a.CanViewPlan(anyone("carol", ""), planKey("WEB", "RELEASE")), false},
+		{"project through two-level team", a.CanViewProject(anyone("ivan", ""), projectKey("DEEP")), true},
+		{"plan through two-level team", a.CanViewPlan(anyone("ivan", ""), planKey("DEEP", "X1")), true},
+		{"project for a stranger", a.CanViewProject(anyone("mallory", ""), projectKey("PROJ")), false},
+		{"plan for a stranger", a.CanViewPlan(anyone("mallory", ""), planKey("WEB", "NIGHTLY")), false},
+		{"project for empty sub", a.CanViewProject(anyone("", ""), projectKey("PROJ")), false},
+		{"malformed project key", a.CanViewProject(anyone("carol", ""), projectKey("proj")), false},
+		{"malformed plan key", a.CanViewPlan(anyone("carol", ""), planKey("WEB", "nightly")), false},
+		{"plan key with a dash", a.CanViewPlan(anyone("carol", ""), planKey("WEB", "NIGHTLY-X")), false},
 	}
 	for _, c := range cases {
 		if c.got != c.want {
@@ -137,7 +137,7 @@ func TestDecisionsAreCounted(t *testing.T) {
 func TestZeroAuthorizerDeniesEverything(t *testing.T) {
 	var a Authorizer
 	p := facade.Principal{ID: "alice", Role: facade.RoleStudent}
-	if a.CanViewAccount(p, accountID("1001")) || a.CanViewGrade(p, studentID("dave")) || a.CanViewPlan(p, "A", "B") {
+	if a.CanViewAccount(p, accountID("1001")) || a.CanViewGrade(p, studentID("dave")) || a.CanViewPlan(p, planKey("A", "B")) {
 		t.Fatal("zero Authorizer allowed something")
 	}
 	if a.Status().Loaded {

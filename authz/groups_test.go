@@ -42,7 +42,7 @@ func TestTokenGroupsGrantAsCasbinWithGLinesAdded(t *testing.T) {
 		{facade.Principal{ID: "zoe", Groups: []string{"ops"}}, "DEV", false},
 	}
 	for _, c := range cases {
-		if got := a.CanViewProject(c.p, c.project); got != c.want {
+		if got := a.CanViewProject(c.p, projectKey(c.project)); got != c.want {
 			t.Errorf("%+v on project:%s = %v, want %v", c.p, c.project, got, c.want)
 		}
 		stock, err := casbin.NewEnforcer(filepath.Join(filepath.Dir(policyPath), "model.conf"), withLines(t, policyPath, c.p))
@@ -132,7 +132,7 @@ func TestAnyGroupNameAProviderSendsGrantsExactlyItsLines(t *testing.T) {
 		}
 		granted := 0
 		for _, project := range projects {
-			got := a.CanViewProject(p, project)
+			got := a.CanViewProject(p, projectKey(project))
 			want, _ := stock.Enforce(p.ID, "project:"+project, "view")
 			if got != want {
 				t.Errorf("group %q on project:%s: service %v, stock casbin %v", name, project, got, want)
@@ -162,12 +162,12 @@ func TestGroupNamesNoTokenCanCarryGrantNothing(t *testing.T) {
 			t.Errorf("group %q kept as %q", name, q.groups)
 		}
 		for _, project := range []string{"DEV", "XY", "PROJ"} {
-			if a.CanViewProject(p, project) {
+			if a.CanViewProject(p, projectKey(project)) {
 				t.Errorf("group %q granted project:%s", name, project)
 			}
 		}
 	}
-	if !a.CanViewProject(facade.Principal{ID: "mallory", Groups: []string{"x\ny", "devs"}}, "DEV") {
+	if !a.CanViewProject(facade.Principal{ID: "mallory", Groups: []string{"x\ny", "devs"}}, projectKey("DEV")) {
 		t.Error("a bad name next to a good one must not drop the good one")
 	}
 }

@@ -26,11 +26,11 @@ func TestListFiltersDecideAsTheSingleRoutesAndCountApart(t *testing.T) {
 		{"an account alice may only transfer from", a.ListAccount(alice, accountID("2002")), false},
 		{"an account through two levels of teams", a.ListAccount(ivan, accountID("5005")), true},
 		{"a malformed account id", a.ListAccount(alice, accountID("10/01")), false},
-		{"a project through a team", a.ListProject(carol, "PROJ"), true},
-		{"a project where carol holds one plan only", a.ListProject(carol, "WEB"), false},
-		{"carol's plan", a.ListPlan(carol, "WEB", "NIGHTLY"), true},
-		{"a sibling plan", a.ListPlan(carol, "WEB", "RELEASE"), false},
-		{"a plan of a project granted whole", a.ListPlan(carol, "PROJ", "ANY"), true},
+		{"a project through a team", a.ListProject(carol, projectKey("PROJ")), true},
+		{"a project where carol holds one plan only", a.ListProject(carol, projectKey("WEB")), false},
+		{"carol's plan", a.ListPlan(carol, planKey("WEB", "NIGHTLY")), true},
+		{"a sibling plan", a.ListPlan(carol, planKey("WEB", "RELEASE")), false},
+		{"a plan of a project granted whole", a.ListPlan(carol, planKey("PROJ", "ANY")), true},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: listed %v, want %v", c.name, c.got, c.want)

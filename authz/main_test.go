@@ -115,3 +115,17 @@ func classStudents(a *Authorizer, p facade.Principal, class string) []string {
 	}
 	return ids
 }
+
+// projectKey is s parsed as the proxy parses a key; text it refuses is the
+// zero ProjectKey, which names no project (and is allowed nothing).
+func projectKey(s string) facade.ProjectKey {
+	k, _ := facade.ParseProjectKey(s)
+	return k
+}
+
+// planKey is project-plan parsed as the proxy parses a key; text it
+// refuses is the zero PlanKey, which names no plan (and is allowed nothing).
+func planKey(project, plan string) facade.PlanKey {
+	k, _ := facade.ParsePlanKey(project + "-" + plan)
+	return k
+}

@@ -42,7 +42,7 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 		if !st.Loaded || st.LastReloadOK || st.Hash != hash || st.Rules != 5 || counterValue(a.metrics.PolicyLastReloadOK) != 0 {
 			t.Fatalf("%s: status %+v after a refused shrink, want the old policy (hash %s) in force", name, st, hash)
 		}
-		if !a.CanViewAccount(alice, accountID("1001")) || !a.CanViewProject(carol, "PROJ") {
+		if !a.CanViewAccount(alice, accountID("1001")) || !a.CanViewProject(carol, projectKey("PROJ")) {
 			t.Fatalf("%s: the last good policy no longer decides", name)
 		}
 		if n := strings.Count(logs.String(), "set FACADE_POLICY_ALLOW_SHRINK=1 to accept it"); n != refusals+1 {
@@ -60,7 +60,7 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 	}
 	a.AllowShrink(true)
 	replaceFile(t, policyPath, "")
-	if err := a.Reload(); err != nil || a.Status().Rules != 0 || a.CanViewProject(carol, "PROJ") {
+	if err := a.Reload(); err != nil || a.Status().Rules != 0 || a.CanViewProject(carol, projectKey("PROJ")) {
 		t.Fatalf("with the guard lifted, an empty policy must load: err %v, status %+v", err, a.Status())
 	}
 }

@@ -85,7 +85,7 @@ func TestReloadTakesRemovedRulesAway(t *testing.T) {
 		"g, carol, team:platform",
 		"p, team:platform, project:PROJ, view",
 		"p, dave, account:3003, view_account")
-	if !a.CanViewAccount(alice, accountID("1001")) || !a.CanViewProject(carol, "PROJ") {
+	if !a.CanViewAccount(alice, accountID("1001")) || !a.CanViewProject(carol, projectKey("PROJ")) {
 		t.Fatal("grants not in effect")
 	}
 	// grant and membership gone (half of the lines: the shrink guard lets it through)
@@ -96,7 +96,7 @@ func TestReloadTakesRemovedRulesAway(t *testing.T) {
 	if a.CanViewAccount(alice, accountID("1001")) {
 		t.Error("a removed grant still allows")
 	}
-	if a.CanViewProject(carol, "PROJ") {
+	if a.CanViewProject(carol, projectKey("PROJ")) {
 		t.Error("a removed membership still allows")
 	}
 }

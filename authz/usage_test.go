@@ -83,10 +83,10 @@ func TestUsageCreditsEveryLineOnTheWay(t *testing.T) {
 	}
 	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1")), "alice account 1")
 	allow(a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("1")), "alice account 1")
-	allow(a.CanViewProject(facade.Principal{ID: "carol"}, "WEB"), "carol project WEB")
-	allow(a.CanViewProject(facade.Principal{ID: "ivy", Groups: []string{"ops", "devs"}}, "WEB"), "ivy (token group devs) project WEB")
+	allow(a.CanViewProject(facade.Principal{ID: "carol"}, projectKey("WEB")), "carol project WEB")
+	allow(a.CanViewProject(facade.Principal{ID: "ivy", Groups: []string{"ops", "devs"}}, projectKey("WEB")), "ivy (token group devs) project WEB")
 	allow(a.CanViewGrade(facade.Principal{ID: "zoe", Role: facade.RoleProfessor, Groups: []string{"english-graders"}}, studentID("henry")), "zoe henry")
-	allow(a.CanViewPlan(facade.Principal{ID: "dave"}, "OPS", "NIGHTLY"), "dave OPS-NIGHTLY")
+	allow(a.CanViewPlan(facade.Principal{ID: "dave"}, planKey("OPS", "NIGHTLY")), "dave OPS-NIGHTLY")
 	allow(a.CanViewGrade(facade.Principal{ID: "erin"}, studentID("henry")), "erin henry")
 	// Denials credit nothing, not even the lines they looked at.
 	if a.CanViewAccount(facade.Principal{ID: "mallory"}, accountID("1")) || a.CanViewAccount(facade.Principal{ID: "alice"}, accountID("9")) ||
@@ -155,8 +155,8 @@ func TestUsageOnTheCasbinPath(t *testing.T) {
 	if a.Status().Decider != deciderCasbin {
 		t.Fatalf("decided by %s, want casbin", a.Status().Decider)
 	}
-	if !a.CanViewProject(facade.Principal{ID: "carol"}, "WEB") || !a.CanViewAccount(facade.Principal{ID: "ivan", Groups: []string{"ops"}}, accountID("1")) ||
-		a.CanViewProject(facade.Principal{ID: "mallory"}, "WEB") {
+	if !a.CanViewProject(facade.Principal{ID: "carol"}, projectKey("WEB")) || !a.CanViewAccount(facade.Principal{ID: "ivan", Groups: []string{"ops"}}, accountID("1")) ||
+		a.CanViewProject(facade.Principal{ID: "mallory"}, projectKey("WEB")) {
 		t.Fatal("the fixture does not say what this test assumes")
 	}
 	wantUses(t, usageOf(t, a, testredis.Client(t), clock.Now()), map[string]uint64{

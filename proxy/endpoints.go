@@ -114,13 +114,14 @@ const (
 // does, the refusal names the build number if that alone is wrong, else
 // the key (as keyParam).
 func (h *Handler) serveKey(ctx context.Context, ep *Endpoint, req *Request, op favouriteOp) (Answer, error) {
+	key := readKey(req.Key, req.Number)
 	for _, rt := range ep.Routes {
-		if k, ok := parseKey(rt.Key, req.Key, req.Number); ok {
+		if k, ok := key.as(rt.Key); ok {
 			return h.serve(ctx, rt, k, req, op)
 		}
 	}
 	if req.Number != "" {
-		if _, ok := parseKey(KeyPlan, req.Key, ""); ok {
+		if _, ok := readKey(req.Key, "").as(KeyPlan); ok {
 			return Answer{}, badIdentifier("buildNumber")
 		}
 	}

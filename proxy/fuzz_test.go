@@ -47,7 +47,7 @@ func FuzzParseArtifactPath(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !facade.ValidProjectKey(target.plan.project) || !facade.ValidPlanKey(target.plan.plan) {
+		if !facade.ValidProjectKey(target.plan.Project().String()) || !facade.ValidPlanKey(target.plan.Short()) {
 			t.Fatalf("%q: accepted with plan %v", escaped, target.plan)
 		}
 		if !strings.HasPrefix(target.path, "/browse/") && !strings.HasPrefix(target.path, "/download/") {
@@ -61,7 +61,7 @@ func FuzzParseArtifactPath(f *testing.F) {
 		// The plan authorized is the plan of the build the path names,
 		// as sent and as it goes upstream: the key segment is K-P (a
 		// plan's own download) or K-P-... (a build, a job, a job's build).
-		plan := target.plan.project + "-" + target.plan.plan
+		plan := target.plan.Project().String() + "-" + target.plan.Short()
 		names := func(seg string) bool { return seg == plan || strings.HasPrefix(seg, plan+"-") }
 		sent, upstream := strings.Split(escaped, "/"), strings.Split(target.path, "/")
 		if !names(sent[2]) || !names(upstream[2]) || sent[2] != upstream[2] {
@@ -87,7 +87,7 @@ func FuzzBuildRouteRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key, number, query string) {
 		for i := range Routes {
 			rt := &Routes[i]
-			k, ok := parseKey(rt.Key, key, number)
+			k, ok := readKey(key, number).as(rt.Key)
 			if !ok {
 				continue
 			}

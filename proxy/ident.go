@@ -27,12 +27,6 @@ func validBuildNumber(s string) bool {
 	return true
 }
 
-// planRef names a plan: the unit of authorization for results and
-// artifacts (view on plan:K-P or project:K).
-type planRef struct{ project, plan string }
-
-func (r planRef) String() string { return r.project + "-" + r.plan }
-
 // Artifact path limits: generous for real artifact trees, small enough
 // that no path is a resource problem.
 const (
@@ -43,7 +37,7 @@ const (
 
 // artifactTarget is a validated artifact request.
 type artifactTarget struct {
-	plan planRef
+	plan facade.PlanKey
 	path string // unescaped, "/browse/..." or "/download/...", for upstream.Client.Artifact
 	name string // last non-empty segment, unescaped
 }
@@ -92,12 +86,15 @@ func parseArtifactPath(escaped string) (artifactTarget, error) {
 }
 
 // artifactPlan finds the plan in the route's key segment.
-func artifactPlan(segs []string) (planRef, bool) {
+func artifactPlan(segs []string) (facade.PlanKey, bool) {
 	parts := strings.Split(segs[1], "-")
-	if len(parts) < 2 || !facade.ValidProjectKey(parts[0]) || !facade.ValidPlanKey(parts[1]) {
-		return planRef{}, false
+	if len(parts) < 2 {
+		return facade.PlanKey{}, false
 	}
-	ref := planRef{parts[0], parts[1]}
+	ref, err := facade.ParsePlanKey(parts[0] + "-" + parts[1])
+	if err != nil {
+		return facade.PlanKey{}, false
+	}
 	switch segs[0] {
 	case "browse":
 		// K-P-N or K-P-J-N, then "artifact", then at least a name.
@@ -110,7 +107,7 @@ func artifactPlan(segs []string) (planRef, bool) {
 		ok := (len(parts) == 2 || len(parts) == 3 && facade.ValidPlanKey(parts[2])) && segs[2] != ""
 		return ref, ok
 	}
-	return planRef{}, false
+	return facade.PlanKey{}, false
 }
 
 func artifactSegment(raw string, last bool) (string, bool) {

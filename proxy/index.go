@@ -23,13 +23,15 @@ type projectsIndex struct {
 
 type indexedProject struct {
 	key   string
-	head  []byte // the project's members other than "plans", comma-joined, without braces
+	ref   facade.ProjectKey // key parsed; zero when malformed (nobody may see it whole)
+	head  []byte            // the project's members other than "plans", comma-joined, without braces
 	plans []indexedPlan
 }
 
 type indexedPlan struct {
-	key string // the plan's own key (P of K-P), as authz wants it
-	raw []byte // the encoded plan object
+	key string         // the plan's own key (P of K-P)
+	ref facade.PlanKey // K-P parsed, as authz wants it; zero under a malformed project key
+	raw []byte         // the encoded plan object
 }
 
 // parseProjectsIndex parses the collected document (see fetchAllProjects).
@@ -68,6 +70,7 @@ var errNotObject = errors.New("upstream document is not a JSON object")
 func indexProject(proj map[string]any) (indexedProject, error) {
 	ip := indexedProject{}
 	ip.key, _ = proj["key"].(string)
+	ip.ref, _ = facade.ParseProjectKey(ip.key)
 	plansObj, _ := proj["plans"].(map[string]any)
 	plans, _ := plansObj["plan"].([]any)
 	for _, item := range plans {
@@ -83,7 +86,8 @@ func indexProject(proj map[string]any) (indexedProject, error) {
 		if err := encodeJSON(&buf, plan); err != nil {
 			return ip, err
 		}
-		ip.plans = append(ip.plans, indexedPlan{key: key, raw: buf.Bytes()})
+		ref, _ := ip.ref.Plan(key)
+		ip.plans = append(ip.plans, indexedPlan{key: key, ref: ref, raw: buf.Bytes()})
 	}
 	var err error
 	ip.head, err = encodeMembers(proj, "plans")

@@ -116,7 +116,7 @@ type listIndex struct {
 }
 
 type listItem struct {
-	plan planRef
+	plan facade.PlanKey
 	raw  []byte
 }
 
@@ -158,18 +158,16 @@ var linkedPlans = map[string]bool{"master": true}
 
 // itemPlan reads the plan an item belongs to from its key: PROJ-PLAN,
 // PROJ-PLAN-7 or PROJ-PLAN-JOB-7.
-func itemPlan(item any) (planRef, bool) {
+func itemPlan(item any) (facade.PlanKey, bool) {
 	m, _ := item.(map[string]any)
 	key, _ := m["key"].(string)
 	project, rest, ok := cutDash(key)
 	if !ok {
-		return planRef{}, false
+		return facade.PlanKey{}, false
 	}
 	plan, _, _ := cutDash(rest)
-	if !facade.ValidProjectKey(project) || !facade.ValidPlanKey(plan) {
-		return planRef{}, false
-	}
-	return planRef{project, plan}, true
+	ref, err := facade.ParsePlanKey(project + "-" + plan)
+	return ref, err == nil
 }
 
 func cutDash(s string) (string, string, bool) {

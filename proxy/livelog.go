@@ -82,7 +82,7 @@ func buildLogJob(path string) (buildKey, bool) {
 	if !ok || !strings.HasPrefix(name, segs[1]+"-") {
 		return buildKey{}, false
 	}
-	return parseKey(KeyJobResult, name, "")
+	return readKey(name, "").as(KeyJobResult)
 }
 
 // readLog reads a whole log from upstream, refusing one over maxCachedLog

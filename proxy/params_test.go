@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/facade-dev/facade"
 	"strings"
 	"testing"
 )
@@ -52,9 +53,9 @@ func TestParseRouteQuery(t *testing.T) {
 
 func TestParseArtifactPath(t *testing.T) {
 	good := map[string]artifactTarget{
-		"/browse/PROJ-CORE-6/artifact/shared/core-service.jar/":         {planRef{"PROJ", "CORE"}, "/browse/PROJ-CORE-6/artifact/shared/core-service.jar/", "core-service.jar"},
-		"/browse/PROJ-CORE-JOB1-6/artifact/JOB1/My%20Report/index.html": {planRef{"PROJ", "CORE"}, "/browse/PROJ-CORE-JOB1-6/artifact/JOB1/My Report/index.html", "index.html"},
-		"/download/BAM-FC-REST/build_logs/BAM-FC-REST-14444.log":        {planRef{"BAM", "FC"}, "/download/BAM-FC-REST/build_logs/BAM-FC-REST-14444.log", "BAM-FC-REST-14444.log"},
+		"/browse/PROJ-CORE-6/artifact/shared/core-service.jar/":         {mustPlan("PROJ-CORE"), "/browse/PROJ-CORE-6/artifact/shared/core-service.jar/", "core-service.jar"},
+		"/browse/PROJ-CORE-JOB1-6/artifact/JOB1/My%20Report/index.html": {mustPlan("PROJ-CORE"), "/browse/PROJ-CORE-JOB1-6/artifact/JOB1/My Report/index.html", "index.html"},
+		"/download/BAM-FC-REST/build_logs/BAM-FC-REST-14444.log":        {mustPlan("BAM-FC"), "/download/BAM-FC-REST/build_logs/BAM-FC-REST-14444.log", "BAM-FC-REST-14444.log"},
 	}
 	for in, want := range good {
 		got, err := parseArtifactPath(in)
@@ -82,4 +83,13 @@ func TestLRUBoundsEntriesAndCost(t *testing.T) {
 	if _, ok := l.get("huge"); ok || l.len() != 2 {
 		t.Error("an over-budget value was stored")
 	}
+}
+
+// mustPlan is a well-formed plan key.
+func mustPlan(s string) facade.PlanKey {
+	k, err := facade.ParsePlanKey(s)
+	if err != nil {
+		panic(s + ": " + err.Error())
+	}
+	return k
 }

@@ -250,9 +250,9 @@ func validHost(h string) bool {
 
 // authorizePlan decides view on a plan before anything is read, and
 // audits a refusal. The refusal is the same error whatever the plan.
-func (h *Handler) authorizePlan(ctx context.Context, op string, p facade.Principal, plan planRef) error {
+func (h *Handler) authorizePlan(ctx context.Context, op string, p facade.Principal, plan facade.PlanKey) error {
 	span := tracing.Authorize(ctx, op)
-	allowed := h.az.CanViewPlan(p, plan.project, plan.plan)
+	allowed := h.az.CanViewPlan(p, plan)
 	tracing.Allowed(span, allowed)
 	if allowed {
 		return nil

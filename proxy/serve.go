@@ -13,16 +13,21 @@ import (
 )
 
 // buildKey is a parsed key: project, plan, job and number as far as the
-// route's key kind has them. number is digits or "latest".
-type buildKey struct{ project, plan, job, number string }
+// route's key kind has them. number is digits or "latest". plan is zero
+// for a project's key.
+type buildKey struct {
+	project     facade.ProjectKey
+	plan        facade.PlanKey
+	job, number string
+}
 
-func (k buildKey) planRef() planRef { return planRef{k.project, k.plan} }
+func (k buildKey) planRef() facade.PlanKey { return k.plan }
 
 // String is the key as Bamboo writes it: PROJ, PROJ-PLAN, PROJ-PLAN-7,
 // PROJ-PLAN-JOB-7.
 func (k buildKey) String() string {
-	s := k.project
-	for _, part := range []string{k.plan, k.job, k.number} {
+	s := k.project.String()
+	for _, part := range []string{k.plan.Short(), k.job, k.number} {
 		if part != "" {
 			s += "-" + part
 		}
@@ -30,30 +35,50 @@ func (k buildKey) String() string {
 	return s
 }
 
-// parseKey reads the :key (and :number) path parameters for a key kind.
-// They arrive still percent-encoded, so an encoded character is simply
-// outside the allowed set. A ".json" suffix on the last one is Bamboo's
-// format selector.
-func parseKey(kind KeyKind, raw, number string) (buildKey, bool) {
+// keyText is a request's :key (and :number) path parameters read once:
+// split at its dashes, its project and plan keys parsed, whichever route's
+// key kind then reads it (as). They arrive still percent-encoded, so an
+// encoded character is simply outside the allowed set. A ".json" suffix
+// on the last one is Bamboo's format selector.
+type keyText struct {
+	empty   bool     // no key and no number: the key of KeyNone
+	parts   []string // the key split at its dashes
+	number  string   // the :number parameter, "" when the route has none
+	project facade.ProjectKey
+	plan    facade.PlanKey // zero when the key has no (well-formed) plan part
+	ok      bool           // the project, and the plan when there is one, are well-formed
+}
+
+// readKey splits and parses the key parameters once.
+func readKey(raw, number string) keyText {
 	if number != "" {
 		number = strings.TrimSuffix(number, ".json")
 	} else {
 		raw = strings.TrimSuffix(raw, ".json")
 	}
-	if kind == KeyNone {
-		return buildKey{}, raw == "" && number == ""
+	kt := keyText{empty: raw == "" && number == "", parts: strings.Split(raw, "-"), number: number}
+	var err error
+	if kt.project, err = facade.ParseProjectKey(kt.parts[0]); err != nil {
+		return kt
 	}
-	parts := strings.Split(raw, "-")
-	if !facade.ValidProjectKey(parts[0]) {
-		return buildKey{}, false
-	}
-	k := buildKey{project: parts[0]}
-	if len(parts) > 1 {
-		k.plan = parts[1]
-		if !facade.ValidPlanKey(k.plan) {
-			return buildKey{}, false
+	if len(kt.parts) > 1 {
+		if kt.plan, err = kt.project.Plan(kt.parts[1]); err != nil {
+			return kt
 		}
 	}
+	kt.ok = true
+	return kt
+}
+
+// as reads the key as one of kind, or says it is not one.
+func (kt keyText) as(kind KeyKind) (buildKey, bool) {
+	if kind == KeyNone {
+		return buildKey{}, kt.empty
+	}
+	if !kt.ok {
+		return buildKey{}, false
+	}
+	k, parts, number := buildKey{project: kt.project, plan: kt.plan}, kt.parts, kt.number
 	switch {
 	case kind == KeyProject:
 		return k, len(parts) == 1 && number == ""
@@ -111,7 +136,7 @@ func (h *Handler) serve(ctx context.Context, rt *Route, key buildKey, req *Reque
 	case ViewProjects:
 		v, status, err = h.projects(ctx, req, q, favs)
 	case ViewProject:
-		v, status, err = h.project(ctx, req, q, key.project, favs)
+		v, status, err = h.project(ctx, req, q, key.project.String(), favs)
 	case ViewPlans:
 		v, status, err = h.plans(ctx, req, q, favs)
 	default:
@@ -156,7 +181,7 @@ func (h *Handler) document1(ctx context.Context, req *Request, rt *Route, key bu
 // document for every caller and every project (no upstream call names
 // the target), and the refusal is the same whether the project exists or
 // not.
-func (h *Handler) authorizeProject(ctx context.Context, op string, p facade.Principal, project string) error {
+func (h *Handler) authorizeProject(ctx context.Context, op string, p facade.Principal, project facade.ProjectKey) error {
 	defer tracing.Authorize(ctx, op).End()
 	if h.az.CanViewProject(p, project) {
 		return nil
@@ -165,10 +190,10 @@ func (h *Handler) authorizeProject(ctx context.Context, op string, p facade.Prin
 	if err != nil {
 		return err
 	}
-	if _, ok := findVisible(idx, h.vc.visibility(idx, h.az.Version(), p), project); ok {
+	if _, ok := findVisible(idx, h.vc.visibility(idx, h.az.Version(), p), project.String()); ok {
 		return nil
 	}
-	return h.az.Refuse(ctx, p, op, "project:"+project)
+	return h.az.Refuse(ctx, p, op, "project:"+project.String())
 }
 
 // docKey names the cached document of a request: route, upstream path and

@@ -161,7 +161,7 @@ func (vc *viewCache) listView(entry cache.Entry, base string, p facade.Principal
 // favouriteListView is listView keeping the caller's favourite plans
 // only; per caller, so not kept in the view cache.
 func (vc *viewCache) favouriteListView(entry cache.Entry, base string, p facade.Principal, rt *Route, q routeQuery, favs map[string]bool) (view, error) {
-	body, err := vc.listPage(entry, p, rt, q, func(ref planRef) bool { return favs[ref.String()] })
+	body, err := vc.listPage(entry, p, rt, q, func(ref facade.PlanKey) bool { return favs[ref.String()] })
 	if err != nil {
 		return view{}, err
 	}
@@ -170,14 +170,14 @@ func (vc *viewCache) favouriteListView(entry cache.Entry, base string, p facade.
 
 // listPage renders a page of a collected list: the items of plans p may
 // see (and keep, when not nil, keeps).
-func (vc *viewCache) listPage(entry cache.Entry, p facade.Principal, rt *Route, q routeQuery, keep func(planRef) bool) ([]byte, error) {
+func (vc *viewCache) listPage(entry cache.Entry, p facade.Principal, rt *Route, q routeQuery, keep func(facade.PlanKey) bool) ([]byte, error) {
 	idx, err := vc.listIndexOf(entry, rt)
 	if err != nil {
 		return nil, err
 	}
 	var visible [][]byte
 	for _, it := range idx.items {
-		if vc.az.ListPlan(p, it.plan.project, it.plan.plan) && (keep == nil || keep(it.plan)) {
+		if vc.az.ListPlan(p, it.plan) && (keep == nil || keep(it.plan)) {
 			visible = append(visible, it.raw)
 		}
 	}
@@ -230,7 +230,7 @@ func (vc *viewCache) prune(v any, p facade.Principal) {
 	case map[string]any:
 		for name := range linkedPlans {
 			if linked, ok := t[name].(map[string]any); ok {
-				if ref, ok := itemPlan(linked); !ok || !vc.az.ListPlan(p, ref.project, ref.plan) {
+				if ref, ok := itemPlan(linked); !ok || !vc.az.ListPlan(p, ref) {
 					delete(t, name)
 				}
 			}
@@ -240,7 +240,7 @@ func (vc *viewCache) prune(v any, p facade.Principal) {
 			if ok && listedItems[name] {
 				kept := items[:0:0]
 				for _, item := range items {
-					if ref, ok := itemPlan(item); ok && vc.az.ListPlan(p, ref.project, ref.plan) {
+					if ref, ok := itemPlan(item); ok && vc.az.ListPlan(p, ref) {
 						kept = append(kept, item)
 					}
 				}
@@ -280,13 +280,13 @@ func (vc *viewCache) visibility(idx *projectsIndex, policy uint64, p facade.Prin
 	var out []visibleProject
 	for i := range idx.projects {
 		proj := &idx.projects[i]
-		if vc.az.ListProject(p, proj.key) {
+		if vc.az.ListProject(p, proj.ref) {
 			out = append(out, visibleProject{project: i})
 			continue
 		}
 		var plans []int32
 		for j, plan := range proj.plans {
-			if vc.az.ListPlan(p, proj.key, plan.key) {
+			if vc.az.ListPlan(p, plan.ref) {
 				plans = append(plans, int32(j))
 			}
 		}

@@ -521,3 +521,12 @@ func mustGrade(s string) grades.Grade {
 	}
 	return g
 }
+
+// mustProjectKey is a well-formed project key.
+func mustProjectKey(s string) facade.ProjectKey {
+	k, err := facade.ParseProjectKey(s)
+	if err != nil {
+		panic(s + ": " + err.Error())
+	}
+	return k
+}

@@ -47,13 +47,13 @@ func TestPolicyUsageEndToEnd(t *testing.T) {
 		}
 	}
 	one, two := instance(), instance()
-	one.CanViewProject(facade.Principal{ID: "carol"}, "WEB")
-	two.CanViewProject(facade.Principal{ID: "carol"}, "WEB")
+	one.CanViewProject(facade.Principal{ID: "carol"}, mustProjectKey("WEB"))
+	two.CanViewProject(facade.Principal{ID: "carol"}, mustProjectKey("WEB"))
 	two.CanViewAccount(facade.Principal{ID: "mallory"}, mustAccountID("1001")) // denied: credits nothing
 	flush(one)
 	flush(two)
 	restarted := instance()
-	restarted.CanViewProject(facade.Principal{ID: "carol"}, "WEB")
+	restarted.CanViewProject(facade.Principal{ID: "carol"}, mustProjectKey("WEB"))
 	flush(restarted)
 
 	env := settingsFrom(map[string]string{"FACADE_MODEL": model, "FACADE_POLICY": policy, "FACADE_REDIS_URL": url})
@@ -86,7 +86,7 @@ func TestPolicyUsageEndToEnd(t *testing.T) {
 	// Every line used: --unused lists none and exits 0.
 	again := instance()
 	again.CanViewAccount(facade.Principal{ID: "alice"}, mustAccountID("1001"))
-	again.CanViewProject(facade.Principal{ID: "frank"}, "WEB")
+	again.CanViewProject(facade.Principal{ID: "frank"}, mustProjectKey("WEB"))
 	flush(again)
 	if code, out, _ := runCmd(env, "policy", "usage", "--unused"); code != 0 || !strings.Contains(out, "0 of 4 lines unused") {
 		t.Fatalf("usage --unused with every line used: exit %d\n%s", code, out)
