@@ -101,7 +101,7 @@ func (p *Policy) explainFor(pr facade.Principal, obj, act string) (Explanation, 
 // student:S; a student views their own grade; nobody else reaches grades.
 func (p *Policy) ExplainGrade(pr facade.Principal, studentID, act string) Explanation {
 	st := p.st
-	if !facade.ValidID(studentID) {
+	if _, err := facade.ParseStudentID(studentID); err != nil { // the explain tool reads the object as text: its edge
 		return Explanation{Notes: []string{fmt.Sprintf("%q is not a student id (letters, digits and ._@-, at most 64): the service answers 400 before it asks", studentID)}}
 	}
 	if act != actView && act != actUpdate {
