@@ -85,8 +85,8 @@ var needText = map[Need]string{
 	NeedProject: "`project:K`, or a plan of it",
 }
 
-// shownPath is a pattern as the README writes it: below /rest/api/latest,
-// its key spelled as the route's key kind reads it.
+// shownPath is a pattern as docs/build-routes.md writes it: below
+// /rest/api/latest, its key spelled as the route's key kind reads it.
 func shownPath(pattern string, kind KeyKind) string {
 	p := strings.TrimPrefix(pattern, rest)
 	key := map[KeyKind]string{KeyProject: "{K}", KeyPlan: "{K-P}", KeyResult: "{K-P-N}", KeyJobResult: "{K-P-J-N}", KeyArtifact: "{K-P-N}"}[kind]
