@@ -2,8 +2,13 @@ package server_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/facade-dev/facade/internal/testkit/testclock"
+	"github.com/facade-dev/facade/internal/testkit/testlog"
 )
 
 // linesOf returns the log lines (decoded) that carry request id id.
@@ -106,4 +111,38 @@ func TestAuditLinesNameTheRequest(t *testing.T) {
 		}
 	}
 	t.Fatalf("no transfer audit line in:\n%s", e.logs.String())
+}
+
+// TestLogLinesAreStampedByTheServersClock: the access line and a line the
+// server logs during a request (a refused token) carry the time of the
+// clock the server was handed, not the machine's: lines and the
+// latencies beside them come from one clock.
+func TestLogLinesAreStampedByTheServersClock(t *testing.T) {
+	clock := testclock.New()
+	logs := &testlog.Buffer{}
+	e := newEnv(t, withClock(clock.Now), withProductionLog(logs))
+	e.do(req{method: "GET", path: "/rs/account", token: "not-a-token"})
+	e.do(req{method: "GET", path: "/healthz"})
+	want := clock.Now().UTC().Format(time.RFC3339)
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m struct{ Time, Msg string }
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not JSON: %s", line)
+		}
+		if m.Time != want {
+			t.Errorf("%q stamped %s, not the server's clock's %s", m.Msg, m.Time, want)
+		}
+		msgs = append(msgs, m.Msg)
+	}
+	if !slices.Contains(msgs, "authentication failed") || !slices.Contains(msgs, "request") {
+		t.Errorf("lines %q: want the refusal and the access lines", msgs)
+	}
+	// The access line is the server's own record: its time is the clock's
+	// whatever handler writes it (here slog's, which keeps a record's time).
+	plain := newEnv(t, withClock(clock.Now))
+	plain.do(req{method: "GET", path: "/healthz"})
+	if !strings.Contains(plain.logs.String(), `"time":"`+want+`","level":"INFO","msg":"request"`) {
+		t.Errorf("the access line is not stamped %s:\n%s", want, plain.logs.String())
+	}
 }

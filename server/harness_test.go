@@ -203,6 +203,10 @@ func withModel(model, policy string) envOption {
 	return func(c *envConfig) { c.model, c.policy = model, policy }
 }
 
+// withClock runs the server (its rate limit, latencies and log lines) on
+// now.
+func withClock(now func() time.Time) envOption { return func(c *envConfig) { c.server.Now = now } }
+
 // withProductionLog writes the server's log lines to w as `facade serve`
 // does (internal/jsonlog, info), for benchmarks of the production path.
 func withProductionLog(w io.Writer) envOption { return func(c *envConfig) { c.logTo = w } }
@@ -237,7 +241,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	logs := &testlog.Buffer{}
 	log := slog.New(server.LogHandler(slog.NewJSONHandler(logs, nil)))
 	if cfg.logTo != nil {
-		log = slog.New(server.LogHandler(jsonlog.New(cfg.logTo, slog.LevelInfo)))
+		log = slog.New(server.LogHandler(jsonlog.New(cfg.logTo, slog.LevelInfo, cfg.server.Now)))
 	}
 	m := metrics.New() // this server's own set: tests never share counters
 	az, err := authz.New(model, policy, authz.Config{Log: log, Metrics: m})

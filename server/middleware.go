@@ -164,7 +164,7 @@ func (s *Server) accessLine(c echo.Context, route string, status int, elapsed ti
 	// The record goes to the handler directly: Logger.LogAttrs would also
 	// walk the stack for the caller's program counter, which no handler
 	// of the service writes.
-	rec := slog.NewRecord(time.Now(), level, "request", 0)
+	rec := slog.NewRecord(s.cfg.Now(), level, "request", 0) // the injected clock, as every record
 	rec.AddAttrs(attrs...)
 	_ = s.log.Handler().Handle(context.Background(), rec)
 }

@@ -120,8 +120,8 @@ func cmdDemo(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, s.LogLevel)
-	now := time.Now // the one clock every part of the demo reads
+	now := time.Now // the one clock every part of the demo reads, the log's lines included
+	log := newLogger(stderr, s.LogLevel, now)
 	stopProvider, err := startDemoProvider(&s, log, now)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -78,7 +79,7 @@ func cmdSeed(ctx context.Context, c *cmdEnv) error {
 		return settingsErrors{err}
 	}
 	defer rdb.Close()
-	sum, err := seed(ctx, rdb, f, newLogger(c.stderr, s.LogLevel))
+	sum, err := seed(ctx, rdb, f, newLogger(c.stderr, s.LogLevel, time.Now))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

@@ -46,13 +46,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// that costs and saves) and flushed when serve returns.
 	logs := logbuf.New(stderr, 50*time.Millisecond, 64<<10)
 	defer logs.Close()
-	log := newLogger(logs, s.LogLevel)
+	now := time.Now // the one clock every part reads, the log's lines included
+	log := newLogger(logs, s.LogLevel, now)
 	rdb, err := redisdb.Open(s.redisConfig())
 	if err != nil {
 		return err
 	}
 	defer rdb.Close()
-	app, err := newApp(ctx, s, rdb, log, time.Now)
+	app, err := newApp(ctx, s, rdb, log, now)
 	if err != nil {
 		return err
 	}
@@ -266,15 +267,16 @@ func ignoreCanceled(err error) error {
 	return err
 }
 
-// newLogger returns the JSON logger and routes go-redis's own log lines
-// (dial failures while Redis is down) into it, so every line is JSON.
-func newLogger(w io.Writer, level string) *slog.Logger {
+// newLogger returns the JSON logger, its lines stamped by now, and routes
+// go-redis's own log lines (dial failures while Redis is down) into it, so
+// every line is JSON.
+func newLogger(w io.Writer, level string, now func() time.Time) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
 	// jsonlog writes slog.JSONHandler's lines for less CPU per request.
-	var h slog.Handler = jsonlog.New(w, l)
+	var h slog.Handler = jsonlog.New(w, l, now)
 	if b, ok := w.(*logbuf.Writer); ok {
 		h = flushOnWarn{h, b.Flush}
 	}

@@ -16,7 +16,7 @@ func both(t testing.TB, r slog.Record, wrap func(slog.Handler) slog.Handler) (wa
 	t.Helper()
 	var a, b bytes.Buffer
 	var std slog.Handler = slog.NewJSONHandler(&a, &slog.HandlerOptions{Level: slog.LevelDebug})
-	var fast slog.Handler = New(&b, slog.LevelDebug)
+	var fast slog.Handler = New(&b, slog.LevelDebug, nil)
 	if wrap != nil {
 		std, fast = wrap(std), wrap(fast)
 	}
@@ -94,11 +94,11 @@ func TestHandlerStepsAreSlogs(t *testing.T) {
 }
 
 func TestLevelFilters(t *testing.T) {
-	h := New(&bytes.Buffer{}, slog.LevelWarn)
+	h := New(&bytes.Buffer{}, slog.LevelWarn, nil)
 	if h.Enabled(context.Background(), slog.LevelInfo) || !h.Enabled(context.Background(), slog.LevelWarn) {
 		t.Fatal("a warn handler must drop info and keep warn")
 	}
-	if !New(&bytes.Buffer{}, nil).Enabled(context.Background(), slog.LevelInfo) {
+	if !New(&bytes.Buffer{}, nil, nil).Enabled(context.Background(), slog.LevelInfo) {
 		t.Fatal("the default level is info")
 	}
 }
@@ -126,7 +126,7 @@ func BenchmarkAccessLine(b *testing.B) {
 		h    slog.Handler
 	}{
 		{"slog.JSONHandler", slog.NewJSONHandler(discard{}, nil)},
-		{"jsonlog", New(discard{}, nil)},
+		{"jsonlog", New(discard{}, nil, nil)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			log := slog.New(bc.h)
@@ -145,3 +145,18 @@ func BenchmarkAccessLine(b *testing.B) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestLinesAreStampedByTheClockHandedIn: a line's time is the clock's,
+// whatever time slog.Logger read when it made the record, and a record
+// without a time is written without one.
+func TestLinesAreStampedByTheClockHandedIn(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	var b bytes.Buffer
+	log := slog.New(New(&b, nil, func() time.Time { return at }))
+	log.Info("stamped")
+	_ = log.Handler().Handle(context.Background(), slog.NewRecord(time.Time{}, slog.LevelInfo, "timeless", 0))
+	want := `{"time":"2030-01-02T03:04:05Z","level":"INFO","msg":"stamped"}` + "\n" + `{"level":"INFO","msg":"timeless"}` + "\n"
+	if b.String() != want {
+		t.Errorf("lines\n%swant\n%s", b.String(), want)
+	}
+}
