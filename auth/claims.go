@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -15,21 +16,19 @@ import (
 // paths into nested claims (claimpath.go): Keycloak's realm_access.roles,
 // resource_access.facade.roles, ["name.with.dot"] for a name with a dot.
 type Claims struct {
-	User   string // default "sub"
-	Role   string // default "role"
-	Groups string // default "groups"
+	User   string
+	Role   string
+	Groups string
 }
 
+// DefaultClaims are the names an empty Claims field takes, and the
+// settings' defaults.
+var DefaultClaims = Claims{User: "sub", Role: "role", Groups: "groups"}
+
 func (c Claims) withDefaults() Claims {
-	if c.User == "" {
-		c.User = "sub"
-	}
-	if c.Role == "" {
-		c.Role = "role"
-	}
-	if c.Groups == "" {
-		c.Groups = "groups"
-	}
+	c.User = cmp.Or(c.User, DefaultClaims.User)
+	c.Role = cmp.Or(c.Role, DefaultClaims.Role)
+	c.Groups = cmp.Or(c.Groups, DefaultClaims.Groups)
 	return c
 }
 

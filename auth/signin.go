@@ -17,13 +17,17 @@ import (
 	"github.com/facade-dev/facade"
 )
 
+// DefaultScopes are the scopes asked for when none are configured
+// (FACADE_OIDC_SCOPES's default).
+var DefaultScopes = []string{oidc.ScopeOpenID, "profile", "email"}
+
 // SignInConfig is the relying party's settings (FACADE_OIDC_*). Every
 // field documents what its zero value means.
 type SignInConfig struct {
 	Issuer       string   // FACADE_OIDC_ISSUER: discovery starts here (required)
 	ClientID     string   // FACADE_OIDC_CLIENT_ID; empty is refused (Check)
 	ClientSecret string   // FACADE_OIDC_CLIENT_SECRET: optional (empty: a public client), PKCE is always used
-	Scopes       []string // FACADE_OIDC_SCOPES; nil means openid profile email
+	Scopes       []string // FACADE_OIDC_SCOPES; nil means DefaultScopes
 	// PublicURL is the service's external base (FACADE_PUBLIC_URL): the
 	// redirect URI is PublicURL + "/auth/callback", sign-in returns only
 	// to paths below it, and the session cookie counts only on requests
@@ -77,7 +81,7 @@ func NewSignIn(ctx context.Context, sessions *Sessions, cfg SignInConfig) (*Sign
 		cfg.Log = slog.Default()
 	}
 	if len(cfg.Scopes) == 0 {
-		cfg.Scopes = []string{oidc.ScopeOpenID, "profile", "email"}
+		cfg.Scopes = slices.Clone(DefaultScopes)
 	}
 	if !slices.Contains(cfg.Scopes, oidc.ScopeOpenID) {
 		cfg.Scopes = append([]string{oidc.ScopeOpenID}, cfg.Scopes...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,11 +14,15 @@ import (
 	"time"
 
 	"github.com/facade-dev/facade/auth"
+	"github.com/facade-dev/facade/cache"
+	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/redisdb"
 	"github.com/facade-dev/facade/server"
+	"github.com/facade-dev/facade/upstream"
 )
 
-// settings are the environment variables of docs/contract.md §1.
+// settings are the environment variables of docs/contract.md §1, read by
+// loadSettings from the table in settingTable.
 type settings struct {
 	Addr, OpsAddr, PublicURL          string
 	RedisURL, RedisAddrs, RedisMaster string
@@ -54,91 +59,289 @@ type settings struct {
 	OTLPTracesURL string
 }
 
-// loadSettings reads the environment. Every malformed value is reported
-// at once (settingsErrors, a line each naming its variable), so a person
-// fixing a deployment fixes them all in one round.
+//go:generate go test -count=1 -run TestSettingsReferenceIsTheTable . -write-settings-doc
+
+// setting is one environment variable: the one entry that says its name,
+// its default, how it is read and what it means. loadSettings reads the
+// table, secrets.go takes the secret ones from files, and docs/settings.md
+// is written from it (go generate ./cmd/facade; a test fails when the two
+// disagree). Adding a setting is adding an entry here.
+type setting struct {
+	name string
+	// def is the value read when the variable is unset or blank; a part's
+	// own default (auth.DefaultMaxLifetime, cache.DefaultTTL, ...) is
+	// given by that constant, so it is written in one place.
+	def string
+	// shown is the default as the reference shows it when def does not
+	// say it ("required", "same as API"); empty: def, or "none".
+	shown string
+	// secret: the value may instead be in the file <NAME>_FILE names.
+	secret bool
+	// raw: the value is read as given, spaces kept (a secret's bytes are
+	// its own).
+	raw bool
+	// doc is its line in the reference: what it does, in the operator's
+	// words.
+	doc string
+	// parse reads the value (def when unset) into the settings, or says
+	// what is wrong with it, naming the variable.
+	parse func(name, v string) error
+}
+
+// settingTable is every setting, in the reference's order, each parsed
+// into s (a table built for its names and words alone may be given a
+// settings of its own).
+func settingTable(s *settings) []setting {
+	return []setting{
+		{name: "FACADE_ADDR", def: ":8080", parse: asText(&s.Addr),
+			doc: "listen address of the API"},
+		{name: "FACADE_OPS_ADDR", shown: "same as API", parse: asTextOr(&s.OpsAddr, &s.Addr),
+			doc: "where `/healthz`, `/readyz`, `/metrics` are served (public when on the API address)"},
+		{name: "FACADE_PUBLIC_URL", shown: "derived from request", parse: asBaseURL(&s.PublicURL),
+			doc: "external base URL, used when rewriting links; required with browser sign-in (the redirect URI is built from it, and session cookies are `Secure` with the `__Host-` prefix unless it is plain http on loopback)"},
+		{name: "FACADE_REDIS_URL", shown: "required", secret: true, parse: asText(&s.RedisURL),
+			doc: "`redis://` or `rediss://` (its password makes it a secret); or `FACADE_REDIS_ADDRS` instead"},
+		{name: "FACADE_REDIS_ADDRS", parse: asText(&s.RedisAddrs),
+			doc: "instead of `FACADE_REDIS_URL`: a comma list of addresses, a Redis Cluster's, or its sentinels' with `FACADE_REDIS_MASTER`"},
+		{name: "FACADE_REDIS_MASTER", parse: asText(&s.RedisMaster),
+			doc: "with `FACADE_REDIS_ADDRS`: the master's name at the sentinels"},
+		{name: "FACADE_UPSTREAM_URL", parse: asText(&s.UpstreamURL),
+			doc: "Bamboo base URL (without it the build endpoints answer 503)"},
+		{name: "FACADE_UPSTREAM_TOKEN", secret: true, parse: asText(&s.UpstreamToken),
+			doc: "Bamboo personal access token, sent upstream as `Authorization: Bearer`; the caller's token is never forwarded"},
+		{name: "FACADE_UPSTREAM_TIMEOUT", def: durationText(upstream.DefaultTimeout), parse: asDuration(&s.UpstreamTimeout, positive),
+			doc: "whole-request timeout upstream, retries included"},
+		{name: "FACADE_CACHE_TTL", def: durationText(cache.DefaultTTL), parse: asDuration(&s.CacheTTL, positive),
+			doc: "fresh lifetime of upstream documents other than results (projects, plans, branches, lists of finished results)"},
+		{name: "FACADE_CACHE_STALE", def: durationText(cache.DefaultStale), parse: asDuration(&s.CacheStale, zeroAllowed),
+			doc: "how long past its lifetime a document may be served when upstream fails; `0` never serves one"},
+		{name: "FACADE_CACHE_FINISHED", def: durationText(proxy.DefaultFinishedTTL), parse: asDuration(&s.CacheFinished, positive),
+			doc: "how long a finished build result (plan or job result, by number) is kept: it is not asked upstream again while cached (README, \"Builds at a real organization's size and pace\")"},
+		{name: "FACADE_LIVE_INTERVAL", def: durationText(proxy.DefaultLiveInterval), parse: asDuration(&s.LiveInterval, positive),
+			doc: "how often a queued or running result, and a list holding one, is asked upstream while someone reads it: one call per interval however many read it, on however many instances"},
+		{name: "FACADE_JWT_SECRET", secret: true, raw: true, parse: asText(&s.JWTSecret),
+			doc: "HS256 key, at least 32 bytes"},
+		{name: "FACADE_JWKS_URL", parse: asText(&s.JWKSURL),
+			doc: "OIDC mode: RS256/ES256 tokens verified against the JWKS, with `FACADE_JWT_ISSUER` and `FACADE_JWT_AUDIENCE` required and checked. Exclusive with the secret."},
+		{name: "FACADE_JWT_ISSUER", parse: asText(&s.JWTIssuer),
+			doc: "OIDC mode: the issuer (`iss`) a token must name"},
+		{name: "FACADE_JWT_AUDIENCE", parse: asText(&s.JWTAudience),
+			doc: "OIDC mode: the audience (`aud`) a token must name"},
+		{name: "FACADE_JWT_MAX_LIFETIME", def: durationText(auth.DefaultMaxLifetime), parse: asDuration(&s.JWTMaxLifetime, positive),
+			doc: "longest validity a token may have (`exp` minus `iat`, or minus now without `iat`); longer-lived tokens are refused"},
+		{name: "FACADE_ROLE_CLAIM", def: auth.DefaultClaims.Role, parse: asText(&s.RoleClaim),
+			doc: "claim that carries the role (bearer tokens and ID tokens): a path into nested claims (`realm_access.roles`, `resource_access.facade.roles`; a name with a dot in brackets: `[\"https://example.com/roles\"]`); a string is the role, a list gives each of its roles the grade rules know (`student`, `professor`) (README, \"Roles and groups where providers put them\")"},
+		{name: "FACADE_GROUPS_CLAIM", def: auth.DefaultClaims.Groups, parse: asText(&s.GroupsClaim),
+			doc: "claim that carries the principal's groups (a list of strings, or one string), a path as for the role; each makes the principal a member of `group:<name>` in the policy"},
+		{name: "FACADE_OIDC_ISSUER", parse: asText(&s.OIDCIssuer),
+			doc: "browser sign-in (README, \"Signing in with your identity provider\"): the provider's issuer URL, read by discovery at start-up (a wrong one stops start-up)"},
+		{name: "FACADE_OIDC_CLIENT_ID", parse: asText(&s.OIDCClientID),
+			doc: "this service's client id at the provider (required with the issuer)"},
+		{name: "FACADE_OIDC_CLIENT_SECRET", secret: true, raw: true, parse: asText(&s.OIDCClientSecret),
+			doc: "this service's client secret at the provider (optional: PKCE S256 is always used)"},
+		{name: "FACADE_OIDC_SCOPES", def: strings.Join(auth.DefaultScopes, " "), parse: asFields(&s.OIDCScopes),
+			doc: "scopes asked for (`openid` is always added)"},
+		{name: "FACADE_OIDC_USER_CLAIM", def: auth.DefaultClaims.User, parse: asText(&s.OIDCUserClaim),
+			doc: "claim that becomes the principal id, in ID tokens and bearer tokens alike (e.g. `preferred_username`, `email`, Entra's `oid`)"},
+		{name: "FACADE_SESSION_KEYS", shown: "none (required with the issuer)", secret: true, parse: asSessionKeys(&s.SessionKeys),
+			doc: "comma list of base64 keys of 32 bytes (`openssl rand -base64 32`): the first seals session cookies, all open them. Rotate by putting a new key first and dropping the old one after `FACADE_SESSION_LIFETIME`"},
+		{name: "FACADE_SESSION_LIFETIME", def: durationText(auth.DefaultSessionLifetime), parse: asDuration(&s.SessionLifetime, positive),
+			doc: "a browser session's longest life; it also never outlives the ID token it was opened with (sign in again, silently while the provider's own session lasts)"},
+		{name: "FACADE_SESSION_IDLE", def: durationText(auth.DefaultSessionIdle), parse: asDuration(&s.SessionIdle, positive),
+			doc: "a browser session unused this long ends (sliding: its last use is written at most once a minute)"},
+		{name: "FACADE_SESSION_RECHECK", def: durationText(auth.DefaultSessionRecheck), parse: asDuration(&s.SessionRecheck, positive),
+			doc: "how often a session holding a refresh token (scope `offline_access` in `FACADE_OIDC_SCOPES`) asks the provider about its person again, at the first request after it (README, \"Re-checking with the provider\")"},
+		{name: "FACADE_MODEL", def: "model.conf", parse: asText(&s.Model),
+			doc: "casbin model file; reloaded on change (a broken file is refused, the last good policy stays) and on every instance via Redis Pub/Sub"},
+		{name: "FACADE_POLICY", def: "policy.csv", parse: asText(&s.Policy),
+			doc: "casbin policy file, reloaded as the model is"},
+		{name: "FACADE_POLICY_ALLOW_SHRINK", def: "0", raw: true, parse: asZeroOrOne(&s.PolicyAllowShrink),
+			doc: "`1` accepts a reload that empties the policy or removes more than half of its lines (refused otherwise; the last good policy stays)"},
+		{name: "FACADE_POLICY_USAGE_FLUSH", def: "5s", parse: asDuration(&s.PolicyUsageFlush, zeroAllowed),
+			doc: "how often each instance adds the policy lines' use to Redis (README, \"Which lines are used\"); a crash loses at most this much; `0` records no usage"},
+		{name: "FACADE_CORS_READ_ORIGINS", def: "*", parse: asList(&s.ReadOrigins),
+			doc: "origins allowed to GET/HEAD"},
+		{name: "FACADE_CORS_WRITE_ORIGINS", shown: "empty", parse: asList(&s.WriteOrigins),
+			doc: "origins allowed to POST/PUT (`*` refused at start-up)"},
+		{name: "FACADE_RATE_LIMIT", def: "50", parse: asCount(&s.RateLimit, "requests per second"),
+			doc: "requests per second per principal (burst twice that), shared through Redis"},
+		{name: "FACADE_AUTH_FAILURE_LIMIT", def: "20", parse: asCount(&s.AuthFailureLimit, "failures per minute"),
+			doc: "failed authentications per minute per client address (as a burst), shared through Redis; past it 429 with `Retry-After`; `0` turns it off"},
+		{name: "FACADE_TRUSTED_PROXIES", shown: "empty", parse: asNetworks(&s.TrustedProxies),
+			doc: "comma list of addresses or CIDR ranges whose `X-Forwarded-For` names the client; from anyone else the header is ignored"},
+		{name: "FACADE_MAX_TRANSFER", def: "1000000", parse: asMajorUnits(&s.MaxTransfer),
+			doc: "largest single transfer, in major units"},
+		{name: "FACADE_DRAIN_DELAY", def: "5s", parse: asDuration(&s.DrainDelay, zeroAllowed),
+			doc: "on SIGTERM, how long `/readyz` answers 503 while requests are still accepted, before the listeners close (`0` in `demo`)"},
+		{name: "FACADE_LOG_LEVEL", def: "info", parse: asLogLevel(&s.LogLevel),
+			doc: "`debug`, `info`, `warn`, `error`"},
+		{name: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", parse: asText(&s.OTLPTracesURL),
+			doc: "where traces go over OTLP/HTTP, used as given; wins over `OTEL_EXPORTER_OTLP_ENDPOINT`"},
+		{name: "OTEL_EXPORTER_OTLP_ENDPOINT", parse: asTracesBase(&s.OTLPTracesURL),
+			doc: "OpenTelemetry collector to send traces to over OTLP/HTTP (`http://otel-collector:4318`: its `/v1/traces`). Neither set: no tracing at all (README, \"Tracing\"). The exporter and SDK read the other standard variables themselves: `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_SERVICE_NAME` (default `facade`), `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`"},
+	}
+}
+
+// loadSettings reads the environment through the table. Every malformed
+// value is reported at once (settingsErrors, a line each naming its
+// variable), so a person fixing a deployment fixes them all in one round.
 func loadSettings(getenv func(string) string) (settings, error) {
 	getenv, fileErrs := readSecretFiles(getenv)
-	env := func(k, def string) string {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			return v
-		}
-		return def
-	}
-	s := settings{
-		Addr: env("FACADE_ADDR", ":8080"), PublicURL: strings.TrimRight(env("FACADE_PUBLIC_URL", ""), "/"),
-		RedisURL: env("FACADE_REDIS_URL", ""), RedisAddrs: env("FACADE_REDIS_ADDRS", ""),
-		RedisMaster: env("FACADE_REDIS_MASTER", ""),
-		UpstreamURL: env("FACADE_UPSTREAM_URL", ""), UpstreamToken: env("FACADE_UPSTREAM_TOKEN", ""),
-		JWTSecret: getenv("FACADE_JWT_SECRET"), JWKSURL: env("FACADE_JWKS_URL", ""),
-		JWTIssuer: env("FACADE_JWT_ISSUER", ""), JWTAudience: env("FACADE_JWT_AUDIENCE", ""),
-		RoleClaim: env("FACADE_ROLE_CLAIM", "role"), GroupsClaim: env("FACADE_GROUPS_CLAIM", "groups"),
-		OIDCIssuer: env("FACADE_OIDC_ISSUER", ""), OIDCClientID: env("FACADE_OIDC_CLIENT_ID", ""),
-		OIDCClientSecret: getenv("FACADE_OIDC_CLIENT_SECRET"), OIDCUserClaim: env("FACADE_OIDC_USER_CLAIM", "sub"),
-		OIDCScopes: strings.Fields(env("FACADE_OIDC_SCOPES", "openid profile email")),
-		Model:      env("FACADE_MODEL", "model.conf"), Policy: env("FACADE_POLICY", "policy.csv"),
-		PolicyAllowShrink: env("FACADE_POLICY_ALLOW_SHRINK", "") == "1",
-		ReadOrigins:       splitList(env("FACADE_CORS_READ_ORIGINS", "*")),
-		WriteOrigins:      splitList(env("FACADE_CORS_WRITE_ORIGINS", "")),
-		LogLevel:          env("FACADE_LOG_LEVEL", "info"),
-	}
-	s.OpsAddr = env("FACADE_OPS_ADDR", s.Addr)
-	s.OTLPTracesURL = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	if base := env("OTEL_EXPORTER_OTLP_ENDPOINT", ""); s.OTLPTracesURL == "" && base != "" {
-		s.OTLPTracesURL = strings.TrimRight(base, "/") + "/v1/traces"
-	}
 	bad := settingsErrors(fileErrs)
-	durations := []struct {
-		dst       *time.Duration
-		name, def string
-		zeroOK    bool // FACADE_CACHE_STALE=0: never serve stale
-	}{
-		{&s.UpstreamTimeout, "FACADE_UPSTREAM_TIMEOUT", "10s", false},
-		{&s.CacheTTL, "FACADE_CACHE_TTL", "30s", false},
-		{&s.CacheStale, "FACADE_CACHE_STALE", "10m", true},
-		{&s.CacheFinished, "FACADE_CACHE_FINISHED", "24h", false},
-		{&s.LiveInterval, "FACADE_LIVE_INTERVAL", "2s", false},
-		{&s.JWTMaxLifetime, "FACADE_JWT_MAX_LIFETIME", "24h", false},
-		{&s.DrainDelay, "FACADE_DRAIN_DELAY", "5s", true},
-		{&s.SessionLifetime, "FACADE_SESSION_LIFETIME", "8h", false},
-		{&s.SessionIdle, "FACADE_SESSION_IDLE", "1h", false},
-		{&s.SessionRecheck, "FACADE_SESSION_RECHECK", "15m", false},
-		{&s.PolicyUsageFlush, "FACADE_POLICY_USAGE_FLUSH", "5s", true},
-	}
-	for _, d := range durations {
-		v, err := time.ParseDuration(env(d.name, d.def))
-		if err != nil || v < 0 || (v == 0 && !d.zeroOK) {
-			bad = append(bad, fmt.Errorf("%s must be a positive duration such as 10s", d.name))
+	var s settings
+	for _, st := range settingTable(&s) {
+		if err := st.parse(st.name, st.value(getenv)); err != nil {
+			bad = append(bad, err)
 		}
-		*d.dst = v
-	}
-	var err error
-	if s.RateLimit, err = strconv.Atoi(env("FACADE_RATE_LIMIT", "50")); err != nil || s.RateLimit < 0 {
-		bad = append(bad, errors.New("FACADE_RATE_LIMIT must be a whole number of requests per second"))
-	}
-	if s.AuthFailureLimit, err = strconv.Atoi(env("FACADE_AUTH_FAILURE_LIMIT", "20")); err != nil || s.AuthFailureLimit < 0 {
-		bad = append(bad, errors.New("FACADE_AUTH_FAILURE_LIMIT must be a whole number of failures per minute"))
-	}
-	if s.TrustedProxies, err = parseNetworks(splitList(env("FACADE_TRUSTED_PROXIES", ""))); err != nil {
-		bad = append(bad, errors.New("FACADE_TRUSTED_PROXIES must be a comma list of IP addresses or CIDR ranges"))
-	}
-	if s.MaxTransfer, err = strconv.ParseInt(env("FACADE_MAX_TRANSFER", "1000000"), 10, 64); err != nil || s.MaxTransfer <= 0 {
-		bad = append(bad, errors.New("FACADE_MAX_TRANSFER must be a positive whole number of major units"))
-	}
-	var level slog.Level
-	if level.UnmarshalText([]byte(s.LogLevel)) != nil {
-		bad = append(bad, errors.New("FACADE_LOG_LEVEL must be one of debug, info, warn, error"))
-	}
-	if s.SessionKeys, err = auth.ParseKeys(splitList(env("FACADE_SESSION_KEYS", ""))); err != nil {
-		bad = append(bad, err)
-	}
-	if v := getenv("FACADE_POLICY_ALLOW_SHRINK"); v != "" && v != "0" && v != "1" {
-		bad = append(bad, errors.New("FACADE_POLICY_ALLOW_SHRINK must be 0 or 1"))
 	}
 	if len(bad) > 0 {
 		return s, bad
 	}
 	return s, nil
+}
+
+// value is the setting's value in the environment, or its default when
+// unset or blank.
+func (st setting) value(getenv func(string) string) string {
+	v := getenv(st.name)
+	if !st.raw {
+		v = strings.TrimSpace(v)
+	}
+	if v == "" {
+		return st.def
+	}
+	return v
+}
+
+// The parsers of the table: each reads one kind of value into its field.
+
+func asText(dst *string) func(string, string) error {
+	return func(_, v string) error { *dst = v; return nil }
+}
+
+// asTextOr reads a value that defaults to another setting's, read before it.
+func asTextOr(dst, other *string) func(string, string) error {
+	return func(_, v string) error {
+		*dst = cmp.Or(v, *other)
+		return nil
+	}
+}
+
+func asBaseURL(dst *string) func(string, string) error {
+	return func(_, v string) error { *dst = strings.TrimRight(v, "/"); return nil }
+}
+
+func asList(dst *[]string) func(string, string) error {
+	return func(_, v string) error { *dst = splitList(v); return nil }
+}
+
+func asFields(dst *[]string) func(string, string) error {
+	return func(_, v string) error { *dst = strings.Fields(v); return nil }
+}
+
+const (
+	positive    = false
+	zeroAllowed = true // FACADE_CACHE_STALE=0: never serve stale
+)
+
+func asDuration(dst *time.Duration, zeroOK bool) func(string, string) error {
+	return func(name, v string) error {
+		d, err := time.ParseDuration(v)
+		*dst = d
+		if err != nil || d < 0 || (d == 0 && !zeroOK) {
+			return fmt.Errorf("%s must be a positive duration such as 10s", name)
+		}
+		return nil
+	}
+}
+
+// asCount reads a whole number of per things, 0 or more.
+func asCount(dst *int, per string) func(string, string) error {
+	return func(name, v string) error {
+		n, err := strconv.Atoi(v)
+		*dst = n
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s must be a whole number of %s", name, per)
+		}
+		return nil
+	}
+}
+
+func asMajorUnits(dst *int64) func(string, string) error {
+	return func(name, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		*dst = n
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%s must be a positive whole number of major units", name)
+		}
+		return nil
+	}
+}
+
+func asZeroOrOne(dst *bool) func(string, string) error {
+	return func(name, v string) error {
+		*dst = v == "1"
+		if v != "0" && v != "1" {
+			return fmt.Errorf("%s must be 0 or 1", name)
+		}
+		return nil
+	}
+}
+
+func asLogLevel(dst *string) func(string, string) error {
+	return func(name, v string) error {
+		*dst = v
+		var level slog.Level
+		if level.UnmarshalText([]byte(v)) != nil {
+			return fmt.Errorf("%s must be one of debug, info, warn, error", name)
+		}
+		return nil
+	}
+}
+
+func asNetworks(dst *[]*net.IPNet) func(string, string) error {
+	return func(name, v string) error {
+		n, err := parseNetworks(splitList(v))
+		*dst = n
+		if err != nil {
+			return fmt.Errorf("%s must be a comma list of IP addresses or CIDR ranges", name)
+		}
+		return nil
+	}
+}
+
+// asSessionKeys reads the keys; auth.ParseKeys names the variable and the
+// entry that is wrong.
+func asSessionKeys(dst *[][]byte) func(string, string) error {
+	return func(_, v string) error {
+		keys, err := auth.ParseKeys(splitList(v))
+		*dst = keys
+		return err
+	}
+}
+
+// asTracesBase reads a collector's base URL into the traces URL, when the
+// traces endpoint (read before it) did not set one.
+func asTracesBase(dst *string) func(string, string) error {
+	return func(_, v string) error {
+		if *dst == "" && v != "" {
+			*dst = strings.TrimRight(v, "/") + "/v1/traces"
+		}
+		return nil
+	}
+}
+
+// durationText writes a default as an operator would: 24h, 10m, 2s (not
+// Go's 24h0m0s).
+func durationText(d time.Duration) string {
+	s := d.String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
 }
 
 // checkService adds to the malformed values of err (from loadSettings)

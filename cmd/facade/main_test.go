@@ -346,7 +346,7 @@ func TestServeEndToEnd(t *testing.T) {
 	bambootest.DemoData(bt)
 	addr := freeAddr(t)
 	// The secrets come from files, as Kubernetes and Docker mount them
-	// (README "Settings"): nothing secret is in the environment.
+	// (docs/settings.md): nothing secret is in the environment.
 	secrets, redisURL := t.TempDir(), testredis.URL(t)
 	secretFile := func(name, value string) string {
 		p := filepath.Join(secrets, name)

@@ -12,9 +12,17 @@ import (
 // content is the value. Kubernetes Secrets and Docker secrets are mounted
 // as files, and a value read from a file is not in the process's
 // environment (ps e, crash dumps, kubectl describe).
-var secretSettings = []string{
-	"FACADE_JWT_SECRET", "FACADE_UPSTREAM_TOKEN", "FACADE_OIDC_CLIENT_SECRET",
-	"FACADE_SESSION_KEYS", "FACADE_REDIS_URL",
+// They are the settings marked secret in the table (config.go).
+var secretSettings = secretNames()
+
+func secretNames() []string {
+	var names []string
+	for _, st := range settingTable(&settings{}) {
+		if st.secret {
+			names = append(names, st.name)
+		}
+	}
+	return names
 }
 
 // readSecretFiles returns a settings source that answers each secret
