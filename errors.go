@@ -108,10 +108,11 @@ func CodeOf(err error) Code {
 
 // Every refusal of the service, declared here and nowhere else (a test
 // refuses an Error with a code of its own anywhere in the module), each by
-// newCode so that Codes lists it. Adding one: its sentinel here, its line
-// in the HTTP table (server/problem: status, sentence, advice), its words
-// in web/static/js/words.js, then go generate ./api (the OpenAPI
-// document's code lists); each step has a test that fails without it.
+// newCode so that Codes lists it. Adding one: its sentinel here, its entry
+// in the HTTP table (server/problem: status, sentences, advice, the page's
+// words) and its route families, then go generate ./api ./web (the
+// OpenAPI document's code lists, the page's words); each step has a test
+// that fails without it.
 var (
 	ErrInternal = newCode("internal") // anything unexpected
 

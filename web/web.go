@@ -31,6 +31,11 @@ import (
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; " +
 	"img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
+// The error codes' words in static/js/words.js are written from
+// server/problem's table.
+//
+//go:generate go run ../tools/gencodes static/js/words.js
+
 //go:embed static
 var static embed.FS
 

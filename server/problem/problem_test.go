@@ -106,3 +106,21 @@ func TestTheWireShape(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryCodeHasWordsForThePage: the browser page tells a person what to
+// do next for every code, from the code's own entry: its words, or, for
+// the codes a gradebook row alone is refused with, its row words; finer
+// words are for rules the code reports.
+func TestEveryCodeHasWordsForThePage(t *testing.T) {
+	for _, code := range facade.Codes() {
+		kind := problems[code]
+		if kind.words == "" && kind.rowWords == "" {
+			t.Errorf("%s: no words for the page", code)
+		}
+		for r := range kind.reasonWords {
+			if _, ok := kind.reasons[r]; !ok {
+				t.Errorf("%s: words for %s, a rule it does not report", code, r)
+			}
+		}
+	}
+}

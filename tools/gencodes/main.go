@@ -1,12 +1,15 @@
-// Command gencodes writes the error codes into the OpenAPI document
-// (api/openapi.json) from the one table of them (server/problem, whose
-// codes errors.go declares): the ProblemCode enum, the ProblemItem rule
-// enum, and each route family's code enum and description
-// (components.responses.Problem<Family>). The rest of the document is
-// written by hand and left as it is, byte for byte.
+// Command gencodes writes the error codes from the one table of them
+// (server/problem, whose codes errors.go declares) into the files that
+// repeat them: the OpenAPI document (api/openapi.json: the ProblemCode
+// enum, the ProblemItem rule enum, and each route family's code enum and
+// description, components.responses.Problem<Family>), and the browser
+// page's words (web/static/js/words.js, between its markers: words.go).
+// The rest of each file is written by hand and left as it is, byte for
+// byte.
 //
-// Run by `go generate ./api` (api/api.go); its test fails when the
-// checked-in document is not what it would write.
+// Run by `go generate ./api` (api/api.go) and `go generate ./web`
+// (web/web.go); its tests fail when a checked-in file is not what it
+// would write.
 package main
 
 import (
@@ -33,12 +36,18 @@ func main() {
 	}
 }
 
+// rewrite writes the codes into the file at path: the OpenAPI document,
+// or the page's words module (a .js file, words.go).
 func rewrite(path string) error {
 	in, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	out, err := generate(in)
+	write := generate
+	if strings.HasSuffix(path, ".js") {
+		write = generateWords
+	}
+	out, err := write(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

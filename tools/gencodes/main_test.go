@@ -83,3 +83,27 @@ func TestTheRestIsKeptByteForByte(t *testing.T) {
 		t.Fatal("a round trip changes the document")
 	}
 }
+
+const wordsModulePath = "../../web/static/js/words.js"
+
+// TestThePagesWordsAreGenerated: a code's words changed or added in the
+// table (server/problem) without `go generate ./web` leave the page's
+// words stale, and the rest of the module is kept byte for byte.
+func TestThePagesWordsAreGenerated(t *testing.T) {
+	src, err := os.ReadFile(wordsModulePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := generateWords(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(src, out) {
+		t.Fatalf("web/static/js/words.js is stale: run go generate ./web")
+	}
+	for _, w := range problem.PageWords() {
+		if w.Say != "" && !bytes.Contains(src, []byte(jsString(w.Code)+": "+jsString(w.Say))) {
+			t.Errorf("%s: its words are not in words.js", w.Code)
+		}
+	}
+}

@@ -2,8 +2,20 @@
 // (docs/contract.md §2), never from its sentence: each tells the person
 // what to do next.
 
+// Written by `go generate ./web` from server/problem's table (problem.go), where each
+// code's words live beside its status and sentences. Do not edit down to the end marker.
 const words = {
-  'network': 'The service did not answer. Check your connection, then try again.',
+  'internal': 'Something went wrong in the service. Try again; if it keeps happening, tell its operators.',
+  'bad-identifier': 'That name or number is not written correctly. Use letters, digits, dots, @, _ or - only.',
+  'bad-grade': 'That grade is not on the scale. Choose one from A+ to F.',
+  'bad-amount': 'That amount is not one that can be sent. Write it with digits and a dot, e.g. 12.50.',
+  'bad-parameter': 'The page asked for something the service does not understand. Reload the page.',
+  'bad-idempotency-key': 'The page sent a transfer key the service does not accept. Reload the page and send the transfer again.',
+  'bad-if-match': 'The page sent a version the service does not understand. Reload the page.',
+  'malformed-body': 'The file could not be read as a gradebook. It needs a header line with student_id, grade and version.',
+  'unknown-currency': 'That currency is not one the service knows. Choose an account in a known currency.',
+  'bad-gradebook': 'The file could be misread, so nothing in it was used. Its first line must name student_id, grade and version, each once, separated by , or ; (a downloaded gradebook does).',
+  'bad-reference': 'The reference must be 1 to 140 characters on one line. Shorten it or leave it out.',
   'token-missing': 'You are not signed in. Sign in (or use a token) to continue.',
   'token-malformed': 'That is not a token the service accepts. Copy the whole token again and paste it.',
   'token-expired': 'Your token has expired. Get a new one and paste it.',
@@ -12,41 +24,22 @@ const words = {
   'token-wrong-issuer': 'That token was issued for another service. Get a token for this one.',
   'token-wrong-audience': 'That token was issued for another service. Get a token for this one.',
   'token-bad-signature': 'That token is not signed by this service. Get a token for this one.',
-  'session-expired': 'Your session has ended. Sign in again to continue.',
-  'session-invalid': 'Your session is no longer valid. Sign in again to continue.',
-  'destination-refused': 'You may not pay into that account. Check the account number; if it is right, ask whoever manages access for you.',
-  'bad-reference': 'The reference must be 1 to 140 characters on one line. Shorten it or leave it out.',
   'forbidden': 'You are not allowed to do this. If you need to, ask whoever manages access for you.',
+  'destination-refused': 'You may not pay into that account. Check the account number; if it is right, ask whoever manages access for you.',
   'not-found': 'That does not exist (any more). Go back to the list and pick again.',
-  'xsrf': 'The page\'s safety check failed. Reload the page and try again.',
-  'origin-refused': 'This page may not make changes from where it was opened. Open it from the service\'s own address.',
-  'rate-limited': 'Too many requests in a short time. Wait a few seconds, then try again.',
+  'grade-exists': 'Someone set this grade in the meantime. Check the value now shown before changing it.',
+  'version-mismatch': 'Someone changed this in the meantime. Check the value now shown before changing it.',
+  'same-account': 'The two accounts are the same. Choose another account to pay into.',
+  'insufficient-funds': 'The account does not hold enough money for this transfer. Choose a smaller amount.',
+  'currency-mismatch': 'The two accounts hold different currencies, and a transfer moves money within one currency. Choose an account in the same currency.',
+  'idempotency-reuse': 'This transfer was already sent with other details. Start the transfer again.',
+  'balance-limit': 'The receiving account would hold more than it may. Choose a smaller amount.',
   'store-unavailable': 'The service cannot reach its data store right now. Try again in a minute.',
   'upstream-bad': 'The build server answered with an error. Try again in a minute.',
   'upstream-timeout': 'The build server did not answer in time. Try again in a minute.',
   'upstream-open': 'The build server is failing; the service is giving it a rest. Try again in a minute.',
   'builds-not-configured': 'This service has no build server configured. Ask its operators.',
-  'favourites-full': 'You keep as many favourite plans as one person may. Remove a star you no longer need, then add this one.',
-  'insufficient-funds': 'The account does not hold enough money for this transfer. Choose a smaller amount.',
-  'same-account': 'The two accounts are the same. Choose another account to pay into.',
-  'currency-mismatch': 'The two accounts hold different currencies, and a transfer moves money within one currency. Choose an account in the same currency.',
-  'idempotency-reuse': 'This transfer was already sent with other details. Start the transfer again.',
-  'balance-limit': 'The receiving account would hold more than it may. Choose a smaller amount.',
-  'bad-amount': 'That amount is not one that can be sent. Write it with digits and a dot, e.g. 12.50.',
-  'bad-identifier': 'That name or number is not written correctly. Use letters, digits, dots, @, _ or - only.',
-  'bad-grade': 'That grade is not on the scale. Choose one from A+ to F.',
-  'bad-parameter': 'The page asked for something the service does not understand. Reload the page.',
-  'bad-if-match': 'The page sent a version the service does not understand. Reload the page.',
-  'bad-gradebook': 'The file could be misread, so nothing in it was used. Its first line must name student_id, grade and version, each once, separated by , or ; (a downloaded gradebook does).',
-  'malformed-body': 'The file could not be read as a gradebook. It needs a header line with student_id, grade and version.',
-  'unsupported-media': 'That file type is not accepted. Choose a CSV file.',
-  'body-too-large': 'The file is larger than 2 MiB. Split it into smaller files (by student), then upload each.',
-  'grade-exists': 'Someone set this grade in the meantime. Check the value now shown before changing it.',
-  'version-mismatch': 'Someone changed this in the meantime. Check the value now shown before changing it.',
-  'auth-throttled': 'Too many failed sign-ins from here in a short time. Wait a few seconds, check the token, then try again.',
-  'signin-failed': 'Signing in did not complete. Start again from the sign-in button.',
-  'bad-idempotency-key': 'The page sent a transfer key the service does not accept. Reload the page and send the transfer again.',
-  'unknown-currency': 'That currency is not one the service knows. Choose an account in a known currency.',
+  'range-not-satisfiable': 'That part of the file does not exist. Download the whole file again.',
   'bad-filter-label': 'The build list was asked for with a label filter it does not understand. Reload the page.',
   'bad-filter-issue-key': 'The build list was asked for with an issue filter it does not understand. Reload the page.',
   'bad-filter-buildstate': 'The build list was asked for with a state filter it does not understand. Reload the page.',
@@ -54,45 +47,68 @@ const words = {
   'bad-filter-continuable': 'The build list was asked for with a filter it does not understand. Reload the page.',
   'bad-filter-clover-enabled': 'The build list was asked for with a coverage filter it does not understand. Reload the page.',
   'bad-filter-favourite': 'The build list was asked for with a favourites filter it does not understand. Reload the page.',
-  'range-not-satisfiable': 'That part of the file does not exist. Download the whole file again.',
+  'favourites-full': 'You keep as many favourite plans as one person may. Remove a star you no longer need, then add this one.',
+  'session-expired': 'Your session has ended. Sign in again to continue.',
+  'session-invalid': 'Your session is no longer valid. Sign in again to continue.',
+  'signin-failed': 'Signing in did not complete. Start again from the sign-in button.',
+  'xsrf': 'The page\'s safety check failed. Reload the page and try again.',
+  'auth-throttled': 'Too many failed sign-ins from here in a short time. Wait a few seconds, check the token, then try again.',
+  'origin-refused': 'This page may not make changes from where it was opened. Open it from the service\'s own address.',
   'route-not-found': 'The page asked for something the service does not offer. Reload the page.',
   'method-not-allowed': 'The page asked for something the service does not allow here. Reload the page.',
   'not-acceptable': 'The page asked for an answer in a form the service does not give. Reload the page.',
-  'malformed-request': 'The request could not be read. Reload the page and try again.',
+  'unsupported-media': 'That file type is not accepted. Choose a CSV file.',
+  'body-too-large': 'The file is larger than 2 MiB. Split it into smaller files (by student), then upload each.',
   'headers-too-large': 'The request carried too much (often too many cookies). Clear this site\'s cookies, then sign in again.',
-  'expect-unsupported': 'The request asked for something the service does not support. Reload the page and try again.',
+  'malformed-request': 'The request could not be read. Reload the page and try again.',
   'not-implemented': 'The request was sent in a way the service does not support. Reload the page and try again.',
   'version-not-supported': 'The browser spoke a version of HTTP the service does not. Try another browser.',
-  'internal': 'Something went wrong in the service. Try again; if it keeps happening, tell its operators.',
+  'expect-unsupported': 'The request asked for something the service does not support. Reload the page and try again.',
+  'rate-limited': 'Too many requests in a short time. Wait a few seconds, then try again.',
 };
 
-// Finer words for an amount, from errors[].code.
-const amountWords = {
-  'malformed': 'Write the amount with digits and a dot for decimals, e.g. 12.50.',
-  'leading-zero': 'Write the amount without leading zeros, e.g. 7 rather than 007.',
-  'not-positive': 'The amount must be more than zero. To move money back, send it from the other account.',
-  'too-precise': 'The amount has more decimals than the currency has. Round it.',
-  'over-limit': 'The amount is over the largest single transfer allowed. Send a smaller amount.',
+// Finer words for an input's rule (errors[].code), by the problem's code.
+const ruleWords = {
+  'bad-amount': {
+    'leading-zero': 'Write the amount without leading zeros, e.g. 7 rather than 007.',
+    'malformed': 'Write the amount with digits and a dot for decimals, e.g. 12.50.',
+    'not-positive': 'The amount must be more than zero. To move money back, send it from the other account.',
+    'over-limit': 'The amount is over the largest single transfer allowed. Send a smaller amount.',
+    'too-precise': 'The amount has more decimals than the currency has. Round it.',
+  },
+  'bad-parameter': {
+    'not-date': 'That is not a date. Choose a day, e.g. 2026-03-01.',
+    'not-issued': 'That link to older transfers is not one for you and this account (or is no longer valid). Show the statement again from the newest transfers.',
+    'reversed': 'The range ends before it starts. Choose a "from" day on or before the "to" day.',
+  },
 };
 
-// Finer words for a statement's query, from errors[].code.
-const parameterWords = {
-  'not-date': 'That is not a date. Choose a day, e.g. 2026-03-01.',
-  'reversed': 'The range ends before it starts. Choose a "from" day on or before the "to" day.',
-  'not-issued': 'That link to older transfers is not one for you and this account (or is no longer valid). Show the statement again from the newest transfers.',
-};
+/** rowWords explains a gradebook row's code. */
+export function rowWords(code) {
+  return {
+    'bad-identifier': 'The student id is not written correctly.',
+    'bad-grade': 'Not a grade on the scale: use one of A+ A A- B+ B B- C+ C C- D+ D D- F (an empty grade never removes one).',
+    'bad-parameter': 'The version is not a whole number; copy it from a fresh download.',
+    'forbidden': 'You may not change grades in this class.',
+    'version-mismatch': 'Changed by someone since your file was made.',
+    'duplicate-student': 'This student is on another line too, so neither line was used; keep one line per student.',
+    'not-in-class': 'Not a student of this class you may see.',
+  }[code] || '';
+}
+// End of the written words.
+
+// network is a failure that got no answer at all (api.js), so it has no
+// code of the service's, nor words in its table.
+const network = 'The service did not answer. Check your connection, then try again.';
 
 /** explain returns the words for an ApiError (or any error). */
 export function explain(err) {
-  if (err && err.code === 'bad-amount') {
-    const item = (err.errors || []).find(e => e.parameter === 'amount');
-    if (item && amountWords[item.code]) return amountWords[item.code];
+  const rules = err && ruleWords[err.code];
+  if (rules) {
+    const item = (err.errors || []).find(e => rules[e.code]);
+    if (item) return rules[item.code];
   }
-  if (err && err.code === 'bad-parameter') {
-    const item = (err.errors || []).find(e => parameterWords[e.code]);
-    if (item) return parameterWords[item.code];
-  }
-  const w = err && words[err.code];
+  const w = err && (err.code === 'network' ? network : words[err.code]);
   if (w) return w;
   return 'The request failed. Try again; if it keeps happening, tell the service\'s operators' +
     (err && err.requestID ? ' (request ' + err.requestID + ').' : '.');
@@ -101,19 +117,6 @@ export function explain(err) {
 /** signsOut says whether the error means the person is no longer signed in. */
 export function signsOut(err) {
   return !!err && err.status === 401;
-}
-
-/** rowWords explains a gradebook row's code. */
-export function rowWords(code) {
-  return {
-    'duplicate-student': 'This student is on another line too, so neither line was used; keep one line per student.',
-    'not-in-class': 'Not a student of this class you may see.',
-    'forbidden': 'You may not change grades in this class.',
-    'bad-identifier': 'The student id is not written correctly.',
-    'bad-grade': 'Not a grade on the scale: use one of A+ A A- B+ B B- C+ C C- D+ D D- F (an empty grade never removes one).',
-    'bad-parameter': 'The version is not a whole number; copy it from a fresh download.',
-    'version-mismatch': 'Changed by someone since your file was made.',
-  }[code] || '';
 }
 
 /** groupsIncomplete says why a person's group access is missing when the
