@@ -190,8 +190,10 @@ func TestArtifactStalledBodyTimesOut(t *testing.T) {
 // Timeout, measured from a clock reading taken after the call returned (so
 // after the watchdog started): the download always outlasts Timeout, however
 // slow the machine, and only a gap of a whole Timeout between bytes fails.
+// Timeout is 2 s, not 1: on a 2-core machine at load 20 the sender was
+// once held off for a whole second (9 bytes in 2.08 s).
 func TestArtifactSlowButSteadyDownloadOutlastsTimeout(t *testing.T) {
-	const timeout, every = time.Second, 20 * time.Millisecond
+	const timeout, every = 2 * time.Second, 20 * time.Millisecond
 	stop := make(chan struct{})
 	sent := make(chan int, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
