@@ -148,13 +148,31 @@ func (x *index) credit(u *lineUse, q subject, obj string, d *decision) {
 		return
 	}
 	u.rules.bump(int32(d.allowAt))
-	// Most allows come straight from the request's own values: no call.
-	if d.allowSi > 0 || !d.subs.self {
+	// Most allows come straight from the request's own values (no g line),
+	// or through a name of its closure (one count, no call).
+	if (d.allowSi > 0 || !d.subs.self) && !d.subs.creditNear(d.allowSi) {
 		x.creditColumn(u, x.shape.subRole, x.subs, q.id, &q, &d.subs, d.allowSi, d.allowSub)
 	}
-	if d.allowOi > 0 || !d.objs.self && d.allowOi == 0 {
+	if (d.allowOi > 0 || !d.objs.self && d.allowOi == 0) && !d.objs.creditNear(d.allowOi) {
 		x.creditColumn(u, x.shape.objRole, x.objs, obj, &q, &d.objs, d.allowOi, d.allowObj)
 	}
+}
+
+// creditNear counts the pair at candidate pos when it is one of the
+// request value's own closure, and says whether it did; the rest
+// (literals, a token's groups, a walk) is creditColumn's.
+func (c *column) creditNear(pos int32) bool {
+	if c.walked || pos < 0 {
+		return false
+	}
+	if c.self {
+		pos--
+	}
+	if pos < 0 || pos >= int32(len(c.cl.reach)) {
+		return false
+	}
+	c.cl.reach[pos].bump()
+	return true
 }
 
 // creditColumn credits the g lines from name to the candidate at pos
