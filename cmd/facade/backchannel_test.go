@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
@@ -73,15 +72,7 @@ func TestBackchannelLogoutAtARealProvider(t *testing.T) {
 	var logs testlog.Buffer
 	for _, addr := range []string{addrA, addrB} {
 		settings["FACADE_ADDR"] = addr
-		env := settingsFrom(settings)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- cmdServe(ctx, nil, env, io.Discard, &logs) }()
-		t.Cleanup(func() {
-			cancel()
-			<-done
-		})
-		waitHealthy(t, "http://"+addr, &logs)
+		startServe(t, settingsFrom(settings), "http://"+addr, &logs)
 	}
 
 	signIn := func(login string) *testsignin.Browser {

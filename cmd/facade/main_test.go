@@ -372,18 +372,7 @@ func TestServeEndToEnd(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmdServe(ctx, nil, env, io.Discard, &logs) }()
 	base := "http://" + addr
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := http.Get(base + "/healthz")
-		if err == nil && res.StatusCode == 200 {
-			res.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not come up: %v\n%s", err, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitHealthy(t, base, &logs)
 	if !strings.Contains(logs.String(), "without AOF") {
 		t.Errorf("no AOF warning against a Redis without persistence:\n%s", logs.String())
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,14 +84,7 @@ func TestSignInAtARealProvider(t *testing.T) {
 		t.Fatalf("seed: %d %s %s", code, out, errOut)
 	}
 	var logs testlog.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cmdServe(ctx, nil, env, io.Discard, &logs) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	waitHealthy(t, base, &logs)
+	startServe(t, env, base, &logs)
 
 	signIn := func(b *testsignin.Browser, login, returnTo string) {
 		t.Helper()
@@ -198,6 +192,28 @@ func TestSignInAtARealProvider(t *testing.T) {
 }
 
 // waitHealthy waits for `facade serve` at base to answer /healthz.
+// startServe runs `facade serve` with env, its log lines into logs, and
+// waits until base answers /healthz. stop ends serve (as SIGTERM does) and
+// returns what serve returned; the test's cleanup calls it too.
+func startServe(t *testing.T, env func(string) string, base string, logs *testlog.Buffer) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmdServe(ctx, nil, env, io.Discard, logs) }()
+	var once sync.Once
+	var err error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			err = <-done
+		})
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	waitHealthy(t, base, logs)
+	return stop
+}
+
 func waitHealthy(t *testing.T, base string, logs *testlog.Buffer) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -95,14 +94,7 @@ func TestTracesReachBambooAndTheLogs(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL,
 	})
 	var logs testlog.Buffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- cmdServe(ctx, nil, env, io.Discard, &logs) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	waitHealthy(t, "http://"+opsAddr, &logs)
+	stopServe := startServe(t, env, "http://"+opsAddr, &logs)
 
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	carol, _ := auth.Mint([]byte(secret), "carol", "developer", auth.Claims{}, time.Hour)
@@ -133,11 +125,10 @@ func TestTracesReachBambooAndTheLogs(t *testing.T) {
 	if !bytes.Contains(metricsText, []byte(`facade_build_info{commit="`)) || !bytes.Contains(metricsText, []byte(`goversion="go1.`)) {
 		t.Errorf("/metrics has no facade_build_info with commit and goversion")
 	}
-	cancel() // serve sends the spans still queued before it returns
-	if err := <-done; err != nil {
+	// serve sends the spans still queued before it returns
+	if err := stopServe(); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
-	done <- nil
 
 	bambooMu.Lock()
 	parents := append([]string(nil), bambooParents...)
