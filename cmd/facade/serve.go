@@ -275,8 +275,7 @@ func newLogger(w io.Writer, level string, now func() time.Time) *slog.Logger {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		l = slog.LevelInfo
 	}
-	// jsonlog writes slog.JSONHandler's lines for less CPU per request.
-	var h slog.Handler = jsonlog.New(w, l, now)
+	h := jsonlog.New(w, l, now)
 	if b, ok := w.(*logbuf.Writer); ok {
 		h = flushOnWarn{h, b.Flush}
 	}
