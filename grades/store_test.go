@@ -205,7 +205,7 @@ func TestAuditIsBounded(t *testing.T) {
 	}
 	const changes = AuditRetention + 500
 	for i := 1; i < changes; i++ {
-		if _, err := s.updateText(ctx, "alice", SubjectEnglish, Scale[i%len(Scale)], "bob", nil); err != nil {
+		if _, err := s.updateText(ctx, "alice", SubjectEnglish, scale[i%len(scale)], "bob", nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -307,7 +307,7 @@ func TestConcurrentUpdatesWithOneIfMatchHaveOneWinner(t *testing.T) {
 	winners := make([]Record, 50)
 	// Every writer sets a grade other than the stored C: setting C again
 	// would change nothing and succeed beside the winner.
-	others := slices.DeleteFunc(slices.Clone(Scale), func(g string) bool { return g == "C" })
+	others := slices.DeleteFunc(Scale(), func(g string) bool { return g == "C" })
 	errs := race(50, func(i int) (err error) {
 		winners[i], err = s.updateText(ctx, "alice", SubjectEnglish, others[i%len(others)], "bob", int64p(1))
 		return err
@@ -336,7 +336,7 @@ func TestConcurrentCreatesHaveOneWinner(t *testing.T) {
 	s, _ := newStore(t, &t0)
 	winners := make([]Record, 50)
 	errs := race(50, func(i int) (err error) {
-		winners[i], err = s.createText(ctx, "alice", SubjectEnglish, Scale[i%len(Scale)], "bob")
+		winners[i], err = s.createText(ctx, "alice", SubjectEnglish, scale[i%len(scale)], "bob")
 		return err
 	})
 	var won []Record

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/logbuf"
 )
 
@@ -49,7 +50,7 @@ func TestGradebookLectureRoundTrip(t *testing.T) {
 	e := newEnv(t, lecturePolicy(lectureSize))
 	var b strings.Builder
 	b.WriteString("student_id,grade,version\n")
-	scale := []string{"A+", "A", "A-", "B+", "B", "B-", "C+", "C", "C-", "D+", "D", "D-", "F"}
+	scale := grades.Scale()
 	for i := range lectureSize {
 		if i%10 == 9 {
 			fmt.Fprintf(&b, "s%05d,,\n", i) // every tenth student stays without a grade

@@ -32,9 +32,10 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-sr
 	"img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 // The error codes' words in static/js/words.js are written from
-// server/problem's table.
+// server/problem's table, the grade menu's scale in
+// static/js/views/grades.js from grades.Scale.
 //
-//go:generate go run ../tools/gencodes static/js/words.js
+//go:generate go run ../tools/gencodes static/js/words.js static/js/views/grades.js
 
 //go:embed static
 var static embed.FS

@@ -358,7 +358,8 @@ func (r *seedReader) check(f *seedFile) {
 		case idErr != nil || grades.CheckSubject(g.Subject) != nil:
 			r.problem(off, where, "student_id %q or subject %q is malformed", g.StudentID, g.Subject)
 		case gradeErr != nil:
-			r.problem(off, where, "grade %q is not on the scale A+ to F", g.Grade)
+			scale := grades.Scale()
+			r.problem(off, where, "grade %q is not on the scale %s to %s", g.Grade, scale[0], scale[len(scale)-1])
 		default:
 			if first, dup := seen[key]; dup {
 				line, _ := position(r.raw, valueStart(r.raw, first))

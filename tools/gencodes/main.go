@@ -1,11 +1,13 @@
-// Command gencodes writes the error codes from the one table of them
-// (server/problem, whose codes errors.go declares) into the files that
-// repeat them: the OpenAPI document (api/openapi.json: the ProblemCode
-// enum, the ProblemItem rule enum, and each route family's code enum and
-// description, components.responses.Problem<Family>), and the browser
-// page's words (web/static/js/words.js, between its markers: words.go).
-// The rest of each file is written by hand and left as it is, byte for
-// byte.
+// Command gencodes writes the facts that have one source in Go into the
+// files that repeat them: the error codes from the one table of them
+// (server/problem, whose codes errors.go declares) and the grade scale
+// (grades.Scale). It writes the OpenAPI document (api/openapi.json: the
+// ProblemCode enum, the ProblemItem rule enum, each route family's code
+// enum and description, components.responses.Problem<Family>, and the
+// GradeValue enum), and, between their markers (marked.go), the browser
+// page's words (web/static/js/words.js: words.go) and its grade menu
+// (web/static/js/views/grades.js: scale.go). The rest of each file is
+// written by hand and left as it is, byte for byte.
 //
 // Run by `go generate ./api` (api/api.go) and `go generate ./web`
 // (web/web.go); its tests fail when a checked-in file is not what it
@@ -18,34 +20,44 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/server/problem"
 )
 
 func main() {
-	path := "openapi.json" // go generate runs in api/
-	if len(os.Args) > 1 {
-		path = os.Args[1]
+	paths := os.Args[1:]
+	if len(paths) == 0 {
+		paths = []string{"openapi.json"} // go generate runs in api/
 	}
-	if err := rewrite(path); err != nil {
-		fmt.Fprintln(os.Stderr, "gencodes:", err)
-		os.Exit(1)
+	for _, path := range paths {
+		if err := rewrite(path); err != nil {
+			fmt.Fprintln(os.Stderr, "gencodes:", err)
+			os.Exit(1)
+		}
 	}
 }
 
-// rewrite writes the codes into the file at path: the OpenAPI document,
-// or the page's words module (a .js file, words.go).
+// writers are the files gencodes writes, by name, each with its writer.
+var writers = map[string]func([]byte) ([]byte, error){
+	"openapi.json": generate,
+	"words.js":     generateWords,
+	"grades.js":    generateScale,
+}
+
+// rewrite writes the file at path with its writer.
 func rewrite(path string) error {
+	write, ok := writers[filepath.Base(path)]
+	if !ok {
+		return fmt.Errorf("%s: not a file gencodes writes (openapi.json, words.js, grades.js)", path)
+	}
 	in, err := os.ReadFile(path)
 	if err != nil {
 		return err
-	}
-	write := generate
-	if strings.HasSuffix(path, ".js") {
-		write = generateWords
 	}
 	out, err := write(in)
 	if err != nil {
@@ -57,7 +69,8 @@ func rewrite(path string) error {
 	return os.WriteFile(path, out, 0o644)
 }
 
-// generate returns doc with its code lists written from the table.
+// generate returns doc with its code lists written from the table and its
+// grade enum from the scale.
 func generate(doc []byte) ([]byte, error) {
 	root, err := parse(doc)
 	if err != nil {
@@ -81,6 +94,11 @@ func generate(doc []byte) ([]byte, error) {
 		return nil, err
 	}
 	code.set("enum", strings2any(wireRules()))
+	grade, err := schemas.path("GradeValue")
+	if err != nil {
+		return nil, err
+	}
+	grade.set("enum", strings2any(grades.Scale()))
 	responses, err := top.path("components", "responses")
 	if err != nil {
 		return nil, err

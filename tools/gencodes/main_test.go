@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/server/problem"
 )
 
@@ -105,5 +106,27 @@ func TestThePagesWordsAreGenerated(t *testing.T) {
 		if w.Say != "" && !bytes.Contains(src, []byte(jsString(w.Code)+": "+jsString(w.Say))) {
 			t.Errorf("%s: its words are not in words.js", w.Code)
 		}
+	}
+}
+
+const gradesViewPath = "../../web/static/js/views/grades.js"
+
+// TestThePagesScaleIsGenerated: a grade added to or removed from
+// grades.Scale without `go generate ./web` leaves the page's grade menu
+// stale, and the rest of the view is kept byte for byte.
+func TestThePagesScaleIsGenerated(t *testing.T) {
+	src, err := os.ReadFile(gradesViewPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := generateScale(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(src, out) {
+		t.Fatalf("web/static/js/views/grades.js is stale: run go generate ./web")
+	}
+	if !bytes.Contains(src, []byte(scaleModule(grades.Scale()))) {
+		t.Error("the view's SCALE is not grades.Scale")
 	}
 }

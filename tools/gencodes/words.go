@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 
 	"github.com/facade-dev/facade/server/problem"
@@ -12,7 +10,7 @@ import (
 // written; the rest of the module (how an error is explained) is written
 // by hand.
 const (
-	wordsStart = "// Written by `go generate ./web` from server/problem's table (problem.go), where each\n" +
+	wordsStart = "// Written by `go generate ./web` from server/problem's table (table.go), where each\n" +
 		"// code's words live beside its status and sentences. Do not edit down to the end marker.\n"
 	wordsEnd = "// End of the written words.\n"
 )
@@ -20,21 +18,7 @@ const (
 // generateWords returns the words module src with the part between its
 // markers written from the table.
 func generateWords(src []byte) ([]byte, error) {
-	head, rest, ok := bytes.Cut(src, []byte(wordsStart))
-	if !ok {
-		return nil, errors.New("no start marker")
-	}
-	_, tail, ok := bytes.Cut(rest, []byte(wordsEnd))
-	if !ok {
-		return nil, errors.New("no end marker")
-	}
-	var b bytes.Buffer
-	b.Write(head)
-	b.WriteString(wordsStart)
-	b.WriteString(wordsModule(problem.PageWords()))
-	b.WriteString(wordsEnd)
-	b.Write(tail)
-	return b.Bytes(), nil
+	return writeMarked(src, wordsStart, wordsEnd, wordsModule(problem.PageWords()))
 }
 
 // wordsModule is the written part: the words of each code, the finer

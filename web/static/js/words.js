@@ -2,7 +2,7 @@
 // (docs/contract.md §2), never from its sentence: each tells the person
 // what to do next.
 
-// Written by `go generate ./web` from server/problem's table (problem.go), where each
+// Written by `go generate ./web` from server/problem's table (table.go), where each
 // code's words live beside its status and sentences. Do not edit down to the end marker.
 const words = {
   'internal': 'Something went wrong in the service. Try again; if it keeps happening, tell its operators.',

@@ -13,7 +13,11 @@ import {drawOnDemand} from '../slices.js';
 // Shown to students and to grading staff with a class here (/auth/me's has).
 export const allowed = me => (me.role === 'student' || me.role === 'professor') && (!me.has || me.has.classes);
 
+// Written by `go generate ./web` from grades.Scale (grades/grade.go), the
+// one list of the grades. Do not edit down to the end marker.
 const SCALE = ['A+', 'A', 'A-', 'B+', 'B', 'B-', 'C+', 'C', 'C-', 'D+', 'D', 'D-', 'F'];
+// End of the written scale.
+
 const MAX_UPLOAD = 2 * 1024 * 1024; // the service's limit for a gradebook (docs/contract.md §4)
 const gradePath = s => `/student/${enc(s)}/english/grade`;
 
