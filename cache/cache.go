@@ -257,11 +257,6 @@ func (c *Cache) finish(ctx context.Context, prev stored) (Entry, error) {
 	return Entry{}, facade.Wrap(facade.ErrUpstreamTimeout, context.Cause(ctx))
 }
 
-// Invalidate drops the document cached under key, so the next Get fetches.
-func (c *Cache) Invalidate(ctx context.Context, key string) error {
-	return redisdb.Error(c.rdb.Del(ctx, docKey(key)).Err())
-}
-
 // fillContext detaches the shared fill from the first caller's
 // cancellation (others may be waiting on it) but keeps a bound: that
 // caller's deadline, or FetchTimeout, whichever comes first.

@@ -449,9 +449,6 @@ func TestRedisDownPassesThroughAndCachingResumesAfterwards(t *testing.T) {
 	if _, err := c.Get(context.Background(), "k", failing(errUpstream)); err != errUpstream {
 		t.Fatalf("got %v, want the upstream error unchanged", err)
 	}
-	if err := c.Invalidate(context.Background(), "k"); !errors.Is(err, facade.ErrStoreUnavailable) {
-		t.Fatalf("Invalidate with Redis down = %v, want ErrStoreUnavailable", err)
-	}
 
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
@@ -473,18 +470,6 @@ func TestRedisDownPassesThroughAndCachingResumesAfterwards(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no HIT within 30 s of Redis coming back")
 		}
-	}
-}
-
-func TestInvalidateForcesAFetch(t *testing.T) {
-	c := New(testredis.Client(t), Config{})
-	up := newUpstream("doc")
-	mustGet(t, c, "k", up.fetch)
-	if err := c.Invalidate(context.Background(), "k"); err != nil {
-		t.Fatal(err)
-	}
-	if e := mustGet(t, c, "k", up.fetch); e.Status != Miss || up.calls.Load() != 2 {
-		t.Fatalf("after Invalidate got %s with %d calls, want a fetch", e.Status, up.calls.Load())
 	}
 }
 
