@@ -20,7 +20,6 @@ import (
 	"io/fs"
 	"mime"
 	"path"
-	"slices"
 	"strings"
 )
 
@@ -69,16 +68,6 @@ func load() map[string]File {
 		panic("web: embedded files unreadable: " + err.Error()) // a build defect, not a runtime condition
 	}
 	return out
-}
-
-// Names lists the embedded files' paths below /ui/, sorted.
-func Names() []string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // Lookup returns the file for a path below /ui/ ("" is the page itself).
