@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/testkit/parked"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
@@ -243,7 +244,7 @@ func TestConcurrentTransfersShareOneScriptCallAndKeepTheirOwnAnswers(t *testing.
 		start(i)
 	}
 	queued := len(cases) - transferBatches
-	waitFor(t, func() bool { return s.transfers.Queued() == queued })
+	waitFor(t, func() bool { return parked.In("redisdb.(*Combiner[...]).Do") == queued })
 	close(gate.release)
 	wg.Wait()
 

@@ -54,16 +54,3 @@ func NewBatcher(rdb redis.UniversalClient, inFlight int) *Batcher {
 func (b *Batcher) Do(ctx context.Context, queue func(redis.Pipeliner)) {
 	b.combine.Do(ctx, queue)
 }
-
-// RunScript runs script with keys and args as EVALSHA in the next
-// pipeline and returns its reply, as script.Run would: a server that
-// answers NOSCRIPT (it restarted, or a new shard) never ran it, and gets
-// it again as EVAL, which also caches the script.
-func (b *Batcher) RunScript(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	var cmd *redis.Cmd
-	b.Do(ctx, func(p redis.Pipeliner) { cmd = p.EvalSha(ctx, script.Hash(), keys, args...) })
-	if err := cmd.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return script.Eval(ctx, b.rdb, keys, args...)
-	}
-	return cmd
-}

@@ -11,14 +11,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/facade-dev/facade/internal/testkit/parked"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
-var echoScript = redis.NewScript(`redis.call('INCR', KEYS[1]); return ARGV[1]`)
-
-// pipelineGate counts the pipelines that run the script (or GET) and holds the
-// first one until released, so that callers pile up behind it. (go-redis
-// sends its own pipelines too, to set up a connection.)
+// pipelineGate counts the pipelines that run GET and holds the first one
+// until released, so that callers pile up behind it. (go-redis sends its
+// own pipelines too, to set up a connection.)
 type pipelineGate struct {
 	pipelines atomic.Int64
 	release   chan struct{}
@@ -30,7 +29,7 @@ func (g *pipelineGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 }
 func (g *pipelineGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if name := cmds[0].Name(); name != "evalsha" && name != "eval" && name != "get" {
+		if cmds[0].Name() != "get" {
 			return next(ctx, cmds)
 		}
 		if g.pipelines.Add(1) == 1 {
@@ -41,44 +40,8 @@ func (g *pipelineGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 }
 
 // Callers that arrive while a batch is in flight go out together in the
-// next pipeline, and each still gets its own reply.
-func TestConcurrentRunsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
-	rdb := testredis.Client(t)
-	gate := &pipelineGate{release: make(chan struct{})}
-	rdb.AddHook(gate)
-	b := NewBatcher(rdb, 1)
-
-	const callers = 64
-	replies := make([]string, callers)
-	errs := make([]error, callers)
-	var wg sync.WaitGroup
-	for i := range callers {
-		wg.Go(func() {
-			replies[i], errs[i] = b.RunScript(context.Background(), echoScript, []string{"counter"}, fmt.Sprint("caller-", i)).Text()
-		})
-	}
-	// One caller is in the held pipeline; the rest must queue behind it.
-	waitFor(t, func() bool { return b.combine.Queued() == callers-1 })
-	close(gate.release)
-	wg.Wait()
-
-	for i := range callers {
-		if errs[i] != nil || replies[i] != fmt.Sprint("caller-", i) {
-			t.Fatalf("caller %d got %q, %v", i, replies[i], errs[i])
-		}
-	}
-	if n, _ := rdb.Get(context.Background(), "counter").Int(); n != callers {
-		t.Fatalf("the script ran %d times for %d callers", n, callers)
-	}
-	// The first pipeline (one caller, sent before the script was cached:
-	// NOSCRIPT, then EVAL) and one for the other 63.
-	if n := gate.pipelines.Load(); n > 3 {
-		t.Fatalf("%d pipelines for %d callers; want the waiting callers batched", n, callers)
-	}
-}
-
-// Plain commands batch the same way: concurrent reads of different keys
-// share a pipeline and each caller reads its own key's value.
+// next pipeline: concurrent reads of different keys share one, and each
+// caller reads its own key's value.
 func TestConcurrentReadsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
 	ctx := context.Background()
 	rdb := testredis.Client(t)
@@ -102,7 +65,7 @@ func TestConcurrentReadsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
 			got[i], errs[i] = cmd.Result()
 		})
 	}
-	waitFor(t, func() bool { return b.combine.Queued() == callers-1 })
+	waitFor(t, func() bool { return parked.In(combinerDo) == callers-1 })
 	close(gate.release)
 	wg.Wait()
 	for i := range callers {
@@ -112,25 +75,6 @@ func TestConcurrentReadsShareOnePipelineAndKeepTheirOwnReplies(t *testing.T) {
 	}
 	if n := gate.pipelines.Load(); n != 2 {
 		t.Fatalf("%d pipelines for %d readers; want the held one and one for the rest", n, callers)
-	}
-}
-
-// A server that lost its script cache (a restart, a new shard) still runs
-// every call, once.
-func TestRunsAfterTheScriptCacheIsFlushed(t *testing.T) {
-	ctx := context.Background()
-	rdb := testredis.Client(t)
-	b := NewBatcher(rdb, 2)
-	for round := range 2 {
-		if err := rdb.ScriptFlush(ctx).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := b.RunScript(ctx, echoScript, []string{"n"}, "x").Text(); err != nil || got != "x" {
-			t.Fatalf("round %d: %q, %v", round, got, err)
-		}
-	}
-	if n, _ := rdb.Get(ctx, "n").Int(); n != 2 {
-		t.Fatalf("two calls ran the script %d times", n)
 	}
 }
 
@@ -151,13 +95,18 @@ func TestEveryCallerOfABatchLearnsRedisIsDown(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
-			if err := b.RunScript(context.Background(), echoScript, []string{"k"}, "v").Err(); !IsUnavailable(err) {
+			var cmd *redis.StringCmd
+			b.Do(context.Background(), func(p redis.Pipeliner) { cmd = p.Get(context.Background(), "k") })
+			if err := cmd.Err(); !IsUnavailable(err) {
 				t.Errorf("caller %d: %v; want unavailable", i, err)
 			}
 		})
 	}
 	wg.Wait()
 }
+
+// combinerDo is where a caller waits for its batch (package parked).
+const combinerDo = "redisdb.(*Combiner[...]).Do"
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()

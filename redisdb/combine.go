@@ -75,18 +75,6 @@ func (c *Combiner[T]) Do(ctx context.Context, item T) {
 	c.send(context.WithoutCancel(ctx), b)
 }
 
-// Queued is how many callers wait for their batch to start (tests use it
-// to see callers pile up).
-func (c *Combiner[T]) Queued() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, b := range c.queue {
-		n += len(b.items)
-	}
-	return n
-}
-
 // send applies b (taken off the queue: later callers start a new batch),
 // answers every caller in it, and hands the slot to the oldest batch not
 // yet handed one.
