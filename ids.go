@@ -49,7 +49,7 @@ func ValidGroupName(s string) bool {
 	for i := 0; i < len(s) && ascii; i++ {
 		ascii = s[i] >= 0x20 && s[i] < 0x7f // printable ASCII, space included
 	}
-	if ascii { // nearly every name (Entra ids, LDAP and GitHub names): a token's 200 cost microseconds
+	if ascii { // nearly every name (Entra ids, LDAP and GitHub names), checked without decoding UTF-8
 		return true
 	}
 	if !utf8.ValidString(s) {

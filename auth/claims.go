@@ -50,8 +50,8 @@ func (c Claims) Check() error {
 // with control characters could forge log lines or collide with keys built
 // from it. Groups are bounded only against a hostile token: 2048 is ten
 // times what Microsoft Entra puts in a token (200, then an overage claim),
-// so no real person's group is dropped, and a grade question over 2048
-// groups still costs about a millisecond (docs/signin.md).
+// so no real person's group is dropped, and a decision over that many
+// groups stays cheap (docs/signin.md, docs/performance.md "auth").
 const (
 	maxNameLen = 256
 	maxGroups  = 2048
@@ -91,11 +91,12 @@ func (c Claims) principal(claims map[string]any) (facade.Principal, error) {
 // maxRoles bounds the roles read from a list: Keycloak lists a handful.
 const maxRoles = 64
 
-// roles reads a role claim: a string is the role (as before lists were
-// read); a list gives each role of it the grade rules know, in its order
-// (Keycloak's realm_access.roles also holds offline_access,
-// uma_authorization and the like, which mean nothing here). Role is the
-// first; Roles all of them when there are several.
+// roles reads a role claim: a string is the role as it is (when it is a
+// usable name, known to the grade rules or not); a list gives each role
+// of it the grade rules know, in its order (Keycloak's realm_access.roles
+// also holds offline_access, uma_authorization and the like, which mean
+// nothing here). Role is the first; Roles all of them when there are
+// several.
 func roles(v any) (role string, all []string) {
 	switch r := v.(type) {
 	case string:

@@ -8,10 +8,11 @@ import (
 
 // tokenCache remembers tokens that verified, so a client sending the same
 // bearer token on every call pays for the signature check and claim
-// decoding once per minute instead of on every request (measured: about a
-// third of the CPU of a cached project list). Only verified tokens enter;
-// an entry lives until the token expires or tokenCacheTTL, whichever is
-// first, so a key removed from a JWKS stops working within that time.
+// decoding once per minute instead of on every request, where they are a
+// large share of a cached read's CPU (docs/performance.md, "auth"). Only
+// verified tokens enter; an entry lives until the token expires or
+// tokenCacheTTL, whichever is first, so a key removed from a JWKS stops
+// working within that time.
 //
 // The zero value is not usable; use newTokenCache.
 type tokenCache struct {
@@ -64,8 +65,8 @@ func (c *tokenCache) put(raw string, id Identity, exp time.Time) {
 }
 
 // tokenKey is the cache's key for raw: its SHA-256, so the cache never
-// holds a token. A token up to 1 KiB is hashed from a copy on the stack
-// ([]byte(raw) cost an allocation per request).
+// holds a token. A token up to 1 KiB is hashed from a copy on the stack,
+// so that looking a token up does not allocate ([]byte(raw) would).
 func tokenKey(raw string) [sha256.Size]byte {
 	if len(raw) <= 1024 {
 		var buf [1024]byte

@@ -16,9 +16,9 @@
 // A settlement is a few script calls, not one per key: each bucket's Redis
 // key carries one of settleGroups hash tags, and one call settles a whole
 // group (in Redis Cluster a group is one slot). Redis pays a call's own
-// overhead per group: with one call per key, settling 600 principals every
-// 100 ms was 6,000 script calls a second, 1.4 calls per transfer served
-// and most of Redis's CPU in bench/run.sh's transfer run.
+// overhead per call, so with one call per key settling the buckets of many
+// principals would take most of Redis's CPU under load
+// (docs/performance.md, "ratelimit").
 //
 // Error bound: between two settlements each instance decides alone, from
 // the state of the last one. With N instances serving the same key, in one
@@ -37,9 +37,9 @@
 // and two instances: at most 105 requests over, once, then refusals.
 //
 // When Redis cannot be reached, requests are let through (Allow returns
-// the error for the caller to log), as before this package: the stores
-// behind the limit answer 503 on their own, and refusing here would also
-// refuse what can still be served.
+// the error for the caller to log): the stores behind the limit answer
+// 503 on their own, and refusing here would also refuse what can still be
+// served.
 package ratelimit
 
 import (

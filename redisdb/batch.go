@@ -12,19 +12,18 @@ const maxBatch = 128
 // Batcher sends the commands of many concurrent callers in pipelines: the
 // callers waiting while earlier batches are in flight go out together, in
 // one write and one read, instead of one round trip each. Single-key reads
-// gain this way (grade and balance reads: 1.26-1.31x the requests a
-// second, 20-30% less CPU each, in bench/run.sh). An idle caller still
-// goes out at once, alone.
+// (grades, balances) gain the most this way (docs/performance.md,
+// "redisdb"). An idle caller still goes out at once, alone.
 //
 // Each command is still its own command (a script run still atomic on its
 // own); batching changes only how they travel. A failed connection fails
 // every command of its batch with go-redis's error, as it would have failed
 // each of them alone, so a caller cannot tell a batch from a single call.
 //
-// Against an unreachable server a pipeline takes go-redis about twice as
-// long as a single command to give up (with its defaults 3.3 s against
-// 1.7 s: it tries its pipeline connections, then the others), so while
-// Redis is down a batched call answers unavailable that much later.
+// Against an unreachable server go-redis gives up on a pipeline later than
+// on a single command (it tries its pipeline connections, then the others;
+// docs/performance.md, "redisdb"), so while Redis is down a batched call
+// answers unavailable later than a lone one would.
 //
 // Batcher is a Combiner whose batches are pipelines.
 type Batcher struct {

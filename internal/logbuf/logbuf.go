@@ -1,7 +1,8 @@
-// Package logbuf batches log lines into few writes: at a request rate of
-// thousands a second, one write system call per access line was a visible
-// share of the service's CPU (bench/run.sh). Lines reach the underlying
-// writer within Interval, whole and in order, and at once on Close.
+// Package logbuf batches log lines into few writes: at thousands of
+// requests a second, one write system call per access line is a visible
+// share of the service's CPU (docs/performance.md, "internal/logbuf").
+// Lines reach the underlying writer within Interval, whole and in order,
+// and at once on Close.
 //
 // What a crash can lose: the lines of the last Interval (default 50 ms).
 // The records that matter beyond the log (transfers, grade changes) are
@@ -52,9 +53,9 @@ const backlog = 4
 // batch, as an unbuffered one would lose the line). It does not wait for
 // a write in progress: when the buffer is full, the Write that finds no
 // flush running writes it; while one runs, lines gather for the next
-// (up to backlog times max). Waiting on every full buffer made two
-// request goroutines serve fewer lists than one
-// (server's BenchmarkWarmListThroughServerParallel).
+// (up to backlog times max), so that a request goroutine never waits on
+// another's write: two goroutines that wait on every full buffer serve
+// fewer lists than one (docs/performance.md, "internal/logbuf").
 func (b *Writer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	if b.closed {
