@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
@@ -113,6 +114,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	var srvTracer trace.Tracer
 	var propagator propagation.TextMapPropagator
 	if tr != nil { // tracing off: no hook, no wrapped transport, no middleware
+		logOTelErrors(log)
 		rdb.AddHook(tr.RedisHook())
 		srvTracer, propagator = tr.Tracer, tr.Propagator
 	}
@@ -157,6 +159,17 @@ func newSignIn(ctx context.Context, s settings, rdb redis.UniversalClient, log *
 		return nil, nil, err
 	}
 	return signin, sessions, nil
+}
+
+// logOTelErrors makes what OpenTelemetry reports (an export the collector
+// refused or that could not reach it) a JSON line of the service's log:
+// its default handler prints plain text into the JSON log
+// (docs/operations.md, "Tracing"). The handler is the process's one, so
+// the last serve started writes them.
+func logOTelErrors(log *slog.Logger) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("OpenTelemetry could not export spans", "err", err.Error())
+	}))
 }
 
 // withPublicOrigin adds the service's own public origin to the write
