@@ -19,10 +19,14 @@ import (
 // one of Secret (HS256) or JWKSURL (RS256/ES256 with issuer and audience)
 // must be set; every other field documents what its zero value means.
 type TokenConfig struct {
-	Secret   []byte // FACADE_JWT_SECRET, at least 32 bytes; nil: JWKS mode
-	JWKSURL  string // FACADE_JWKS_URL; empty: HS256 mode
-	Issuer   string // FACADE_JWT_ISSUER, required with JWKSURL; ignored without
-	Audience string // FACADE_JWT_AUDIENCE, required with JWKSURL; ignored without
+	Secret []byte // FACADE_JWT_SECRET's (first) key, at least 32 bytes; nil: JWKS mode
+	// OtherSecrets are FACADE_JWT_SECRET's other keys: tokens signed with
+	// any of them verify too, so keys rotate without a token failing
+	// (hskeys.go).
+	OtherSecrets [][]byte
+	JWKSURL      string // FACADE_JWKS_URL; empty: HS256 mode
+	Issuer       string // FACADE_JWT_ISSUER, required with JWKSURL; ignored without
+	Audience     string // FACADE_JWT_AUDIENCE, required with JWKSURL; ignored without
 	// Claims names the claims the principal is read from (user, role,
 	// groups), as for ID tokens; zero fields mean the defaults.
 	Claims Claims
@@ -75,9 +79,8 @@ func NewTokens(ctx context.Context, cfg TokenConfig) (*Tokens, error) {
 	if cfg.JWKSURL != "" {
 		return newJWKSTokens(ctx, cfg)
 	}
-	secret := cfg.Secret
 	a := newTokens(cfg, jwt.WithValidMethods([]string{"HS256"}))
-	a.keyfunc = func(context.Context) jwt.Keyfunc { return func(*jwt.Token) (any, error) { return secret, nil } }
+	a.keyfunc = hmacKeys(cfg.keys())
 	return a, nil
 }
 
@@ -97,9 +100,17 @@ func (cfg TokenConfig) Check() error {
 	return errors.Join(errs...)
 }
 
+// keys are FACADE_JWT_SECRET's keys, the first first.
+func (cfg TokenConfig) keys() [][]byte {
+	if len(cfg.Secret) == 0 && len(cfg.OtherSecrets) == 0 {
+		return nil
+	}
+	return append([][]byte{cfg.Secret}, cfg.OtherSecrets...)
+}
+
 func (cfg TokenConfig) checkMode() error {
 	switch {
-	case cfg.JWKSURL != "" && len(cfg.Secret) > 0:
+	case cfg.JWKSURL != "" && len(cfg.keys()) > 0:
 		return configError("set only one of FACADE_JWT_SECRET and FACADE_JWKS_URL")
 	case cfg.JWKSURL != "":
 		var errs []error
@@ -110,10 +121,8 @@ func (cfg TokenConfig) checkMode() error {
 			errs = append(errs, configError("FACADE_JWT_AUDIENCE is required with FACADE_JWKS_URL"))
 		}
 		return errors.Join(errs...)
-	case len(cfg.Secret) >= 32:
-		return nil
-	case len(cfg.Secret) > 0:
-		return configError("FACADE_JWT_SECRET must be at least 32 bytes")
+	case len(cfg.keys()) > 0:
+		return checkKeys(cfg.keys())
 	}
 	return configError("FACADE_JWT_SECRET (or FACADE_JWKS_URL) is required")
 }
@@ -322,33 +331,4 @@ func BearerToken(h string) (string, bool) {
 	}
 	tok := strings.TrimSpace(h[len(prefix):])
 	return tok, tok != ""
-}
-
-// MintOption tunes Mint.
-type MintOption func(*mintOptions)
-
-type mintOptions struct{ now func() time.Time }
-
-// WithNow is the clock Mint reads iat and exp from; nil means time.Now
-// (`facade serve` and `facade demo` pass the one clock they give all parts).
-func WithNow(now func() time.Time) MintOption { return func(o *mintOptions) { o.now = now } }
-
-// Mint signs an HS256 token for `facade token`, the demo and tests: sub
-// (and the user claim, when it is another), the role claim when role is
-// not empty.
-func Mint(secret []byte, sub, role string, names Claims, ttl time.Duration, opts ...MintOption) (string, error) {
-	o := mintOptions{}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.now == nil {
-		o.now = time.Now
-	}
-	names = names.withDefaults()
-	now := o.now()
-	claims := jwt.MapClaims{"sub": sub, names.User: sub, "iat": now.Unix(), "exp": now.Add(ttl).Unix()}
-	if role != "" {
-		claims[names.Role] = role
-	}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
 }

@@ -118,7 +118,7 @@ func settingTable(s *settings) []setting {
 		{name: "FACADE_LIVE_INTERVAL", def: durationText(proxy.DefaultLiveInterval), parse: asDuration(&s.LiveInterval, positive),
 			doc: "how often a queued or running result, and a list holding one, is asked upstream while someone reads it: one call per interval however many read it, on however many instances"},
 		{name: "FACADE_JWT_SECRET", secret: true, raw: true, parse: asText(&s.JWTSecret),
-			doc: "HS256 key, at least 32 bytes"},
+			doc: "HS256 key of at least 32 bytes (`openssl rand -base64 48`), or several, comma-separated: the first signs (`facade token`), all verify, so keys rotate without a token failing ([operations.md](operations.md), \"Rotating the JWT keys\"). A placeholder or a weak key is refused at start-up"},
 		{name: "FACADE_JWKS_URL", parse: asText(&s.JWKSURL),
 			doc: "OIDC mode: RS256/ES256 tokens verified against the JWKS, with `FACADE_JWT_ISSUER` and `FACADE_JWT_AUDIENCE` required and checked. Exclusive with the secret."},
 		{name: "FACADE_JWT_ISSUER", parse: asText(&s.JWTIssuer),
@@ -254,10 +254,28 @@ func (s settings) checkService(err error) error {
 
 // authConfig is the token check the settings describe, on clock now.
 func (s settings) authConfig(now func() time.Time) auth.TokenConfig {
-	return auth.TokenConfig{
-		Secret: []byte(s.JWTSecret), JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
+	cfg := auth.TokenConfig{
+		JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
 		Audience: s.JWTAudience, Claims: s.claims(), MaxLifetime: s.JWTMaxLifetime, Now: now,
 	}
+	if keys := s.jwtKeys(); len(keys) > 0 {
+		cfg.Secret, cfg.OtherSecrets = keys[0], keys[1:]
+	}
+	return cfg
+}
+
+// jwtKeys are FACADE_JWT_SECRET's keys, comma-separated, each kept byte
+// for byte: the first signs, all verify (docs/operations.md, "Rotating the
+// JWT keys").
+func (s settings) jwtKeys() [][]byte {
+	if s.JWTSecret == "" {
+		return nil
+	}
+	var keys [][]byte
+	for _, k := range strings.Split(s.JWTSecret, ",") {
+		keys = append(keys, []byte(k))
+	}
+	return keys
 }
 
 // claims names the claims a principal is read from, in ID tokens and
