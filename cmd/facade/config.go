@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -55,6 +56,9 @@ type settings struct {
 	// OTLPTracesURL is where spans go (OTLP/HTTP): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 	// as given, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; empty: no tracing.
 	OTLPTracesURL string
+	// fromFiles are the secret settings read from <NAME>_FILE: a problem
+	// with one names the variable the operator set.
+	fromFiles map[string]bool
 }
 
 //go:generate go test -count=1 -run TestSettingsReferenceIsTheTable . -write-settings-doc
@@ -184,11 +188,15 @@ func settingTable(s *settings) []setting {
 // value is reported at once (settingsErrors, a line each naming its
 // variable), so a person fixing a deployment fixes them all in one round.
 func loadSettings(getenv func(string) string) (settings, error) {
+	var s settings
+	s.fromFiles = map[string]bool{}
+	for _, name := range secretSettings {
+		s.fromFiles[name] = getenv(name+"_FILE") != ""
+	}
 	getenv, fileErrs := readSecretFiles(getenv)
 	bad := settingsErrors(fileErrs)
-	var s settings
 	for _, st := range settingTable(&s) {
-		if err := st.parse(st.name, st.value(getenv)); err != nil {
+		if err := st.parse(s.source(st.name), st.value(getenv)); err != nil {
 			bad = append(bad, err)
 		}
 	}
@@ -196,6 +204,15 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		return s, bad
 	}
 	return s, nil
+}
+
+// source names the variable a setting was given in: NAME, or NAME_FILE
+// for a secret read from its file.
+func (s settings) source(name string) string {
+	if s.fromFiles[name] {
+		return name + "_FILE"
+	}
+	return name
 }
 
 // value is the setting's value in the environment, or its default when
@@ -232,7 +249,9 @@ func (s settings) checkService(err error) error {
 	} else {
 		_ = rdb.Close()
 	}
-	add(s.authConfig(nil).Check())
+	secrets := s.checkSecrets()
+	bad = append(bad, secrets...)
+	add(withoutRepeats(s.authConfig(nil).Check(), secrets))
 	if s.OIDCIssuer != "" {
 		add(s.signInConfig(nil, nil).Check())
 		_, err := auth.NewSessions(nil, s.sessionConfig(nil))
@@ -250,6 +269,25 @@ func (s settings) checkService(err error) error {
 	}
 	sort.SliceStable(bad, func(i, j int) bool { return bad[i].Error() < bad[j].Error() })
 	return bad
+}
+
+// withoutRepeats drops the lines of err about a variable that one of
+// named already has a line about (a placeholder JWT key is also too short:
+// one line says it).
+func withoutRepeats(err error, named []error) error {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = slices.Clone(joined.Unwrap())
+	}
+	return errors.Join(slices.DeleteFunc(errs, func(e error) bool {
+		name, _, _ := strings.Cut(e.Error(), " ")
+		return slices.ContainsFunc(named, func(n error) bool {
+			return strings.HasPrefix(n.Error(), name+" ") || strings.HasPrefix(n.Error(), name+"_FILE ")
+		})
+	})...)
 }
 
 // authConfig is the token check the settings describe, on clock now.

@@ -110,10 +110,16 @@ func asNetworks(dst *[]*net.IPNet) func(string, string) error {
 }
 
 // asSessionKeys reads the keys; auth.ParseKeys names the variable and the
-// entry that is wrong.
+// entry that is wrong. A placeholder of the docs is said to be one.
 func asSessionKeys(dst *[][]byte) func(string, string) error {
-	return func(_, v string) error {
-		keys, err := auth.ParseKeys(splitList(v))
+	return func(name, v string) error {
+		entries := splitList(v)
+		for i, e := range entries {
+			if isPlaceholder(e) {
+				return fmt.Errorf("%s entry %d is a placeholder from the documentation: set keys of your own (openssl rand -base64 32)", name, i+1)
+			}
+		}
+		keys, err := auth.ParseKeys(entries)
 		*dst = keys
 		return err
 	}
