@@ -11,8 +11,10 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/outage"
 )
 
 // TokenConfig selects one of the two token modes of docs/contract.md §2. Exactly
@@ -36,8 +38,11 @@ type TokenConfig struct {
 	// Now is the clock tokens are checked against; nil means time.Now.
 	Now func() time.Time
 	// Log receives the warning about a token whose groups did not fit
-	// (overage); nil means slog.Default().
+	// (overage) and the outages of Redis; nil means slog.Default().
 	Log *slog.Logger
+	// Redis is where revocations are read (revoke.go): a revoked
+	// principal's tokens issued before it are refused; nil: none are read.
+	Redis redis.UniversalClient
 }
 
 // DefaultMaxLifetime is FACADE_JWT_MAX_LIFETIME's default: a stolen token
@@ -58,6 +63,8 @@ type Tokens struct {
 	maxLifetime time.Duration
 	now         func() time.Time
 	log         *slog.Logger
+	rdb         redis.UniversalClient // revocations; nil: none
+	outage      *outage.Log           // of rdb
 }
 
 // NewTokens validates cfg and, in JWKS mode, starts the key set's
@@ -139,6 +146,8 @@ func newTokens(cfg TokenConfig, opts ...jwt.ParserOption) *Tokens {
 		maxLifetime: cfg.MaxLifetime,
 		now:         cfg.Now,
 		log:         cfg.Log,
+		rdb:         cfg.Redis,
+		outage:      outage.New(cfg.Log, "token revocation list (Redis)", cfg.Now),
 	}
 }
 
@@ -260,6 +269,9 @@ func (a *Tokens) verify(ctx context.Context, raw string) (Identity, error) {
 	if err != nil {
 		return Identity{}, errBadToken
 	}
+	if err := a.checkRevoked(ctx, p.ID, issuedAt(claims)); err != nil {
+		return Identity{}, err
+	}
 	if p.GroupsIncomplete {
 		// Once per token (verified tokens are cached): the caller's group
 		// grants fail, and ops must learn why.
@@ -268,13 +280,21 @@ func (a *Tokens) verify(ctx context.Context, raw string) (Identity, error) {
 	return Identity{Principal: p, ExpiresAt: exp.Time, Via: ViaBearer}, nil
 }
 
+// issuedAt is the token's iat, nil without one.
+func issuedAt(claims jwt.MapClaims) *time.Time {
+	if iat, err := claims.GetIssuedAt(); err == nil && iat != nil {
+		return &iat.Time
+	}
+	return nil
+}
+
 // checkLifetime refuses a token valid for longer than maxLifetime, counted
 // from iat (already known not to be in the future) or, without iat, from
 // now.
 func (a *Tokens) checkLifetime(claims jwt.MapClaims, exp time.Time) error {
 	start := a.now()
-	if iat, err := claims.GetIssuedAt(); err == nil && iat != nil {
-		start = iat.Time
+	if iat := issuedAt(claims); iat != nil {
+		start = *iat
 	}
 	if exp.Sub(start) > a.maxLifetime {
 		return errLifetime
@@ -301,6 +321,7 @@ var tokenRefusals = []struct {
 	{jwt.ErrTokenUsedBeforeIssued, facade.ErrTokenNotYetValid},
 	{jwt.ErrTokenExpired, facade.ErrTokenExpired},
 	{errLifetime, facade.ErrTokenLifetimeTooLong},
+	{errRevoked, facade.ErrTokenExpired}, // "get a new token", as for a session revoked
 }
 
 // tokenRefusal is the 401 for a token verify refused: anything not in

@@ -249,11 +249,13 @@ func (l *Limiter) Peek(ctx context.Context, key string) (bool, error) {
 }
 
 // noteRedis tells the outage log how a call to Redis went: a failure that
-// let requests (0 or 1) through unlimited, or a success.
+// let requests (0 or 1) through unlimited, or a success. A request whose
+// caller went away is no news about Redis.
 func (l *Limiter) noteRedis(ctx context.Context, err error, requests int) {
 	switch {
 	case err == nil:
 		l.outage.OK(ctx)
+	case ctx.Err() != nil:
 	case requests > 0:
 		l.outage.Allowed(ctx, err)
 	default:

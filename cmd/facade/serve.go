@@ -94,7 +94,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	tcfg := s.authConfig(now)
-	tcfg.Log = log
+	tcfg.Log, tcfg.Redis = log, rdb // revocations: facade sessions revoke
 	tokens, err := auth.NewTokens(ctx, tcfg)
 	if err != nil {
 		return nil, err
