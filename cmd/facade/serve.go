@@ -59,7 +59,20 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	warnWithoutAOF(ctx, rdb, log)
+	warnPageCannotWrite(s, log)
 	return app.serve(ctx, nil)
+}
+
+// warnPageCannotWrite says at start-up that the service's own page will be
+// refused every change (403 origin-refused, the page's "may not make
+// changes from where it was opened"): a browser sends the page's origin
+// with a write, and no origin may write without FACADE_PUBLIC_URL or
+// FACADE_CORS_WRITE_ORIGINS; the request's Host is never trusted for it.
+func warnPageCannotWrite(s settings, log *slog.Logger) {
+	if len(withPublicOrigin(s.WriteOrigins, s.PublicURL)) > 0 {
+		return
+	}
+	log.Warn("the page cannot change anything: browsers' writes are refused (403 origin-refused) until FACADE_PUBLIC_URL names the address people open it at (or FACADE_CORS_WRITE_ORIGINS lists that origin)")
 }
 
 // warnWithoutAOF logs when Redis would lose money on a restart.
