@@ -11,18 +11,24 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/internal/outage"
 )
 
 // TokenConfig selects one of the two token modes of docs/contract.md §2. Exactly
 // one of Secret (HS256) or JWKSURL (RS256/ES256 with issuer and audience)
 // must be set; every other field documents what its zero value means.
 type TokenConfig struct {
-	Secret   []byte // FACADE_JWT_SECRET, at least 32 bytes; nil: JWKS mode
-	JWKSURL  string // FACADE_JWKS_URL; empty: HS256 mode
-	Issuer   string // FACADE_JWT_ISSUER, required with JWKSURL; ignored without
-	Audience string // FACADE_JWT_AUDIENCE, required with JWKSURL; ignored without
+	Secret []byte // FACADE_JWT_SECRET's (first) key, at least 32 bytes; nil: JWKS mode
+	// OtherSecrets are FACADE_JWT_SECRET's other keys: tokens signed with
+	// any of them verify too, so keys rotate without a token failing
+	// (hskeys.go).
+	OtherSecrets [][]byte
+	JWKSURL      string // FACADE_JWKS_URL; empty: HS256 mode
+	Issuer       string // FACADE_JWT_ISSUER, required with JWKSURL; ignored without
+	Audience     string // FACADE_JWT_AUDIENCE, required with JWKSURL; ignored without
 	// Claims names the claims the principal is read from (user, role,
 	// groups), as for ID tokens; zero fields mean the defaults.
 	Claims Claims
@@ -32,8 +38,11 @@ type TokenConfig struct {
 	// Now is the clock tokens are checked against; nil means time.Now.
 	Now func() time.Time
 	// Log receives the warning about a token whose groups did not fit
-	// (overage); nil means slog.Default().
+	// (overage) and the outages of Redis; nil means slog.Default().
 	Log *slog.Logger
+	// Redis is where revocations are read (revoke.go): a revoked
+	// principal's tokens issued before it are refused; nil: none are read.
+	Redis redis.UniversalClient
 }
 
 // DefaultMaxLifetime is FACADE_JWT_MAX_LIFETIME's default: a stolen token
@@ -54,6 +63,8 @@ type Tokens struct {
 	maxLifetime time.Duration
 	now         func() time.Time
 	log         *slog.Logger
+	rdb         redis.UniversalClient // revocations; nil: none
+	outage      *outage.Log           // of rdb
 }
 
 // NewTokens validates cfg and, in JWKS mode, starts the key set's
@@ -75,9 +86,8 @@ func NewTokens(ctx context.Context, cfg TokenConfig) (*Tokens, error) {
 	if cfg.JWKSURL != "" {
 		return newJWKSTokens(ctx, cfg)
 	}
-	secret := cfg.Secret
 	a := newTokens(cfg, jwt.WithValidMethods([]string{"HS256"}))
-	a.keyfunc = func(context.Context) jwt.Keyfunc { return func(*jwt.Token) (any, error) { return secret, nil } }
+	a.keyfunc = hmacKeys(cfg.keys())
 	return a, nil
 }
 
@@ -97,9 +107,17 @@ func (cfg TokenConfig) Check() error {
 	return errors.Join(errs...)
 }
 
+// keys are FACADE_JWT_SECRET's keys, the first first.
+func (cfg TokenConfig) keys() [][]byte {
+	if len(cfg.Secret) == 0 && len(cfg.OtherSecrets) == 0 {
+		return nil
+	}
+	return append([][]byte{cfg.Secret}, cfg.OtherSecrets...)
+}
+
 func (cfg TokenConfig) checkMode() error {
 	switch {
-	case cfg.JWKSURL != "" && len(cfg.Secret) > 0:
+	case cfg.JWKSURL != "" && len(cfg.keys()) > 0:
 		return configError("set only one of FACADE_JWT_SECRET and FACADE_JWKS_URL")
 	case cfg.JWKSURL != "":
 		var errs []error
@@ -110,10 +128,8 @@ func (cfg TokenConfig) checkMode() error {
 			errs = append(errs, configError("FACADE_JWT_AUDIENCE is required with FACADE_JWKS_URL"))
 		}
 		return errors.Join(errs...)
-	case len(cfg.Secret) >= 32:
-		return nil
-	case len(cfg.Secret) > 0:
-		return configError("FACADE_JWT_SECRET must be at least 32 bytes")
+	case len(cfg.keys()) > 0:
+		return checkKeys(cfg.keys())
 	}
 	return configError("FACADE_JWT_SECRET (or FACADE_JWKS_URL) is required")
 }
@@ -130,6 +146,8 @@ func newTokens(cfg TokenConfig, opts ...jwt.ParserOption) *Tokens {
 		maxLifetime: cfg.MaxLifetime,
 		now:         cfg.Now,
 		log:         cfg.Log,
+		rdb:         cfg.Redis,
+		outage:      outage.New(cfg.Log, "token revocation list (Redis)", cfg.Now),
 	}
 }
 
@@ -251,6 +269,9 @@ func (a *Tokens) verify(ctx context.Context, raw string) (Identity, error) {
 	if err != nil {
 		return Identity{}, errBadToken
 	}
+	if err := a.checkRevoked(ctx, p.ID, issuedAt(claims)); err != nil {
+		return Identity{}, err
+	}
 	if p.GroupsIncomplete {
 		// Once per token (verified tokens are cached): the caller's group
 		// grants fail, and ops must learn why.
@@ -259,13 +280,21 @@ func (a *Tokens) verify(ctx context.Context, raw string) (Identity, error) {
 	return Identity{Principal: p, ExpiresAt: exp.Time, Via: ViaBearer}, nil
 }
 
+// issuedAt is the token's iat, nil without one.
+func issuedAt(claims jwt.MapClaims) *time.Time {
+	if iat, err := claims.GetIssuedAt(); err == nil && iat != nil {
+		return &iat.Time
+	}
+	return nil
+}
+
 // checkLifetime refuses a token valid for longer than maxLifetime, counted
 // from iat (already known not to be in the future) or, without iat, from
 // now.
 func (a *Tokens) checkLifetime(claims jwt.MapClaims, exp time.Time) error {
 	start := a.now()
-	if iat, err := claims.GetIssuedAt(); err == nil && iat != nil {
-		start = iat.Time
+	if iat := issuedAt(claims); iat != nil {
+		start = *iat
 	}
 	if exp.Sub(start) > a.maxLifetime {
 		return errLifetime
@@ -292,6 +321,7 @@ var tokenRefusals = []struct {
 	{jwt.ErrTokenUsedBeforeIssued, facade.ErrTokenNotYetValid},
 	{jwt.ErrTokenExpired, facade.ErrTokenExpired},
 	{errLifetime, facade.ErrTokenLifetimeTooLong},
+	{errRevoked, facade.ErrTokenExpired}, // "get a new token", as for a session revoked
 }
 
 // tokenRefusal is the 401 for a token verify refused: anything not in
@@ -322,33 +352,4 @@ func BearerToken(h string) (string, bool) {
 	}
 	tok := strings.TrimSpace(h[len(prefix):])
 	return tok, tok != ""
-}
-
-// MintOption tunes Mint.
-type MintOption func(*mintOptions)
-
-type mintOptions struct{ now func() time.Time }
-
-// WithNow is the clock Mint reads iat and exp from; nil means time.Now
-// (`facade serve` and `facade demo` pass the one clock they give all parts).
-func WithNow(now func() time.Time) MintOption { return func(o *mintOptions) { o.now = now } }
-
-// Mint signs an HS256 token for `facade token`, the demo and tests: sub
-// (and the user claim, when it is another), the role claim when role is
-// not empty.
-func Mint(secret []byte, sub, role string, names Claims, ttl time.Duration, opts ...MintOption) (string, error) {
-	o := mintOptions{}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.now == nil {
-		o.now = time.Now
-	}
-	names = names.withDefaults()
-	now := o.now()
-	claims := jwt.MapClaims{"sub": sub, names.User: sub, "iat": now.Unix(), "exp": now.Add(ttl).Unix()}
-	if role != "" {
-		claims[names.Role] = role
-	}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
 }

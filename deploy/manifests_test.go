@@ -22,7 +22,7 @@ import (
 // it all, or the kubelet kills requests in flight and the last counts.
 const shutdownTimeout = 25*time.Second + 5*time.Second
 
-// manifests are every object under kubernetes/, decoded strictly into the
+// manifests are every object of one directory, decoded strictly into the
 // API's Go types: a field the API does not have (a typo, a wrong level)
 // fails here instead of being dropped silently by kubectl.
 type manifests struct {
@@ -33,11 +33,19 @@ type manifests struct {
 	secrets     []*corev1.Secret
 }
 
-func load(t *testing.T) manifests {
+// load reads what `kubectl apply -f deploy/kubernetes/` applies: the
+// files of kubernetes/, not of its subdirectories (no -R).
+func load(t *testing.T) manifests { return loadDir(t, "kubernetes") }
+
+// loadExamples reads kubernetes/examples/: objects shown, never applied
+// (the Secret, whose real values ops create by hand).
+func loadExamples(t *testing.T) manifests { return loadDir(t, "kubernetes/examples") }
+
+func loadDir(t *testing.T, dir string) manifests {
 	t.Helper()
-	files, err := filepath.Glob("kubernetes/*.yaml")
+	files, err := filepath.Glob(dir + "/*.yaml")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no manifests under kubernetes/: %v", err)
+		t.Fatalf("no manifests under %s/: %v", dir, err)
 	}
 	var m manifests
 	for _, f := range files {
@@ -86,12 +94,19 @@ func (m *manifests) add(doc []byte) error {
 }
 
 // TestManifestsDecodeStrictly: every manifest is an object of the
-// Kubernetes API with no field it does not know, and the set is complete.
+// Kubernetes API with no field it does not know, and the set is complete:
+// the applied directory holds no Secret (applying the manifests after
+// creating the real Secret, as docs/operations.md says, would overwrite it
+// with placeholders); the example Secret is beside them, in examples/.
 func TestManifestsDecodeStrictly(t *testing.T) {
-	m := load(t)
-	if len(m.deployments) != 1 || len(m.services) != 1 || len(m.pdbs) != 1 || len(m.configMaps) != 1 || len(m.secrets) != 1 {
-		t.Fatalf("want one Deployment, Service, PodDisruptionBudget, ConfigMap and Secret; have %d, %d, %d, %d, %d",
+	m, ex := load(t), loadExamples(t)
+	if len(m.deployments) != 1 || len(m.services) != 1 || len(m.pdbs) != 1 || len(m.configMaps) != 1 || len(m.secrets) != 0 {
+		t.Fatalf("want one Deployment, Service, PodDisruptionBudget and ConfigMap and no Secret in kubernetes/; have %d, %d, %d, %d, %d",
 			len(m.deployments), len(m.services), len(m.pdbs), len(m.configMaps), len(m.secrets))
+	}
+	if len(ex.secrets) != 1 || len(ex.deployments)+len(ex.services)+len(ex.pdbs)+len(ex.configMaps) != 0 {
+		t.Fatalf("want the example Secret alone in kubernetes/examples/; have %d Secrets and %d other objects",
+			len(ex.secrets), len(ex.deployments)+len(ex.services)+len(ex.pdbs)+len(ex.configMaps))
 	}
 	// The strictness itself: a misplaced field is refused.
 	bad := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replica: 2\n")
@@ -105,11 +120,11 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 // non-root read-only container, a grace period longer than the drain,
 // settings from the ConfigMap and secrets as files from the Secret.
 func TestDeploymentRunsTheWayOpsExpect(t *testing.T) {
-	m := load(t)
-	if len(m.deployments) != 1 || len(m.configMaps) != 1 || len(m.secrets) != 1 {
+	m, ex := load(t), loadExamples(t)
+	if len(m.deployments) != 1 || len(m.configMaps) != 1 || len(ex.secrets) != 1 {
 		t.Fatal("manifests incomplete (see TestManifestsDecodeStrictly)")
 	}
-	d, cm, sec := m.deployments[0], m.configMaps[0], m.secrets[0]
+	d, cm, sec := m.deployments[0], m.configMaps[0], ex.secrets[0]
 	pod := d.Spec.Template.Spec
 	if len(pod.Containers) != 1 {
 		t.Fatalf("%d containers", len(pod.Containers))
@@ -155,8 +170,8 @@ func TestDeploymentRunsTheWayOpsExpect(t *testing.T) {
 }
 
 // checkSecretsAsFiles: every secret setting the Deployment uses is a
-// FACADE_*_FILE naming a key of the Secret where it is mounted, and no
-// secret is in the environment or the ConfigMap.
+// FACADE_*_FILE naming a key of the (example) Secret where it is mounted,
+// and no secret is in the environment or the ConfigMap.
 func checkSecretsAsFiles(t *testing.T, pod corev1.PodSpec, c corev1.Container, sec *corev1.Secret) {
 	t.Helper()
 	var mountPath string

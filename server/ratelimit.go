@@ -27,9 +27,11 @@ func (s *Server) newRateLimiter() (*ratelimit.Limiter, error) {
 
 // rateLimit answers 429 with Retry-After beyond the principal's limit.
 //
-// When Redis cannot be reached the request is let through (logged): the
-// stores behind the handlers answer 503 themselves, and the build endpoints
-// can still serve cached data, which refusing here would prevent.
+// When Redis cannot be reached the request is let through: the stores
+// behind the handlers answer 503 themselves, and the build endpoints can
+// still serve cached data, which refusing here would prevent. The limiter
+// logs the outage itself, once when it starts and once when it ends with a
+// count (package ratelimit), not once per request.
 func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 	if s.limiter == nil {
 		return next
@@ -39,11 +41,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		if p.ID == "" { // a public ops endpoint
 			return next(c)
 		}
-		ok, retry, err := s.limiter.Allow(c.Request().Context(), p.ID)
-		if err != nil {
-			s.log.Warn("rate limiter unavailable; request allowed", "request_id", requestID(c), "err", err.Error())
-			return next(c)
-		}
+		ok, retry, _ := s.limiter.Allow(c.Request().Context(), p.ID)
 		if !ok {
 			return facade.RetryLater(facade.ErrRateLimited, retry, nil)
 		}

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +56,9 @@ type settings struct {
 	// OTLPTracesURL is where spans go (OTLP/HTTP): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 	// as given, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; empty: no tracing.
 	OTLPTracesURL string
+	// fromFiles are the secret settings read from <NAME>_FILE: a problem
+	// with one names the variable the operator set.
+	fromFiles map[string]bool
 }
 
 //go:generate go test -count=1 -run TestSettingsReferenceIsTheTable . -write-settings-doc
@@ -120,7 +122,7 @@ func settingTable(s *settings) []setting {
 		{name: "FACADE_LIVE_INTERVAL", def: durationText(proxy.DefaultLiveInterval), parse: asDuration(&s.LiveInterval, positive),
 			doc: "how often a queued or running result, and a list holding one, is asked upstream while someone reads it: one call per interval however many read it, on however many instances"},
 		{name: "FACADE_JWT_SECRET", secret: true, raw: true, parse: asText(&s.JWTSecret),
-			doc: "HS256 key, at least 32 bytes"},
+			doc: "HS256 key of at least 32 bytes (`openssl rand -base64 48`), or several, comma-separated: the first signs (`facade token`), all verify, so keys rotate without a token failing ([operations.md](operations.md), \"Rotating the JWT keys\"). A placeholder or a weak key is refused at start-up"},
 		{name: "FACADE_JWKS_URL", parse: asText(&s.JWKSURL),
 			doc: "OIDC mode: RS256/ES256 tokens verified against the JWKS, with `FACADE_JWT_ISSUER` and `FACADE_JWT_AUDIENCE` required and checked. Exclusive with the secret."},
 		{name: "FACADE_JWT_ISSUER", parse: asText(&s.JWTIssuer),
@@ -186,11 +188,15 @@ func settingTable(s *settings) []setting {
 // value is reported at once (settingsErrors, a line each naming its
 // variable), so a person fixing a deployment fixes them all in one round.
 func loadSettings(getenv func(string) string) (settings, error) {
+	var s settings
+	s.fromFiles = map[string]bool{}
+	for _, name := range secretSettings {
+		s.fromFiles[name] = getenv(name+"_FILE") != ""
+	}
 	getenv, fileErrs := readSecretFiles(getenv)
 	bad := settingsErrors(fileErrs)
-	var s settings
 	for _, st := range settingTable(&s) {
-		if err := st.parse(st.name, st.value(getenv)); err != nil {
+		if err := st.parse(s.source(st.name), st.value(getenv)); err != nil {
 			bad = append(bad, err)
 		}
 	}
@@ -198,6 +204,15 @@ func loadSettings(getenv func(string) string) (settings, error) {
 		return s, bad
 	}
 	return s, nil
+}
+
+// source names the variable a setting was given in: NAME, or NAME_FILE
+// for a secret read from its file.
+func (s settings) source(name string) string {
+	if s.fromFiles[name] {
+		return name + "_FILE"
+	}
+	return name
 }
 
 // value is the setting's value in the environment, or its default when
@@ -211,137 +226,6 @@ func (st setting) value(getenv func(string) string) string {
 		return st.def
 	}
 	return v
-}
-
-// The parsers of the table: each reads one kind of value into its field.
-
-func asText(dst *string) func(string, string) error {
-	return func(_, v string) error { *dst = v; return nil }
-}
-
-// asTextOr reads a value that defaults to another setting's, read before it.
-func asTextOr(dst, other *string) func(string, string) error {
-	return func(_, v string) error {
-		*dst = cmp.Or(v, *other)
-		return nil
-	}
-}
-
-func asBaseURL(dst *string) func(string, string) error {
-	return func(_, v string) error { *dst = strings.TrimRight(v, "/"); return nil }
-}
-
-func asList(dst *[]string) func(string, string) error {
-	return func(_, v string) error { *dst = splitList(v); return nil }
-}
-
-func asFields(dst *[]string) func(string, string) error {
-	return func(_, v string) error { *dst = strings.Fields(v); return nil }
-}
-
-const (
-	positive    = false
-	zeroAllowed = true // FACADE_CACHE_STALE=0: never serve stale
-)
-
-func asDuration(dst *time.Duration, zeroOK bool) func(string, string) error {
-	return func(name, v string) error {
-		d, err := time.ParseDuration(v)
-		*dst = d
-		if err != nil || d < 0 || (d == 0 && !zeroOK) {
-			return fmt.Errorf("%s must be a positive duration such as 10s", name)
-		}
-		return nil
-	}
-}
-
-// asCount reads a whole number of per things, 0 or more.
-func asCount(dst *int, per string) func(string, string) error {
-	return func(name, v string) error {
-		n, err := strconv.Atoi(v)
-		*dst = n
-		if err != nil || n < 0 {
-			return fmt.Errorf("%s must be a whole number of %s", name, per)
-		}
-		return nil
-	}
-}
-
-func asMajorUnits(dst *int64) func(string, string) error {
-	return func(name, v string) error {
-		n, err := strconv.ParseInt(v, 10, 64)
-		*dst = n
-		if err != nil || n <= 0 {
-			return fmt.Errorf("%s must be a positive whole number of major units", name)
-		}
-		return nil
-	}
-}
-
-func asZeroOrOne(dst *bool) func(string, string) error {
-	return func(name, v string) error {
-		*dst = v == "1"
-		if v != "0" && v != "1" {
-			return fmt.Errorf("%s must be 0 or 1", name)
-		}
-		return nil
-	}
-}
-
-func asLogLevel(dst *string) func(string, string) error {
-	return func(name, v string) error {
-		*dst = v
-		var level slog.Level
-		if level.UnmarshalText([]byte(v)) != nil {
-			return fmt.Errorf("%s must be one of debug, info, warn, error", name)
-		}
-		return nil
-	}
-}
-
-func asNetworks(dst *[]*net.IPNet) func(string, string) error {
-	return func(name, v string) error {
-		n, err := parseNetworks(splitList(v))
-		*dst = n
-		if err != nil {
-			return fmt.Errorf("%s must be a comma list of IP addresses or CIDR ranges", name)
-		}
-		return nil
-	}
-}
-
-// asSessionKeys reads the keys; auth.ParseKeys names the variable and the
-// entry that is wrong.
-func asSessionKeys(dst *[][]byte) func(string, string) error {
-	return func(_, v string) error {
-		keys, err := auth.ParseKeys(splitList(v))
-		*dst = keys
-		return err
-	}
-}
-
-// asTracesBase reads a collector's base URL into the traces URL, when the
-// traces endpoint (read before it) did not set one.
-func asTracesBase(dst *string) func(string, string) error {
-	return func(_, v string) error {
-		if *dst == "" && v != "" {
-			*dst = strings.TrimRight(v, "/") + "/v1/traces"
-		}
-		return nil
-	}
-}
-
-// durationText writes a default as an operator would: 24h, 10m, 2s (not
-// Go's 24h0m0s).
-func durationText(d time.Duration) string {
-	s := d.String()
-	if t, ok := strings.CutSuffix(s, "m0s"); ok {
-		s = t + "m"
-	}
-	if t, ok := strings.CutSuffix(s, "h0m"); ok {
-		s = t + "h"
-	}
-	return s
 }
 
 // checkService adds to the malformed values of err (from loadSettings)
@@ -365,7 +249,9 @@ func (s settings) checkService(err error) error {
 	} else {
 		_ = rdb.Close()
 	}
-	add(s.authConfig(nil).Check())
+	secrets := s.checkSecrets()
+	bad = append(bad, secrets...)
+	add(withoutRepeats(s.authConfig(nil).Check(), secrets))
 	if s.OIDCIssuer != "" {
 		add(s.signInConfig(nil, nil).Check())
 		_, err := auth.NewSessions(nil, s.sessionConfig(nil))
@@ -385,12 +271,49 @@ func (s settings) checkService(err error) error {
 	return bad
 }
 
+// withoutRepeats drops the lines of err about a variable that one of
+// named already has a line about (a placeholder JWT key is also too short:
+// one line says it).
+func withoutRepeats(err error, named []error) error {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = slices.Clone(joined.Unwrap())
+	}
+	return errors.Join(slices.DeleteFunc(errs, func(e error) bool {
+		name, _, _ := strings.Cut(e.Error(), " ")
+		return slices.ContainsFunc(named, func(n error) bool {
+			return strings.HasPrefix(n.Error(), name+" ") || strings.HasPrefix(n.Error(), name+"_FILE ")
+		})
+	})...)
+}
+
 // authConfig is the token check the settings describe, on clock now.
 func (s settings) authConfig(now func() time.Time) auth.TokenConfig {
-	return auth.TokenConfig{
-		Secret: []byte(s.JWTSecret), JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
+	cfg := auth.TokenConfig{
+		JWKSURL: s.JWKSURL, Issuer: s.JWTIssuer,
 		Audience: s.JWTAudience, Claims: s.claims(), MaxLifetime: s.JWTMaxLifetime, Now: now,
 	}
+	if keys := s.jwtKeys(); len(keys) > 0 {
+		cfg.Secret, cfg.OtherSecrets = keys[0], keys[1:]
+	}
+	return cfg
+}
+
+// jwtKeys are FACADE_JWT_SECRET's keys, comma-separated, each kept byte
+// for byte: the first signs, all verify (docs/operations.md, "Rotating the
+// JWT keys").
+func (s settings) jwtKeys() [][]byte {
+	if s.JWTSecret == "" {
+		return nil
+	}
+	var keys [][]byte
+	for _, k := range strings.Split(s.JWTSecret, ",") {
+		keys = append(keys, []byte(k))
+	}
+	return keys
 }
 
 // claims names the claims a principal is read from, in ID tokens and
@@ -421,39 +344,4 @@ func (s settings) signInConfig(now func() time.Time, log *slog.Logger) auth.Sign
 // FACADE_REDIS_ADDRS (+ FACADE_REDIS_MASTER).
 func (s settings) redisConfig() redisdb.Config {
 	return redisdb.Config{URL: s.RedisURL, Addrs: splitList(s.RedisAddrs), Master: s.RedisMaster}
-}
-
-// parseNetworks reads "10.0.0.0/8" or a single address ("192.0.2.7").
-func parseNetworks(list []string) ([]*net.IPNet, error) {
-	var out []*net.IPNet
-	for _, v := range list {
-		if !strings.Contains(v, "/") {
-			ip := net.ParseIP(v)
-			if ip == nil {
-				return nil, fmt.Errorf("not an address: %q", v)
-			}
-			bits := 128
-			if ip.To4() != nil {
-				ip, bits = ip.To4(), 32
-			}
-			out = append(out, &net.IPNet{IP: ip, Mask: net.CIDRMask(bits, bits)})
-			continue
-		}
-		_, n, err := net.ParseCIDR(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

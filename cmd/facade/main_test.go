@@ -31,6 +31,10 @@ func TestMain(m *testing.M) { testredis.Main(m) }
 
 const secret = "cmd-test-secret-that-is-32-bytes-or-more"
 
+// testSessionKey is FACADE_SESSION_KEYS for the tests that sign in: base64
+// of 32 bytes that look random (serve refuses a repeated byte, secretcheck.go).
+const testSessionKey = "Vu2EJrdMV/TiqrJigM1h3roEa3l7JYAhVYJ7BIOE5nQ="
+
 // settingsFrom is the settings source of a test: vars, nothing else.
 func settingsFrom(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }

@@ -73,7 +73,7 @@ func TestSignInAtARealProvider(t *testing.T) {
 		"FACADE_PUBLIC_URL": base, "FACADE_OIDC_ISSUER": p.URL, "FACADE_OIDC_CLIENT_ID": "facade",
 		"FACADE_OIDC_CLIENT_SECRET": "facade-secret-for-tests", "FACADE_OIDC_SCOPES": "openid profile groups role",
 		"FACADE_OIDC_USER_CLAIM": "preferred_username",
-		"FACADE_SESSION_KEYS":    "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
+		"FACADE_SESSION_KEYS":    testSessionKey,
 		"FACADE_MODEL":           "../../model.conf", "FACADE_POLICY": filepath.Join(dir, "policy.csv"),
 		"FACADE_DRAIN_DELAY": "0s",
 	})

@@ -44,7 +44,7 @@ func TestSessionsRecheckWithTheProvider(t *testing.T) {
 		"FACADE_OIDC_CLIENT_SECRET": "facade-secret-for-tests",
 		"FACADE_OIDC_SCOPES":        "openid offline_access profile groups",
 		"FACADE_OIDC_USER_CLAIM":    "preferred_username",
-		"FACADE_SESSION_KEYS":       "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
+		"FACADE_SESSION_KEYS":       testSessionKey,
 		"FACADE_MODEL":              "../../model.conf", "FACADE_POLICY": "../../policy.csv",
 		"FACADE_DRAIN_DELAY": "0s", "FACADE_SESSION_RECHECK": "15m",
 	}))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
@@ -58,7 +59,20 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	warnWithoutAOF(ctx, rdb, log)
+	warnPageCannotWrite(s, log)
 	return app.serve(ctx, nil)
+}
+
+// warnPageCannotWrite says at start-up that the service's own page will be
+// refused every change (403 origin-refused, the page's "may not make
+// changes from where it was opened"): a browser sends the page's origin
+// with a write, and no origin may write without FACADE_PUBLIC_URL or
+// FACADE_CORS_WRITE_ORIGINS; the request's Host is never trusted for it.
+func warnPageCannotWrite(s settings, log *slog.Logger) {
+	if len(withPublicOrigin(s.WriteOrigins, s.PublicURL)) > 0 {
+		return
+	}
+	log.Warn("the page cannot change anything: browsers' writes are refused (403 origin-refused) until FACADE_PUBLIC_URL names the address people open it at (or FACADE_CORS_WRITE_ORIGINS lists that origin)")
 }
 
 // warnWithoutAOF logs when Redis would lose money on a restart.
@@ -93,7 +107,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, err
 	}
 	tcfg := s.authConfig(now)
-	tcfg.Log = log
+	tcfg.Log, tcfg.Redis = log, rdb // revocations: facade sessions revoke
 	tokens, err := auth.NewTokens(ctx, tcfg)
 	if err != nil {
 		return nil, err
@@ -113,6 +127,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	var srvTracer trace.Tracer
 	var propagator propagation.TextMapPropagator
 	if tr != nil { // tracing off: no hook, no wrapped transport, no middleware
+		logOTelErrors(log)
 		rdb.AddHook(tr.RedisHook())
 		srvTracer, propagator = tr.Tracer, tr.Propagator
 	}
@@ -157,6 +172,17 @@ func newSignIn(ctx context.Context, s settings, rdb redis.UniversalClient, log *
 		return nil, nil, err
 	}
 	return signin, sessions, nil
+}
+
+// logOTelErrors makes what OpenTelemetry reports (an export the collector
+// refused or that could not reach it) a JSON line of the service's log:
+// its default handler prints plain text into the JSON log
+// (docs/operations.md, "Tracing"). The handler is the process's one, so
+// the last serve started writes them.
+func logOTelErrors(log *slog.Logger) {
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("OpenTelemetry could not export spans", "err", err.Error())
+	}))
 }
 
 // withPublicOrigin adds the service's own public origin to the write

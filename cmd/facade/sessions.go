@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/redisdb"
 )
@@ -14,7 +16,8 @@ import (
 const sessionsUsage = `usage: facade sessions list|revoke --sub ID   (reads FACADE_REDIS_URL)
 
   list --sub ID     a principal's browser sessions: created, last used, ends, client address
-  revoke --sub ID   end all of them at once, on every instance (offboarding, a stolen laptop)
+  revoke --sub ID   end all of them at once, on every instance (offboarding, a stolen laptop),
+                    and refuse the principal's bearer tokens issued until now
 `
 
 // cmdSessions is ops' view of browser sessions (docs/signin.md): they
@@ -52,12 +55,7 @@ func cmdSessions(ctx context.Context, c *cmdEnv) error {
 	defer rdb.Close()
 	sessions := auth.NewSessionAdmin(rdb, s.sessionConfig(time.Now))
 	if verb == "revoke" {
-		n, err := sessions.Revoke(ctx, *sub)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "revoked %d session(s) of %s\n", n, *sub)
-		return nil
+		return revoke(ctx, c.stdout, sessions, rdb, s, *sub)
 	}
 	list, err := sessions.List(ctx, *sub)
 	if err != nil {
@@ -73,5 +71,25 @@ func cmdSessions(ctx context.Context, c *cmdEnv) error {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "%d session(s) of %s\n", len(list), *sub)
+	return nil
+}
+
+// revoke ends sub's sessions and refuses its bearer tokens issued until
+// now, on every instance: each instance reads the revocation when it next
+// verifies a token, so one that verified a token in the last minute
+// accepts it until its cache of verified tokens lets it go
+// (docs/operations.md, "Revoking a principal").
+func revoke(ctx context.Context, w io.Writer, sessions *auth.Sessions, rdb redis.UniversalClient, s settings, sub string) error {
+	at := time.Now()
+	if err := auth.RevokeTokens(ctx, rdb, sub, at, s.JWTMaxLifetime); err != nil {
+		return err
+	}
+	n, err := sessions.Revoke(ctx, sub)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "revoked %d session(s) of %s\n", n, sub)
+	fmt.Fprintf(w, "refused %s's bearer tokens issued until %s, on every instance within a minute, until they expire (at most %s)\n",
+		sub, at.UTC().Format(time.RFC3339), shortDuration(s.JWTMaxLifetime))
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
+	"github.com/facade-dev/facade/internal/testkit/testlog"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
@@ -65,5 +67,46 @@ func TestSessionsCommand(t *testing.T) {
 	}
 	if code, _, errOut := runCmd(env, "sessions", "drop", "--sub", "x"); code != 2 || !strings.Contains(errOut, "unknown sessions command") {
 		t.Errorf("an unknown verb: %d %q", code, errOut)
+	}
+}
+
+// TestSessionsRevokeRefusesBearerTokens: `facade sessions revoke --sub`
+// also refuses the principal's bearer tokens issued before it at a
+// running serve (a token it never verified at once: 401 token-expired);
+// another principal's token still works.
+func TestSessionsRevokeRefusesBearerTokens(t *testing.T) {
+	redisURL := testredis.URL(t)
+	addr := freeAddr(t)
+	vars := map[string]string{"FACADE_REDIS_URL": redisURL, "FACADE_JWT_SECRET": secret, "FACADE_ADDR": addr,
+		"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv", "FACADE_DRAIN_DELAY": "0"}
+	var logs testlog.Buffer
+	startServe(t, settingsFrom(vars), "http://"+addr, &logs)
+	me := func(tok string) (int, string) {
+		r, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/auth/me", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var body struct{ Code string }
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		return res.StatusCode, body.Code
+	}
+	bobUsed, _ := auth.Mint([]byte(secret), "bob", "professor", auth.Claims{}, time.Hour)
+	bobUnused, _ := auth.Mint([]byte(secret), "bob", "professor", auth.Claims{}, 2*time.Hour)
+	alice, _ := auth.Mint([]byte(secret), "alice", "student", auth.Claims{}, time.Hour)
+	if status, _ := me(bobUsed); status != http.StatusOK {
+		t.Fatalf("bob's token before the revocation: %d", status)
+	}
+	code, out, errOut := runCmd(settingsFrom(vars), "sessions", "revoke", "--sub", "bob")
+	if code != 0 || !strings.Contains(out, "refused bob's bearer tokens issued until") {
+		t.Fatalf("revoke: %d %q %q", code, out, errOut)
+	}
+	if status, code := me(bobUnused); status != http.StatusUnauthorized || code != "token-expired" {
+		t.Errorf("bob's token issued before the revocation: %d %s, want 401 token-expired", status, code)
+	}
+	if status, _ := me(alice); status != http.StatusOK {
+		t.Errorf("alice's token after bob's revocation: %d", status)
 	}
 }

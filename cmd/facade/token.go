@@ -10,7 +10,8 @@ import (
 	"github.com/facade-dev/facade/auth"
 )
 
-// cmdToken prints an HS256 token for development and tests.
+// cmdToken prints an HS256 token for development and tests, signed with
+// FACADE_JWT_SECRET's first key.
 func cmdToken(args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := newFlags("token", "facade token --sub ID [--role ROLE] [--ttl 1h]   (signs with FACADE_JWT_SECRET)")
 	sub := fs.String("sub", "", "principal id (the token's `sub`)")
@@ -29,7 +30,8 @@ func cmdToken(args []string, getenv func(string) string, stdout io.Writer) error
 	if err != nil {
 		return err
 	}
-	if len(s.JWTSecret) < 32 {
+	keys := s.jwtKeys()
+	if len(keys) == 0 || len(keys[0]) < 32 {
 		return settingsErrors{errors.New("FACADE_JWT_SECRET must be set to at least 32 bytes")}
 	}
 	if *ttl > s.JWTMaxLifetime {
@@ -38,7 +40,8 @@ func cmdToken(args []string, getenv func(string) string, stdout io.Writer) error
 		return usageError{fmt.Errorf("--ttl %s is longer than the longest lifetime the service accepts, %s (FACADE_JWT_MAX_LIFETIME)",
 			shortDuration(*ttl), shortDuration(s.JWTMaxLifetime)), fs.usage}
 	}
-	tok, err := auth.Mint([]byte(s.JWTSecret), *sub, *role, s.claims(), *ttl)
+	// The first key signs; the token's kid names it (auth.KeyID).
+	tok, err := auth.Mint(keys[0], *sub, *role, s.claims(), *ttl)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -231,4 +232,50 @@ func hasBoolAttr(span *tracepb.Span, key string, want bool) bool {
 		}
 	}
 	return false
+}
+
+// TestOpenTelemetryErrorsAreJSONLogLines: when the collector refuses an
+// export, what OpenTelemetry reports is a JSON line of the service's log
+// naming the problem (its default handler printed plain text to stderr,
+// inside the JSON log), and every line serve writes stays JSON.
+func TestOpenTelemetryErrorsAreJSONLogLines(t *testing.T) {
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "collector refuses", http.StatusBadRequest) // not retried by the exporter
+	}))
+	defer collector.Close()
+	addr, opsAddr := freeAddr(t), freeAddr(t)
+	env := settingsFrom(map[string]string{
+		"FACADE_REDIS_URL": testredis.URL(t), "FACADE_JWT_SECRET": secret, "FACADE_ADDR": addr, "FACADE_OPS_ADDR": opsAddr,
+		"FACADE_MODEL": "../../model.conf", "FACADE_POLICY": "../../policy.csv", "FACADE_DRAIN_DELAY": "0",
+		"FACADE_PUBLIC_URL":           "http://" + addr,
+		"OTEL_EXPORTER_OTLP_ENDPOINT": collector.URL,
+	})
+	var logs testlog.Buffer
+	stopServe := startServe(t, env, "http://"+opsAddr, &logs)
+	alice, _ := auth.Mint([]byte(secret), "alice", "student", auth.Claims{}, time.Hour)
+	r, _ := http.NewRequest("GET", "http://"+addr+"/student/alice/english/grade", nil)
+	r.Header.Set("Authorization", "Bearer "+alice)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if err := stopServe(); err != nil { // sends the queued span: refused
+		t.Fatalf("serve: %v", err)
+	}
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("not a JSON log line: %q", line)
+			continue
+		}
+		if msg, _ := m["msg"].(string); strings.Contains(msg, "OpenTelemetry") {
+			errText, _ := m["err"].(string)
+			found = m["level"] == "WARN" && strings.Contains(errText, "400")
+		}
+	}
+	if !found {
+		t.Errorf("no JSON warning with the collector's refusal (400):\n%s", logs.String())
+	}
 }
