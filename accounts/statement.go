@@ -115,54 +115,73 @@ func (s *Store) Statement(ctx context.Context, account facade.AccountID, q State
 }
 
 // statementLines reads up to q.Limit+1 lines of id's history in q's
-// range, newest first, from its stream and its sorted set, and whether
-// the account exists, in one round trip (two when the account's statement
-// is still a list: rollout.go).
+// range, newest first, in one round trip (two when the account's
+// statement is still a list: rollout.go).
 func (s *Store) statementLines(ctx context.Context, id string, q StatementQuery) ([]statementLine, error) {
-	end := Position{at: 1<<63 - 1}
+	r := rangeOf(q)
+	lines, listed, err := s.readLines(ctx, id, r)
+	if err == nil && listed {
+		if err = s.migrateStatement(ctx, id); err == nil {
+			lines, _, err = s.readLines(ctx, id, r)
+		}
+	}
+	return lines, err
+}
+
+// lineRange is what a page reads: up to n lines before end, from start
+// (the stream's id) and low (the sorted set's score) on.
+type lineRange struct {
+	end        Position
+	start, low string
+	n          int64
+}
+
+// rangeOf is the lines q's page reads: before its cursor and not past its
+// end (with the slack), from its start, one more than its limit.
+func rangeOf(q StatementQuery) lineRange {
+	r := lineRange{end: Position{at: 1<<63 - 1}, start: "-", low: "-inf", n: int64(q.Limit) + 1}
 	if !q.To.IsZero() {
-		end = Position{at: q.To.UnixMicro() + scoreSlack + 1}
+		r.end = Position{at: q.To.UnixMicro() + scoreSlack + 1}
 	}
-	if q.Before != nil && q.Before.before(end) {
-		end = *q.Before
+	if q.Before != nil && q.Before.before(r.end) {
+		r.end = *q.Before
 	}
-	start, low := "-", "-inf"
 	if !q.From.IsZero() {
-		start = strconv.FormatInt(q.From.UnixMicro(), 10)
-		low = start
+		r.start = strconv.FormatInt(q.From.UnixMicro(), 10)
+		r.low = r.start
 	}
-	n := int64(q.Limit) + 1
-	for migrated := false; ; migrated = true {
-		var exists, legacy *redis.IntCmd
-		var entries *redis.XMessageSliceCmd
-		var scored *redis.ZSliceCmd
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			exists = p.Exists(ctx, accountKey(id))
-			legacy = p.Exists(ctx, statementKey(id))
-			if e := streamEnd(end); e != "" {
-				entries = p.XRevRangeN(ctx, linesKey(id), e, start, n)
-			}
-			scored = p.ZRevRangeByScoreWithScores(ctx, historyKey(id), &redis.ZRangeBy{Max: scoreMax(end), Min: low, Count: n})
-			return nil
-		})
-		switch {
-		case err != nil:
-			return nil, redisdb.Error(err)
-		case exists.Val() == 0:
-			return nil, facade.ErrNotFound
-		case legacy.Val() == 0 || migrated:
-			var streamed []statementLine
-			if entries != nil {
-				if streamed, err = streamLines(entries.Val(), end); err != nil {
-					return nil, err
-				}
-			}
-			return newestLines(streamed, scoredLines(scored.Val()), int(n)), nil
+	return r
+}
+
+// readLines reads r's lines of id's stream and sorted set, newest first,
+// whether the account exists and whether its statement is still a list,
+// in one round trip.
+func (s *Store) readLines(ctx context.Context, id string, r lineRange) (lines []statementLine, listed bool, err error) {
+	var exists, list *redis.IntCmd
+	var entries *redis.XMessageSliceCmd
+	var scored *redis.ZSliceCmd
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, accountKey(id))
+		list = p.Exists(ctx, statementKey(id))
+		if end := streamEnd(r.end); end != "" {
+			entries = p.XRevRangeN(ctx, linesKey(id), end, r.start, r.n)
 		}
-		if err := s.migrateStatement(ctx, id); err != nil { // a statement kept as a list (rollout.go)
-			return nil, err
+		scored = p.ZRevRangeByScoreWithScores(ctx, historyKey(id), &redis.ZRangeBy{Max: scoreMax(r.end), Min: r.low, Count: r.n})
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, false, redisdb.Error(err)
+	case exists.Val() == 0:
+		return nil, false, facade.ErrNotFound
+	}
+	var streamed []statementLine
+	if entries != nil {
+		if streamed, err = streamLines(entries.Val(), r.end); err != nil {
+			return nil, false, err
 		}
 	}
+	return newestLines(streamed, scoredLines(scored.Val()), int(r.n)), list.Val() != 0, nil
 }
 
 // SealStatementCursor seals where a statement page stopped, bound to the
