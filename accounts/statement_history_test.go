@@ -62,6 +62,26 @@ func walk(t testing.TB, s *Store, id string, q StatementQuery) []StatementEntry 
 	}
 }
 
+// wantWholeStatement walks account id's statement in pages of 1, 7 and
+// 100: each walk holds the transfers of order (newest first), each line's
+// balance the account's right after it, from opening (minor units).
+func wantWholeStatement(t *testing.T, s *Store, id string, order []string, opening int64) {
+	t.Helper()
+	for _, limit := range []int{1, 7, 100} {
+		got := walk(t, s, id, StatementQuery{Limit: limit})
+		if !slices.Equal(ids(got), order) {
+			t.Fatalf("limit %d: %d entries, not the ledger's %d in reverse", limit, len(got), len(order))
+		}
+		bal := opening
+		for i := len(got) - 1; i >= 0; i-- {
+			bal += got[i].SignedAmount().Minor
+			if *got[i].BalanceAfter != bal {
+				t.Fatalf("limit %d, entry %d: balance after %d, running sum %d", limit, i, *got[i].BalanceAfter, bal)
+			}
+		}
+	}
+}
+
 func ids(entries []StatementEntry) []string {
 	out := make([]string, len(entries))
 	for i, e := range entries {
@@ -81,19 +101,7 @@ func TestStatementPagesBackToTheFirstTransfer(t *testing.T) {
 	open(t, s, "B", "EUR", "100.00")
 	order := transferMany(t, s, rdb, 250)
 	slices.Reverse(order)
-	for _, limit := range []int{1, 7, 100} {
-		got := walk(t, s, "A", StatementQuery{Limit: limit})
-		if !slices.Equal(ids(got), order) {
-			t.Fatalf("limit %d: %d entries, not the ledger's %d in reverse", limit, len(got), len(order))
-		}
-		bal := int64(10000)
-		for i := len(got) - 1; i >= 0; i-- {
-			bal += got[i].SignedAmount().Minor
-			if *got[i].BalanceAfter != bal {
-				t.Fatalf("limit %d, entry %d: balance after %d, running sum %d", limit, i, *got[i].BalanceAfter, bal)
-			}
-		}
-	}
+	wantWholeStatement(t, s, "A", order, 10000)
 }
 
 // TestStatementRangeIsInclusive: from and to select exactly the transfers
