@@ -14,42 +14,6 @@ import (
 // end of the text, so a trailing newline is refused too.
 var amountPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$`)
 
-// ParseAmount turns an amount as given in a transfer URL into minor units of
-// cur. It accepts exactly what docs/contract.md §5 allows:
-//
-//   - the string matches ^(0|[1-9][0-9]{0,14})(\.[0-9]+)?$;
-//   - it has at most cur.Exponent digits after the point, counted as
-//     written: "5.00" is fine in EUR, "5.000" is too precise for EUR even
-//     though its value is whole, and "5.0" is refused in JPY. A client
-//     that writes more digits than the currency has is confused about the
-//     currency, and silently accepting it would hide that;
-//   - its value is above 0 and at most maxMajor major units.
-//
-// Any refusal is facade.ErrBadAmount naming the first rule broken, in this
-// order: malformed, too_precise, over_limit, not_positive (so "0.000" in
-// EUR is too precise, and "abc" only malformed).
-func ParseAmount(s string, cur Currency, maxMajor int64) (int64, error) {
-	minor, reason := parseAmount(s, cur, maxMajor)
-	if reason != "" {
-		return 0, badAmount(amountParam, reason)
-	}
-	return minor, nil
-}
-
-// parseAmount is ParseAmount with the refusal's reason ("" for none)
-// instead of an error.
-func parseAmount(s string, cur Currency, maxMajor int64) (int64, facade.Reason) {
-	a, reason := parseDecimal(s, cur.Exponent, maxMajor)
-	if reason != "" {
-		return 0, reason
-	}
-	minor, ok := a.Minor(cur.Exponent)
-	if !ok { // more minor units than int64 holds (an exponent beyond the table's)
-		return 0, facade.ReasonOverLimit
-	}
-	return minor, ""
-}
-
 // TransferAmount is the amount of a transfer URL, parsed once by
 // ParseTransferAmount before the currency it is in is known: its value in
 // units of its last written decimal, and how many decimals were written
@@ -65,9 +29,13 @@ type TransferAmount struct {
 // does not depend on its currency: docs/contract.md §5's grammar, more
 // than 0, at most maxMajor major units, and no more decimals than any
 // currency has (MaxExponent). A refusal is facade.ErrBadAmount naming the
-// first rule broken, as ParseAmount's. The currency's own precision is
-// applied by Store.Transfer, through Minor, once the source account's
-// currency is known.
+// first rule broken: malformed, too_precise, over_limit, not_positive
+// (so "abc" is only malformed). The currency's own precision is applied
+// by Store.Transfer, through Minor, once the source account's currency is
+// known: "5.000" is too precise for EUR even though its value is whole,
+// and "5.0" is refused in JPY. A client that writes more digits than the
+// currency has is confused about the currency, and silently accepting it
+// would hide that.
 func ParseTransferAmount(s string, maxMajor int64) (TransferAmount, error) {
 	a, reason := parseDecimal(s, MaxExponent, maxMajor)
 	if reason != "" {
@@ -155,8 +123,8 @@ func outsideGrammar(s string) facade.Reason {
 const amountParam = "amount"
 
 // ParseBalance turns an opening balance (seed file, docs/contract.md §8) into
-// minor units of cur. Same grammar and precision rule as ParseAmount, but
-// zero is allowed and there is no transfer limit.
+// minor units of cur. Same grammar and precision rule as a transfer's
+// amount, but zero is allowed and there is no transfer limit.
 func ParseBalance(s string, cur Currency) (int64, error) {
 	whole, frac, ok := splitAmount(s)
 	switch {

@@ -145,7 +145,7 @@ func replayLedger(t *testing.T, rdb redis.UniversalClient, s *Store, opening map
 		if got := balance(t, s, id); got != held[id] {
 			t.Errorf("%s holds %d; the ledger says %d", id, got, held[id])
 		}
-		if n, _ := rdb.ZCard(ctx, historyKey(id)).Result(); n != touches[id] {
+		if n := int64(len(walk(t, s, id, StatementQuery{Limit: MaxStatementLimit}))); n != touches[id] {
 			t.Errorf("statement of %s has %d entries; the ledger says %d", id, n, touches[id])
 		}
 	}

@@ -59,6 +59,21 @@ func ledgerLen(t testing.TB, rdb redis.UniversalClient) int64 {
 	return n
 }
 
+// ledgerIDs are the transfer ids of the ledger's entries, in the order
+// the transfers were applied.
+func ledgerIDs(t testing.TB, rdb redis.UniversalClient) []string {
+	t.Helper()
+	entries, err := rdb.XRange(context.Background(), ledgerKey(), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i], _ = e.Values["transfer"].(string)
+	}
+	return ids
+}
+
 // wantError fails unless err is a *facade.Error of want's code.
 func wantError(t testing.TB, err error, want *facade.Error) {
 	t.Helper()

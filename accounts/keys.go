@@ -18,23 +18,27 @@ import (
 // The trade-off: all money sits on one shard (and its replicas). Cluster
 // still spreads the other packages' keys (cache, rate limits, grades), but
 // the money domain scales vertically only: one Redis core runs every
-// transfer (see BenchmarkTransferScriptDirect for what that core does).
-// Sharding accounts across slots would need a two-phase protocol (reserve
-// on the source, saga to the destination) and give up the single atomic
-// step docs/contract.md §5 asks for.
+// transfer (docs/performance.md says how many). Sharding accounts across
+// slots would need a two-phase protocol (reserve on the source, saga to
+// the destination) and give up the single atomic step docs/contract.md §5
+// asks for.
 //
 // Layout (ids are account ids, ^[A-Za-z0-9._@-]{1,64}$, so they can neither
 // contain the tag's braces nor a colon that would make two keys collide):
 //
-//	facade:accounts:{money}:account:<id>    hash  owner currency exponent balance created
-//	facade:accounts:{money}:history:<id>    zset  transfer ids touching <id>, scored by their place
-//	                                              in its history (statement.go says how)
-//	facade:accounts:{money}:statement:<id>  list  the statement as kept before (transfer ids, newest
-//	                                              first): MigrateStatements moves it into history
-//	facade:accounts:{money}:transfer:<tid>  hash  from to amount currency exponent created
+//	facade:accounts:{money}:account:<id>    hash   owner currency exponent balance created
+//	facade:accounts:{money}:lines:<id>      stream the statement lines of <id>: one entry per
+//	                                               transfer batch touching it (lines.go)
+//	facade:accounts:{money}:history:<id>    zset   the statement lines as kept before the stream:
+//	                                               read-only once the upgrade is done (rollout.go)
+//	facade:accounts:{money}:statement:<id>  list   the statement as kept before that (transfer ids,
+//	                                               newest first): moved into history on first read
+//	facade:accounts:{money}:statement-format string "stream" once every instance writes the stream
+//	facade:accounts:{money}:transfer:<tid>  hash   from to amount currency exponent created ref
+//	                                               from_after to_after
 //	facade:accounts:{money}:index           zset   every account id, score 0 (ordered by id: ZRANGEBYLEX)
 //	facade:accounts:{money}:ledger          stream one entry per transfer, in execution order
-//	facade:accounts:{money}:idem:<digest>   hash  the first answer for an Idempotency-Key, 24 h
+//	facade:accounts:{money}:idem:<digest>   hash   the first answer for an Idempotency-Key, 24 h
 //	facade:accounts:{money}:cursor-key      string the 32-byte key sealing account list cursors
 //
 // Balances and amounts are canonical decimal integers of minor units;
@@ -42,8 +46,10 @@ import (
 const keyPrefix = "facade:accounts:{money}:"
 
 func accountKey(id string) string   { return keyPrefix + "account:" + id }
+func linesKey(id string) string     { return keyPrefix + "lines:" + id }
 func historyKey(id string) string   { return keyPrefix + "history:" + id }
 func statementKey(id string) string { return keyPrefix + "statement:" + id }
+func formatKey() string             { return keyPrefix + "statement-format" }
 func transferKey(tid string) string { return keyPrefix + "transfer:" + tid }
 func ledgerKey() string             { return keyPrefix + "ledger" }
 func indexKey() string              { return keyPrefix + "index" }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,17 +57,10 @@ func (e StatementEntry) SignedAmount() Amount {
 	return Amount{Minor: e.Amount, Currency: e.Currency}
 }
 
-// An account's statement is its history: a sorted set of the transfer ids
-// that touched it (historyKey), each scored by the transfer's creation
-// time in µs, made strictly increasing per account by transfer.lua (a
-// transfer of the same µs as the account's newest entry scores one more).
-// So a score is both a place in the history, which a sealed cursor holds,
-// and a time, which a date range selects; a page is one ZREVRANGEBYSCORE
-// ... LIMIT from that place, O(log n + page) in Redis, as cheap at the
-// account's first transfer as at its newest (BenchmarkStatementPage).
-// The score of a transfer is at most scoreSlack µs past its time (a batch
-// holds at most maxTransferBatch transfers); ranges read that much further
-// and keep only the transfers whose time is inside.
+// Lines are read by position (lines.go). A range's end reads scoreSlack
+// µs further than its time and keeps only the transfers whose time is
+// inside: a line of the sorted set scores up to a batch's size past its
+// transfer's time (rollout.go).
 const scoreSlack = 1000
 
 // StatementQuery selects a page of a statement. The zero value of each
@@ -77,10 +71,6 @@ type StatementQuery struct {
 	From   time.Time // the earliest transfer time, inclusive
 	To     time.Time // the latest transfer time, inclusive
 }
-
-// Position is where a statement page stopped: the score of its last
-// entry. It is only ever handed out sealed (SealStatementCursor).
-type Position struct{ score int64 }
 
 // StatementPage is one page of a statement, newest first. Next is where
 // the following page starts; nil when the range holds no more.
@@ -98,18 +88,18 @@ func (s *Store) Statement(ctx context.Context, account facade.AccountID, q State
 	if q.Limit < 1 || q.Limit > MaxStatementLimit {
 		return StatementPage{}, facade.ErrBadParameter
 	}
-	scored, err := s.statementIDs(ctx, id, q)
+	lines, err := s.statementLines(ctx, id, q)
 	if err != nil {
 		return StatementPage{}, err
 	}
 	var page StatementPage
-	if len(scored) > q.Limit { // one more than asked: the range goes on
-		scored = scored[:q.Limit]
-		page.Next = &Position{score: int64(scored[len(scored)-1].Score)}
+	if len(lines) > q.Limit { // one more than asked: the range goes on
+		lines = lines[:q.Limit]
+		page.Next = &lines[len(lines)-1].at
 	}
-	tids := make([]string, len(scored))
-	for i, z := range scored {
-		tids[i], _ = z.Member.(string)
+	tids := make([]string, len(lines))
+	for i, l := range lines {
+		tids[i] = l.tid
 	}
 	entries, err := s.statementEntries(ctx, id, tids)
 	if err != nil {
@@ -124,49 +114,88 @@ func (s *Store) Statement(ctx context.Context, account facade.AccountID, q State
 	return page, nil
 }
 
-// statementIDs reads up to q.Limit+1 transfer ids of id's history in q's
-// range, newest first with their scores, and whether the account exists,
-// in one round trip (two when the account's statement is still a list:
-// migrate.go).
-func (s *Store) statementIDs(ctx context.Context, id string, q StatementQuery) ([]redis.Z, error) {
-	max, min := "+inf", "-inf"
-	if !q.To.IsZero() {
-		max = strconv.FormatInt(q.To.UnixMicro()+scoreSlack, 10)
+// statementLines reads up to q.Limit+1 lines of id's history in q's
+// range, newest first, in one round trip (two when the account's
+// statement is still a list: rollout.go).
+func (s *Store) statementLines(ctx context.Context, id string, q StatementQuery) ([]statementLine, error) {
+	r := rangeOf(q)
+	lines, listed, err := s.readLines(ctx, id, r)
+	if err == nil && listed {
+		if err = s.migrateStatement(ctx, id); err == nil {
+			lines, _, err = s.readLines(ctx, id, r)
+		}
 	}
-	if q.Before != nil && (q.To.IsZero() || q.Before.score <= q.To.UnixMicro()+scoreSlack) {
-		max = "(" + strconv.FormatInt(q.Before.score, 10)
+	return lines, err
+}
+
+// lineRange is what a page reads: up to n lines before end, from start
+// (the stream's id) and low (the sorted set's score) on.
+type lineRange struct {
+	end        Position
+	start, low string
+	n          int64
+}
+
+// rangeOf is the lines q's page reads: before its cursor and not past its
+// end (with the slack), from its start, one more than its limit.
+func rangeOf(q StatementQuery) lineRange {
+	r := lineRange{end: Position{at: 1<<63 - 1}, start: "-", low: "-inf", n: int64(q.Limit) + 1}
+	if !q.To.IsZero() {
+		r.end = Position{at: q.To.UnixMicro() + scoreSlack + 1}
+	}
+	if q.Before != nil && q.Before.before(r.end) {
+		r.end = *q.Before
 	}
 	if !q.From.IsZero() {
-		min = strconv.FormatInt(q.From.UnixMicro(), 10)
+		r.start = strconv.FormatInt(q.From.UnixMicro(), 10)
+		r.low = r.start
 	}
-	for migrated := false; ; migrated = true {
-		var exists, legacy *redis.IntCmd
-		var ids *redis.ZSliceCmd
-		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			exists = p.Exists(ctx, accountKey(id))
-			legacy = p.Exists(ctx, statementKey(id))
-			ids = p.ZRevRangeByScoreWithScores(ctx, historyKey(id), &redis.ZRangeBy{Max: max, Min: min, Count: int64(q.Limit) + 1})
-			return nil
-		})
-		switch {
-		case err != nil:
-			return nil, redisdb.Error(err)
-		case exists.Val() == 0:
-			return nil, facade.ErrNotFound
-		case legacy.Val() == 0 || migrated:
-			return ids.Val(), nil
+	return r
+}
+
+// readLines reads r's lines of id's stream and sorted set, newest first,
+// whether the account exists and whether its statement is still a list,
+// in one round trip.
+func (s *Store) readLines(ctx context.Context, id string, r lineRange) (lines []statementLine, listed bool, err error) {
+	var exists, list *redis.IntCmd
+	var entries *redis.XMessageSliceCmd
+	var scored *redis.ZSliceCmd
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, accountKey(id))
+		list = p.Exists(ctx, statementKey(id))
+		if end := streamEnd(r.end); end != "" {
+			entries = p.XRevRangeN(ctx, linesKey(id), end, r.start, r.n)
 		}
-		if err := s.migrateStatement(ctx, id); err != nil { // a statement kept as a list (migrate.go)
-			return nil, err
+		scored = p.ZRevRangeByScoreWithScores(ctx, historyKey(id), &redis.ZRangeBy{Max: scoreMax(r.end), Min: r.low, Count: r.n})
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, false, redisdb.Error(err)
+	case exists.Val() == 0:
+		return nil, false, facade.ErrNotFound
+	}
+	var streamed []statementLine
+	if entries != nil {
+		if streamed, err = streamLines(entries.Val(), r.end); err != nil {
+			return nil, false, err
 		}
 	}
+	return newestLines(streamed, scoredLines(scored.Val()), int(r.n)), list.Val() != 0, nil
 }
 
 // SealStatementCursor seals where a statement page stopped, bound to the
 // principal it is given to and the account: it opens for no one else and
-// on no other account's statement (docs/contract.md §5).
+// on no other account's statement (docs/contract.md §5). A position in the
+// sorted set is sealed as the build before the streams sealed it, its
+// score alone, so that during a rollout either build opens the other's
+// cursors (rollout.go).
 func (s *Store) SealStatementCursor(ctx context.Context, principal string, accountID facade.AccountID, at Position) (string, error) {
-	return s.seal(ctx, statementBound(principal, accountID.String()), []byte(strconv.FormatInt(at.score, 10)))
+	payload := strconv.FormatInt(at.at, 10)
+	if at.seq > 0 {
+		payload += "-" + strconv.FormatInt(at.seq, 10) + "-" + strconv.Itoa(at.line)
+	}
+	return s.seal(ctx, statementBound(principal, accountID.String()), []byte(payload))
 }
 
 // OpenStatementCursor returns the position a cursor sealed by
@@ -177,11 +206,29 @@ func (s *Store) OpenStatementCursor(ctx context.Context, principal string, accou
 	if err != nil {
 		return Position{}, errBadCursor
 	}
-	score, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || score < 0 {
+	p, ok := parsePosition(string(raw))
+	if !ok {
 		return Position{}, errBadCursor
 	}
-	return Position{score: score}, nil
+	return p, nil
+}
+
+// parsePosition reads a sealed position: "<score>", or
+// "<at>-<seq>-<line>" for a line of the stream.
+func parsePosition(s string) (Position, bool) {
+	parts := strings.Split(s, "-")
+	var n [3]int64
+	for i, part := range parts {
+		v, err := strconv.ParseInt(part, 10, 64)
+		if err != nil || v < 0 || i >= len(n) {
+			return Position{}, false
+		}
+		n[i] = v
+	}
+	if len(parts) == 2 || len(parts) == 3 && n[1] == 0 {
+		return Position{}, false
+	}
+	return Position{at: n[0], seq: n[1], line: int(n[2])}, true
 }
 
 // statementBound is what a statement cursor is sealed with: its kind, so

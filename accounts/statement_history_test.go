@@ -38,11 +38,7 @@ func transferMany(t testing.TB, s *Store, rdb redis.UniversalClient, n int) []st
 		}()
 	}
 	wg.Wait()
-	var order []string
-	if err := s.LedgerTransferIDs(ctx, func(id string) { order = append(order, id) }); err != nil {
-		t.Fatal(err)
-	}
-	return order
+	return ledgerIDs(t, rdb)
 }
 
 // walk pages through a statement with q, following Next, and returns
@@ -66,6 +62,26 @@ func walk(t testing.TB, s *Store, id string, q StatementQuery) []StatementEntry 
 	}
 }
 
+// wantWholeStatement walks account id's statement in pages of 1, 7 and
+// 100: each walk holds the transfers of order (newest first), each line's
+// balance the account's right after it, from opening (minor units).
+func wantWholeStatement(t *testing.T, s *Store, id string, order []string, opening int64) {
+	t.Helper()
+	for _, limit := range []int{1, 7, 100} {
+		got := walk(t, s, id, StatementQuery{Limit: limit})
+		if !slices.Equal(ids(got), order) {
+			t.Fatalf("limit %d: %d entries, not the ledger's %d in reverse", limit, len(got), len(order))
+		}
+		bal := opening
+		for i := len(got) - 1; i >= 0; i-- {
+			bal += got[i].SignedAmount().Minor
+			if *got[i].BalanceAfter != bal {
+				t.Fatalf("limit %d, entry %d: balance after %d, running sum %d", limit, i, *got[i].BalanceAfter, bal)
+			}
+		}
+	}
+}
+
 func ids(entries []StatementEntry) []string {
 	out := make([]string, len(entries))
 	for i, e := range entries {
@@ -85,19 +101,7 @@ func TestStatementPagesBackToTheFirstTransfer(t *testing.T) {
 	open(t, s, "B", "EUR", "100.00")
 	order := transferMany(t, s, rdb, 250)
 	slices.Reverse(order)
-	for _, limit := range []int{1, 7, 100} {
-		got := walk(t, s, "A", StatementQuery{Limit: limit})
-		if !slices.Equal(ids(got), order) {
-			t.Fatalf("limit %d: %d entries, not the ledger's %d in reverse", limit, len(got), len(order))
-		}
-		bal := int64(10000)
-		for i := len(got) - 1; i >= 0; i-- {
-			bal += got[i].SignedAmount().Minor
-			if *got[i].BalanceAfter != bal {
-				t.Fatalf("limit %d, entry %d: balance after %d, running sum %d", limit, i, *got[i].BalanceAfter, bal)
-			}
-		}
-	}
+	wantWholeStatement(t, s, "A", order, 10000)
 }
 
 // TestStatementRangeIsInclusive: from and to select exactly the transfers
@@ -136,7 +140,7 @@ func TestStatementListsMoveIntoTheHistory(t *testing.T) {
 	open(t, s, "B", "EUR", "100.00")
 	old := transferMany(t, s, rdb, 30)
 	slices.Reverse(old) // newest first, as the list held them
-	if err := rdb.Del(ctx, historyKey("A")).Err(); err != nil {
+	if err := rdb.Del(ctx, historyKey("A"), linesKey("A")).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := rdb.RPush(ctx, statementKey("A"), old).Err(); err != nil {
@@ -160,11 +164,11 @@ func TestStatementListsMoveIntoTheHistory(t *testing.T) {
 func TestStatementCursorIsBound(t *testing.T) {
 	s, _ := newTestStore(t)
 	ctx := context.Background()
-	c, err := s.SealStatementCursor(ctx, "alice", mustAccount("1001"), Position{score: 1234})
+	c, err := s.SealStatementCursor(ctx, "alice", mustAccount("1001"), Position{at: 1234})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.OpenStatementCursor(ctx, "alice", mustAccount("1001"), c); err != nil || p.score != 1234 {
+	if p, err := s.OpenStatementCursor(ctx, "alice", mustAccount("1001"), c); err != nil || p.at != 1234 {
 		t.Fatalf("own cursor: %v %v", p, err)
 	}
 	list, _ := s.SealCursor(ctx, "alice", mustAccount("1001"))
@@ -188,31 +192,33 @@ func TestStatementCursorIsBound(t *testing.T) {
 
 // BenchmarkStatementPage reads a page of 100 from an account of 100,000
 // transfers: the newest, one in the middle, and the one holding the first
-// transfer, in the same run. The history's pages cost the same anywhere
-// (ZREVRANGEBYSCORE from the cursor's score). The list it replaced
-// (LRANGE at an offset, then the same records) is shown beside for the
-// record: Redis skips through a list by whole packed nodes, so at this
-// size it costs about the same too; the history is what lets a date
-// range start anywhere without a walk.
+// transfer, in the same run, from each structure a history may be in: the
+// stream (lines.go: XREVRANGE from the cursor's entry), the sorted set
+// kept before it (ZREVRANGEBYSCORE from the cursor's score), and, for the
+// record, the list before that (LRANGE at an offset, then the same
+// records: Redis skips through a list by whole packed nodes, so at this
+// size it costs about the same too; what it cannot do is start a date
+// range anywhere without a walk). Figures: docs/performance.md.
 //
 //	go test -run '^$' -bench StatementPage ./accounts
 func BenchmarkStatementPage(b *testing.B) {
 	const n, limit = 100_000, 100
 	s, rdb := newTestStore(b)
 	ctx := context.Background()
-	open(b, s, "A", "EUR", "0")
-	open(b, s, "B", "EUR", "0")
+	for _, id := range []string{"A", "H", "B"} {
+		open(b, s, id, "EUR", "0")
+	}
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
-	tids := make([]string, n) // oldest first
+	at := func(i int) int64 { return start + int64(i)*300_000_000 } // every five minutes: a year of a busy account
 	for lo := 0; lo < n; lo += 1000 {
 		_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for i := lo; i < lo+1000; i++ {
-				tids[i] = fmt.Sprintf("t%06d", i)
-				at := start + int64(i)*300_000_000 // every five minutes: a year of a busy account
-				p.HSet(ctx, transferKey(tids[i]), "from", "A", "to", "B", "amount", "1", "currency", "EUR",
-					"exponent", "2", "created", at, "ref", "", "from_after", "0", "to_after", "0")
-				p.ZAdd(ctx, historyKey("A"), redis.Z{Score: float64(at), Member: tids[i]})
-				p.LPush(ctx, "bench:list", tids[i])
+				tid := fmt.Sprintf("t%06d", i)
+				p.HSet(ctx, transferKey(tid), "from", "B", "to", "A", "amount", "1", "currency", "EUR",
+					"exponent", "2", "created", at(i), "ref", "", "from_after", "0", "to_after", "0")
+				p.XAdd(ctx, &redis.XAddArgs{Stream: linesKey("A"), ID: strconv.FormatInt(at(i), 10) + "-0", Values: []string{"t", tid}})
+				p.ZAdd(ctx, historyKey("H"), redis.Z{Score: float64(at(i)), Member: tid})
+				p.LPush(ctx, "bench:list", tid)
 			}
 			return nil
 		})
@@ -220,24 +226,35 @@ func BenchmarkStatementPage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	score := func(i int) *Position { return &Position{score: start + int64(i)*300_000_000} }
 	for _, c := range []struct {
 		name   string
-		before *Position
+		before int // the page starts after the line of this transfer; -1: the newest
 		offset int64
 	}{
-		{"newest", nil, 0},
-		{"middle", score(n / 2), n / 2},
-		{"first", score(limit - 1), n - limit + 1},
+		{"newest", -1, 0},
+		{"middle", n / 2, n / 2},
+		{"first", limit - 1, n - limit + 1},
 	} {
-		b.Run("history/"+c.name, func(b *testing.B) {
-			for b.Loop() {
-				page, err := s.Statement(ctx, mustAccount("A"), StatementQuery{Limit: limit, Before: c.before})
-				if err != nil || len(page.Entries) == 0 {
-					b.Fatal(err)
-				}
+		for _, h := range []struct {
+			name, account string
+			at            func(int) *Position
+		}{
+			{"lines", "A", func(i int) *Position { return &Position{at: at(i), seq: 1} }},
+			{"history", "H", func(i int) *Position { return &Position{at: at(i)} }},
+		} {
+			var before *Position
+			if c.before >= 0 {
+				before = h.at(c.before)
 			}
-		})
+			b.Run(h.name+"/"+c.name, func(b *testing.B) {
+				for b.Loop() {
+					page, err := s.Statement(ctx, mustAccount(h.account), StatementQuery{Limit: limit, Before: before})
+					if err != nil || len(page.Entries) == 0 {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 		b.Run("list/"+c.name, func(b *testing.B) {
 			for b.Loop() {
 				tids, err := rdb.LRange(ctx, "bench:list", c.offset, c.offset+limit-1).Result()
@@ -259,7 +276,7 @@ func BenchmarkStatementPage(b *testing.B) {
 func FuzzStatementCursor(f *testing.F) {
 	s, _ := newTestStore(f)
 	ctx := context.Background()
-	sealed, err := s.SealStatementCursor(ctx, "alice", mustAccount("1001"), Position{score: 1_700_000_000_000_000})
+	sealed, err := s.SealStatementCursor(ctx, "alice", mustAccount("1001"), Position{at: 1_700_000_000_000_000})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -285,7 +302,7 @@ func FuzzStatementCursor(f *testing.F) {
 		p, err := s.OpenStatementCursor(ctx, principal, id, cursor)
 		mine := cursor == sealed && principal == "alice" && account == "1001"
 		switch {
-		case mine && (err != nil || p.score != 1_700_000_000_000_000):
+		case mine && (err != nil || p.at != 1_700_000_000_000_000):
 			t.Fatalf("the sealed cursor did not open: %v %v", p, err)
 		case !mine && err == nil:
 			t.Fatalf("(%q, %q, %q) opened as %v", principal, account, cursor, p)

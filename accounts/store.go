@@ -42,9 +42,9 @@ type Config struct {
 	Log *slog.Logger
 	// Metrics counts transfers; nil means a private set.
 	Metrics *metrics.Metrics
-	// Now is the clock created accounts are stamped with; nil means
-	// time.Now. Transfers are stamped by Redis's own clock, inside their
-	// script.
+	// Now is the clock created accounts and the transfer audit records
+	// are stamped with; nil means time.Now. Transfers themselves are
+	// stamped by Redis's own clock, inside their script.
 	Now func() time.Time
 }
 

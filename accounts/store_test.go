@@ -147,8 +147,8 @@ func TestStatementOfEmptyAndMissingAccounts(t *testing.T) {
 func TestTransferKeysShareOneHashSlot(t *testing.T) {
 	req := textRequest{From: "a.b@c-d_1", To: "Z", Amount: "1", IdempotencyKey: "{other}", Principal: "{x}"}.parsed()
 	keys := transferKeys(req, newTransferID())
-	keys = append(keys, ledgerKey(), accountKey("q"), historyKey("q"))
-	if len(keys) != 9 {
+	keys = append(keys, ledgerKey(), formatKey(), accountKey("q"), historyKey("q"), linesKey("q"), statementKey("q"))
+	if len(keys) != 8+6 {
 		t.Fatalf("transfer keys = %v", keys)
 	}
 	for _, k := range keys {

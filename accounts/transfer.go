@@ -3,109 +3,16 @@ package accounts
 import (
 	"context"
 	"crypto/rand"
-	_ "embed"
 	"encoding/hex"
 	"errors"
-	"log/slog"
 	"strconv"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/redisdb"
 )
-
-//go:embed transfer.lua
-var transferSource string
-
-// transferScript applies a batch of transfers, each atomic and independent
-// of the others (transfer.lua). It is sent as EVALSHA, and as EVAL once
-// when the server (or a new cluster shard) has not cached it, so there is
-// nothing to load at start-up.
-var transferScript = redis.NewScript(transferSource)
-
-// Batches of concurrent transfers: one script call applies up to
-// maxTransferBatch of them, with at most transferBatches calls in flight.
-// Most of a transfer's cost inside Redis was its call's own overhead:
-// Redis spent 45.5 us of CPU per transfer called one by one and 23.4 us in
-// batches of 16 (bench/run.sh, docs/performance.md). One call in flight:
-// the transfers that arrive meanwhile all wait for the next, so batches
-// are larger than with two calls taking turns (0.14 script calls a
-// transfer instead of 0.21 at 32 connections), and each call costs Facade
-// a write and a read: 1.25x the transfers a second, 90.6 against 101.4 us
-// of Facade CPU each (bench/run.sh COMPARE, load 14).
-const (
-	transferBatches  = 1
-	maxTransferBatch = 64
-)
-
-// transferCall is one transfer waiting for its batch: the script's keys
-// and arguments for it, then its reply (transfer.lua's forms) or the
-// error of the whole call.
-type transferCall struct {
-	keys  []string
-	args  []any
-	reply any
-	err   error
-}
-
-// applyTransfers runs one batch in one script call and hands each call its
-// own reply. A call that fails as a whole (Redis unreachable) fails every
-// transfer of the batch alike: each may or may not have happened, as a
-// lone call that lost its reply, and a retry with the same
-// Idempotency-Key tells.
-func (s *Store) applyTransfers(ctx context.Context, batch []*transferCall) {
-	nkeys, nargs := 1, 1
-	for _, c := range batch {
-		nkeys += len(c.keys)
-		nargs += 1 + len(c.args)
-	}
-	keys := make([]string, 1, nkeys)
-	keys[0] = ledgerKey()
-	args := make([]any, 1, nargs)
-	args[0] = int64(IdempotencyTTL / time.Second)
-	for _, c := range batch {
-		keys = append(keys, c.keys...)
-		args = append(args, len(c.keys))
-		args = append(args, c.args...)
-	}
-	replies, err := transferScript.Run(ctx, s.rdb, keys, args...).Slice()
-	if err == nil && len(replies) != 1+len(batch) {
-		err = corrupt("transfer batch of " + strconv.Itoa(len(batch)) + " answered " + strconv.Itoa(len(replies)))
-	}
-	for i, c := range batch {
-		if err != nil {
-			c.err = err
-			continue
-		}
-		c.reply = expandReply(c, replies[0], replies[1+i])
-	}
-}
-
-// applied is a transfer that happened in this call, from the script's
-// short reply ("2EUR": exponent digit, currency) and what the caller sent.
-type applied struct {
-	tid, amount, currency, created string
-	exponent                       int
-}
-
-// expandReply turns the script's short reply for a transfer that happened
-// now into an applied; refusals and earlier transfers stay as they are
-// (transfer.lua lists the forms).
-func expandReply(c *transferCall, created, reply any) any {
-	short, ok := reply.(string)
-	if !ok || short == "" || short[0] < '0' || short[0] > '0'+MaxExponent {
-		return reply
-	}
-	exp := int(short[0] - '0')
-	tid, _ := c.args[0].(string)
-	amount, _ := c.args[3+exp].(string)
-	at, _ := created.(string)
-	return applied{tid: tid, amount: amount, currency: short[1:], created: at, exponent: exp}
-}
 
 // IdempotencyTTL is how long the first answer for an Idempotency-Key is kept.
 const IdempotencyTTL = 24 * time.Hour
@@ -235,7 +142,7 @@ func transferKeys(req TransferRequest, tid string) []string {
 	from, to := req.From.String(), req.To.String()
 	keys := []string{
 		accountKey(from), accountKey(to),
-		historyKey(from), historyKey(to), transferKey(tid),
+		historyKey(from), historyKey(to), linesKey(from), linesKey(to), transferKey(tid),
 	}
 	if req.IdempotencyKey != "" {
 		keys = append(keys, idempotencyKey(req.Principal, req.IdempotencyKey))
@@ -333,72 +240,4 @@ var scriptRefusals = map[string]*facade.Error{
 // client; the cause is kept for the log.
 func scriptError(err error) error {
 	return redisdb.Error(err)
-}
-
-// outcome names a transfer result for the metric and the audit line: the
-// error's code, never its sentence, so rewording a message keeps the metric.
-func outcome(replayed bool, err error) string {
-	switch {
-	case err == nil && replayed:
-		return "replayed"
-	case err == nil:
-		return "created"
-	}
-	return string(facade.CodeOf(err))
-}
-
-// attempt is a transfer as its audit line names it: as written.
-type attempt struct {
-	principal, from, to, amount string
-	keyed                       bool // the request carried an Idempotency-Key
-}
-
-func (req TransferRequest) attempt() attempt {
-	return attempt{principal: req.Principal, from: req.From.String(), to: req.To.String(),
-		amount: req.Amount.String(), keyed: req.IdempotencyKey != ""}
-}
-
-// audit records every attempt: the metric, and one log line with
-// audit=true naming who asked for what and what happened.
-func (s *Store) audit(ctx context.Context, req attempt, t Transfer, replayed bool, err error) {
-	result := outcome(replayed, err)
-	s.metrics.Transfers.WithLabelValues(result).Inc()
-	var buf [10]slog.Attr
-	attrs := append(buf[:0],
-		slog.Bool("audit", true),
-		slog.String("principal", req.principal),
-		slog.String("from", clip(req.from)),
-		slog.String("to", clip(req.to)),
-		slog.String("amount", clip(req.amount)),
-		slog.String("outcome", result),
-		slog.Bool("idempotency_key", req.keyed))
-	level := slog.LevelInfo
-	if err == nil {
-		attrs = append(attrs, slog.String("transfer_id", t.ID),
-			slog.Int64("amount_minor", t.Amount), slog.String("currency", t.Currency.Code))
-	} else if errors.Is(err, facade.ErrInternal) || errors.Is(err, facade.ErrStoreUnavailable) {
-		level = slog.LevelError
-		attrs = append(attrs, slog.Any("error", err))
-	}
-	// The record goes to the handler directly: Logger.LogAttrs would also
-	// walk the stack for the caller's program counter (runtime.Callers),
-	// which no handler of the service writes.
-	h := s.log.Handler()
-	if !h.Enabled(ctx, level) {
-		return
-	}
-	rec := slog.NewRecord(time.Now(), level, "transfer", 0)
-	rec.AddAttrs(attrs...)
-	_ = h.Handle(ctx, rec)
-}
-
-// clip bounds text in the log. Parsed ids are at most 64 bytes and
-// amounts 19, so it cuts nothing a parse accepted; it keeps an audit line
-// bounded whatever text reaches it.
-func clip(s string) string {
-	const limit = 64
-	if len(s) > limit {
-		return s[:limit] + "..."
-	}
-	return s
 }

@@ -4,13 +4,15 @@
 -- interleaving any other command; every check of a transfer happens before
 -- its first write, and its writes cannot fail once the checks passed.
 --
--- KEYS[1] ledger stream, then each transfer's keys, in order:
---   source account, destination account, source history,
---   destination history (statement.go), record of this transfer id,
+-- KEYS[1] ledger stream, KEYS[2] the statement format (rollout.go), then
+-- each transfer's keys, in order:
+--   source account, destination account, source history, destination
+--   history (the sorted sets, rollout.go), source lines, destination
+--   lines (the streams, lines.go), record of this transfer id,
 --   idempotency record (only when the request carries a key)
 -- ARGV[1] idempotency record lifetime, seconds
 -- then 9 arguments per transfer:
---   number of its keys (5, or 6 with an idempotency record), transfer id,
+--   number of its keys (7, or 8 with an idempotency record), transfer id,
 --   source id, destination id, then the amount in minor units for a
 --   currency exponent of 0..3, or "" when the amount has more decimals
 --   than that exponent allows, then the reference ("" for none)
@@ -23,9 +25,8 @@
 --     before): {replayed 0|1, transfer id, amount, currency, exponent,
 --     created µs} as first recorded;
 --   - a refusal: the FACADE_* code as a string.
--- Each value of a reply costs Redis a conversion: the short form of the
--- common case took a batch of 16 from 109,600 to 101,900 machine
--- instructions a transfer (callgrind on redis-server).
+-- Each value of a reply costs Redis a conversion, hence the short form of
+-- the common case (docs/performance.md).
 --
 -- Lua numbers are doubles, exact only to 2^53. A balance and an amount of
 -- at most 15 digits (below 10^15, well inside that) are moved as numbers
@@ -36,6 +37,17 @@
 
 local ledger, ttl = KEYS[1], ARGV[1]
 
+-- Where statement lines go (rollout.go, docs/operations.md "Upgrading"):
+-- the sorted sets the build before the streams reads, until the format
+-- key says every instance writes the streams. A store that has never
+-- applied a transfer has no history such a build could read.
+local streams = redis.call('GET', KEYS[2]) == 'stream'
+if not streams and redis.call('EXISTS', ledger) == 0 then
+  redis.call('SET', KEYS[2], 'stream')
+  streams = true
+end
+local lines = streams and 4 or 2 -- offset of the source's statement key
+
 -- What each call into Redis costs is most of a transfer's cost, so a batch
 -- reads each account once (and keeps its balance from HINCRBY's answer,
 -- or in memory), writes each balance once at the end, looks for resent
@@ -43,8 +55,7 @@ local ledger, ttl = KEYS[1], ARGV[1]
 -- the end, in the same order as one push per transfer would. Nothing
 -- outside the script sees the difference: Redis runs it without
 -- interleaving, and writes its effects to the AOF and replicas as one
--- MULTI/EXEC block. (Callgrind, a batch of 16: 101,900 machine
--- instructions a transfer with two HINCRBY each, 81,700 without.)
+-- MULTI/EXEC block. (What each saved call is worth: docs/performance.md.)
 --
 -- key -> {currency, exponent, balance string, num = the balance as a
 -- number while it is moved in memory, dirty = not yet written}, false
@@ -111,7 +122,7 @@ local function moved(a, balance)
     a[3] = false
   end
 end
-local pushes, pushOrder = {}, {} -- history key -> transfer ids, oldest first
+local pushes, pushOrder = {}, {} -- statement key -> transfer ids, oldest first
 local function push(key, tid)
   local list = pushes[key]
   if not list then
@@ -169,9 +180,10 @@ end
 -- ARGV[a]; it returns its reply or its refusal code. resent says that some
 -- transfer record of the batch exists already.
 local function apply(k, a, resent)
-  local srcKey, dstKey, srcStmt, dstStmt, recordKey = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
+  local srcKey, dstKey, recordKey = KEYS[k], KEYS[k + 1], KEYS[k + 6]
+  local srcStmt, dstStmt = KEYS[k + lines], KEYS[k + lines + 1]
   local idem
-  if ARGV[a] == '6' then idem = KEYS[k + 5] end
+  if ARGV[a] == '8' then idem = KEYS[k + 7] end
   local tid, from, to, ref = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 8]
 
   -- A retry of this very call (go-redis resends a command whose reply was
@@ -254,9 +266,9 @@ end
 
 -- One EXISTS over every transfer record of the batch: 0 unless this call
 -- is a resend of one that ran.
-local records, k = {}, 2
+local records, k = {}, 3
 for a = 2, #ARGV, 9 do
-  records[#records + 1] = KEYS[k + 4]
+  records[#records + 1] = KEYS[k + 6]
   k = k + tonumber(ARGV[a])
 end
 local resent = redis.call('EXISTS', unpack(records)) > 0
@@ -265,7 +277,7 @@ local resent = redis.call('EXISTS', unpack(records)) > 0
 -- did not write) refuses that transfer alone, as FACADE_CORRUPT, and the
 -- batch goes on.
 local replies = {''}
-k = 2
+k = 3
 for a = 2, #ARGV, 9 do
   local ok, reply = pcall(apply, k, a, resent)
   if not ok then reply = 'FACADE_CORRUPT' end
@@ -275,24 +287,44 @@ end
 for _, key in ipairs(dirtyOrder) do
   write(key, accounts[key])
 end
--- Each account's history is a sorted set scored by the transfer's time in
--- µs, made strictly increasing per account (statement.go): a transfer
--- scores its creation time, or one more than the account's newest entry
--- when that is not less (transfers of one batch share their time). The
--- scores stay exact: µs since 1970 are below 2^53 until the year 2255.
-for _, key in ipairs(pushOrder) do
+-- Each account's lines of the batch go to its stream as one entry, ids
+-- oldest first, whose id is the batch's time in µs (lines.go): one XADD
+-- an account, appended at the end of the stream. Should Redis's clock
+-- have gone back since the stream's newest entry, Redis refuses that id
+-- and the entry goes right after the newest one instead, so the stream
+-- stays in order; the lines keep their own time in their records.
+local function append(key, tids)
+  local line = table.concat(tids, ' ')
+  local added = redis.pcall('XADD', key, created .. '-*', 't', line)
+  if type(added) ~= 'table' then return end
+  local newest = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
+  if not newest then error(added) end
+  redis.call('XADD', key, string.match(newest[1], '^%d+') .. '-*', 't', line)
+end
+
+-- Until the rollout is done, the sorted set the build before the streams
+-- reads: scored by the transfer's time in µs, made strictly increasing
+-- per account (a transfer scores its creation time, or one more than the
+-- account's newest entry when that is not less: transfers of one batch
+-- share their time). The scores stay exact: µs since 1970 are below 2^53
+-- until the year 2255.
+local function score(key, tids)
   local newest = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
   local prev = tonumber(newest[2]) or 0
   local at = tonumber(created)
   local args = {}
-  for _, tid in ipairs(pushes[key]) do
-    local score = at
-    if score <= prev then score = prev + 1 end
-    prev = score
-    args[#args + 1] = string.format('%.0f', score)
+  for _, tid in ipairs(tids) do
+    local s = at
+    if s <= prev then s = prev + 1 end
+    prev = s
+    args[#args + 1] = string.format('%.0f', s)
     args[#args + 1] = tid
   end
   redis.call('ZADD', key, unpack(args))
+end
+
+for _, key in ipairs(pushOrder) do
+  if streams then append(key, pushes[key]) else score(key, pushes[key]) end
 end
 replies[1] = created or ''
 return replies

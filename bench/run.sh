@@ -646,15 +646,16 @@ round_transfer() {
 	# and arguments as accounts/transfer.lua lists them, 0.01 in minor
 	# units for exponents 0-3 ("" = too precise).
 	local k='facade:accounts:{money}:'
-	rb_run b-transfer-own EVALSHA "$own_script_sha" 6 "${k}ledger" "${k}account:$acct_c" "${k}account:$acct_d" \
-		"${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__" \
-		86400 5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10 ''
+	local own=("${k}account:$acct_c" "${k}account:$acct_d" "${k}history:$acct_c" "${k}history:$acct_d"
+		"${k}lines:$acct_c" "${k}lines:$acct_d" "${k}transfer:__rand_int__")
+	rb_run b-transfer-own EVALSHA "$own_script_sha" 9 "${k}ledger" "${k}statement-format" "${own[@]}" \
+		86400 7 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10 ''
 	# The same in batches of TRANSFER_BATCH, as accounts.Store sends
 	# concurrent transfers: what one Redis core (the money slot) can apply.
-	local i keys=("${k}ledger") args=(86400)
+	local i keys=("${k}ledger" "${k}statement-format") args=(86400)
 	for ((i = 0; i < TRANSFER_BATCH; i++)); do
-		keys+=("${k}account:$acct_c" "${k}account:$acct_d" "${k}statement:$acct_c" "${k}statement:$acct_d" "${k}transfer:__rand_int__")
-		args+=(5 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10 '')
+		keys+=("${own[@]}")
+		args+=(7 __rand_int__ "$acct_c" "$acct_d" '' '' 1 10 '')
 	done
 	RB_PER=$TRANSFER_BATCH rb_run b-transfer-batch EVALSHA "$own_script_sha" "${#keys[@]}" "${keys[@]}" "${args[@]}"
 }
@@ -834,6 +835,11 @@ report() {
 	if has_workload transfer; then
 		redis_row f-transfer 'facade'
 		[ -z "$COMPARE" ] || redis_row c-transfer "facade at $COMPARE"
+		# Where this tree's build wrote statement lines: "stream" once set
+		# (docs/operations.md, "Upgrading"; a fresh store sets it at its
+		# first transfer); a revision before the streams writes its sorted
+		# sets whatever it holds.
+		echo "statement format key: $(redis-cli -p "$redis_port" get 'facade:accounts:{money}:statement-format')"
 	fi
 	if [ -n "$COMPARE" ]; then
 		local w
