@@ -26,12 +26,8 @@ import (
 // with the file. A Download is returned with an error too when it has
 // headers for the error's answer (the validators, a 416's Content-Range);
 // it must be closed whenever it is not nil.
-func (h *Handler) Download(ctx context.Context, ep *Endpoint, req *Request) (*Download, error) {
-	escaped := "/download/" + req.Path
-	if strings.HasPrefix(ep.Pattern, "/browse/") {
-		escaped = "/browse/" + req.ResultKey + "/artifact/" + req.Path
-	}
-	target, err := parseArtifactPath(escaped)
+func (h *Handler) Download(ctx context.Context, _ *Endpoint, req *Request) (*Download, error) {
+	target, err := parseArtifactPath(req.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -139,14 +139,14 @@ func walkObjects(v any, fn func(map[string]any)) {
 // (Bamboo's own routes): the caller marks or unmarks a plan it may view.
 // The answer is 204; the plan's existence upstream is not asked (the
 // permission decides, from the key alone, as for every route).
-func (h *Handler) favourite(ctx context.Context, p facade.Principal, key buildKey, op favouriteOp) error {
+func (h *Handler) favourite(ctx context.Context, p facade.Principal, plan facade.PlanKey, op favouriteOp) error {
 	// serve authorized view on the plan already.
 	var err error
 	switch op {
 	case unmarkFavourite:
-		err = h.cfg.Favourites.Unmark(ctx, p, key.String())
+		err = h.cfg.Favourites.Unmark(ctx, p, plan.String())
 	case markFavourite:
-		err = h.cfg.Favourites.Mark(ctx, p, key.String())
+		err = h.cfg.Favourites.Mark(ctx, p, plan.String())
 	default:
 		return facade.ErrInternal // a favourite route is only ever a write
 	}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 )
 
 // Documents as the views hold them: decoded with exact numbers and every
@@ -30,20 +31,7 @@ func encodeJSON(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
-// decodeRewritten decodes an upstream document, which must be a JSON
-// object, with every upstream URL in it rewritten to the placeholder.
-func decodeRewritten(body []byte) (map[string]any, error) {
-	doc, err := decodeJSON(body)
-	if err != nil {
-		return nil, err
-	}
-	top, ok := doc.(map[string]any)
-	if !ok {
-		return nil, errNotObject
-	}
-	newRewriter(top).rewriteTree(top) // an object is rewritten in place
-	return top, nil
-}
+var errNotObject = errors.New("upstream document is not a JSON object")
 
 // decodeJSON decodes a document keeping numbers exact (ids and sizes pass
 // through as written).

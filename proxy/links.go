@@ -325,7 +325,7 @@ func artifactRedirectToRoute(href string) string {
 	name := strings.ReplaceAll(q.Get("artifactName"), " ", "-")
 	parts := strings.Split(planKey, "-")
 	if len(parts) < 2 || len(parts) > 3 || !facade.ValidProjectKey(parts[0]) || !facade.ValidPlanKey(parts[1]) ||
-		!validBuildNumber(number) {
+		!facade.ValidBuildNumber(number) {
 		return href
 	}
 	if _, ok := artifactSegment(url.PathEscape(name), false); !ok {

@@ -41,7 +41,11 @@ func TestRewriteLeavesNoUpstreamHostInRealSamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := rewriteDocument(raw)
+		obj, err := (&document{body: raw}).parse(asObject) // as a document read from the shared cache is
+		if err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		out, err := encoded(obj)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}

@@ -44,7 +44,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -65,10 +64,11 @@ const (
 	DefaultViewCacheEntries = 4096
 	DefaultViewCacheBytes   = 64 << 20
 	DefaultL1Window         = time.Second
-	// l1Entries bounds the in-process copies of cache entries: one per
-	// project list and per result page recently asked for.
-	l1Entries = 1024
-	l1Bytes   = 64 << 20
+	// maxDocuments bounds the documents held in process: one per project
+	// list and per result page recently asked for; docBytes bounds their
+	// bytes and parsed forms.
+	maxDocuments = 1024
+	docBytes     = 64 << 20
 )
 
 // Config tunes a Handler. The zero Config works: every field documents
@@ -123,13 +123,12 @@ type Handler struct {
 	up    *upstream.Client
 	az    *authz.Authorizer
 	log   *slog.Logger
-	docs  *documents // upstream documents: the shared cache, and its copies in process
-	vc    *viewCache // what each principal sees of them, encoded
+	docs  *documents // upstream documents: the shared cache, and the one cache in process
 	col   *collector // whole lists read from upstream
 	fresh freshness  // how long each document is kept
 
-	fetchProjects func(context.Context) ([]byte, error) // h.col.fetchAllProjects, bound once
-	lastBase      atomic.Pointer[derivedBase]           // the last base derived from a request
+	fetchProjects fetchFunc                   // h.col.fetchAllProjects, bound once
+	lastBase      atomic.Pointer[derivedBase] // the last base derived from a request
 }
 
 // derivedBase remembers one derived public base, so that the common case
@@ -167,8 +166,7 @@ func New(up *upstream.Client, c *cache.Cache, az *authz.Authorizer, cfg Config) 
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	h := &Handler{
 		cfg: cfg, up: up, az: az, log: cfg.Log,
-		docs:  &documents{cache: c, l1: newLRU[string, l1Entry](l1Entries, l1Bytes), now: cfg.Now, cacheTTL: cfg.CacheTTL},
-		vc:    newViewCache(az, cfg.ViewCacheEntries, cfg.ViewCacheBytes),
+		docs:  newDocuments(c, cfg),
 		col:   &collector{up: up, log: cfg.Log},
 		fresh: freshness{finished: cfg.FinishedTTL, live: cfg.LiveInterval},
 	}
@@ -176,12 +174,11 @@ func New(up *upstream.Client, c *cache.Cache, az *authz.Authorizer, cfg Config) 
 	return h
 }
 
-// viewKey names one encoded response. kind tells the two endpoints apart;
-// the results kind leaves the principal fields empty (a result page is the
-// same for everyone allowed to see it).
+// viewKey names one view of a document (document.view). kind tells the
+// views apart; the results kind leaves the policy and principal fields
+// empty (a result page is the same for everyone allowed to see it).
 type viewKey struct {
 	kind       byte
-	doc        string // cache.Entry.Version
 	policy     uint64 // authz Version
 	principal  facade.PrincipalKey
 	base       string
@@ -262,37 +259,21 @@ func (h *Handler) authorizePlan(ctx context.Context, op string, p facade.Princip
 
 // view is an encoded answer, finished for its base, with its strong ETag
 // (package internal/etag: the tag the server's conditional reads would
-// compute from the same bytes), computed once when the view is built, so
-// a view served from the cache is not hashed again.
+// compute from the same bytes): the one hash of a view, computed when it
+// is built, so a view served again is not hashed again.
 type view struct {
 	body []byte
 	tag  string
 	// fields are the ETag and Content-Length header values, made once
 	// with the view (Answer).
 	fields *[2]string
-	// sum names body in Handler.bodies, where the view cache finds it: a
-	// view cache entry holds no body of its own (see Handler.view).
-	sum bodyKey
 }
 
-// bodyKey names a view body by its SHA-256, so that equal keys are equal
-// bytes: a body found by key is served to whoever's view names it. (The
-// ETag's 64-bit hash is no such proof.) It is computed once per view
-// built, never per request.
-type bodyKey [sha256.Size]byte
-
-// viewIndexFactor: how many view cache entries (a caller and a query, a
-// few hundred bytes each) per distinct body held. Principals of one team
-// share one body; round-robin requests of more principals than the index
-// holds would rebuild every view (bench/run.sh, 2,000 principals: a
-// quarter of the list's throughput, most of it in the garbage collector).
+// viewIndexFactor: how many views (a caller and a query each) may be held
+// per distinct view body. Principals of one team share one body; a team
+// larger than the views held, asking in turn, would rebuild every view
+// (docs/performance.md, "The build path").
 const viewIndexFactor = 16
-
-// viewEntryCost is what a view cache entry costs against its budget (512
-// bytes an entry on average): its key and fields, not its body.
-func viewEntryCost(k viewKey) int64 {
-	return 256 + int64(len(k.doc)+len(k.principal.ID)+len(k.base))
-}
 
 func newView(body []byte) view {
 	tag := etag.Strong(body)

@@ -1,0 +1,203 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+
+	"github.com/facade-dev/facade"
+)
+
+// Views: what a principal sees of a document, encoded, built from the
+// document's parsed form and kept with it (document.view), keyed by
+// everything a view differs by: the policy's version, the principal (for
+// a filtered view), the public base URL, the expansion and the paging.
+
+// asObject is the parsed form of a document served whole: its rewritten
+// object, shared by every view of it (which copy what they change).
+func asObject(obj map[string]any) (any, error) { return obj, nil }
+
+func (h *Handler) object(doc *document) (map[string]any, error) {
+	v, err := doc.parse(asObject)
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]any), nil
+}
+
+// rewrittenView is the document with its links rewritten for base. It is
+// the same for every principal allowed to see it, so it is keyed by base
+// only.
+func (h *Handler) rewrittenView(doc *document, base string) (view, error) {
+	return doc.view(h.docs, viewKey{kind: kindResults, base: base}, func() ([]byte, error) {
+		top, err := h.object(doc)
+		if err != nil {
+			return nil, err
+		}
+		return encoded(top)
+	})
+}
+
+// prunedView rewrites a document's links, removes every item of a plan
+// the principal may not see, and collapses the route's Recount lists the
+// caller did not ask for.
+func (h *Handler) prunedView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
+	key := viewKey{kind: kindPruned, policy: h.az.Version(), principal: p.Key(), base: base}
+	var collapse []string
+	for i, v := range rt.Recount {
+		if q.has(v) {
+			key.expand |= 1 << i // the view differs with what was asked for
+		} else {
+			collapse = append(collapse, v)
+		}
+	}
+	return doc.view(h.docs, key, func() ([]byte, error) {
+		obj, err := h.object(doc)
+		if err != nil {
+			return nil, err
+		}
+		top := h.pruned(obj, p).(map[string]any)
+		for _, name := range collapse {
+			if list, ok := top[name].(map[string]any); ok {
+				n := jsonInt(list["size"])
+				top[name] = map[string]any{"size": n, "start-index": 0, "max-result": n}
+			}
+		}
+		return encoded(top)
+	})
+}
+
+// pruned is v without the items of plans p may not see, from every list
+// of plans, branches or results (an item whose plan cannot be told goes
+// too: nobody can be authorized for it), those lists recounted. A linked
+// plan (a branch's master) p may not see goes the same way, so no answer
+// names a plan outside the caller's grants. v is shared: pruned copies
+// every object and array it walks.
+func (h *Handler) pruned(v any, p facade.Principal) any {
+	switch t := v.(type) {
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = h.pruned(e, p)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		recount := -1
+		for name, val := range t {
+			if linked, ok := val.(map[string]any); ok && linkedPlans[name] {
+				if ref, ok := itemPlan(linked); !ok || !h.az.ListPlan(p, ref) {
+					continue
+				}
+			}
+			if items, ok := val.([]any); ok && listedItems[name] {
+				kept := []any{}
+				for _, item := range items {
+					if ref, ok := itemPlan(item); ok && h.az.ListPlan(p, ref) {
+						kept = append(kept, h.pruned(item, p))
+					}
+				}
+				if len(kept) != len(items) {
+					recount = len(kept)
+				}
+				out[name] = kept
+				continue
+			}
+			out[name] = h.pruned(val, p)
+		}
+		if _, counted := t["size"]; counted && recount >= 0 {
+			out["size"], out["max-result"] = recount, recount
+		}
+		return out
+	}
+	return v
+}
+
+// listIndexOf is a collected list document taken apart (lists.go).
+func (h *Handler) listIndexOf(doc *document, rt *Route) (*listIndex, error) {
+	v, err := doc.parse(func(obj map[string]any) (any, error) { return listIndexFrom(obj, rt) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*listIndex), nil
+}
+
+// listView is one page of a collected list for a principal: the items of
+// plans it may see, paged after filtering; size is the number visible (on
+// result lists too, where Bamboo counts the items returned: a caller
+// pages by it).
+func (h *Handler) listView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
+	key := viewKey{kind: kindList, policy: h.az.Version(), principal: p.Key(), base: base,
+		start: q.startIndex, max: q.maxResults}
+	return doc.view(h.docs, key, func() ([]byte, error) {
+		return h.listPage(doc, p, rt, q, nil)
+	})
+}
+
+// favouriteListView is listView keeping the caller's favourite plans
+// only; per caller, so not kept.
+func (h *Handler) favouriteListView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery, favs map[string]bool) (view, error) {
+	body, err := h.listPage(doc, p, rt, q, func(ref facade.PlanKey) bool { return favs[ref.String()] })
+	if err != nil {
+		return view{}, err
+	}
+	return newView(finish(body, base)), nil
+}
+
+// listPage renders a page of a collected list: the items of plans p may
+// see (and keep, when not nil, keeps).
+func (h *Handler) listPage(doc *document, p facade.Principal, rt *Route, q routeQuery, keep func(facade.PlanKey) bool) ([]byte, error) {
+	idx, err := h.listIndexOf(doc, rt)
+	if err != nil {
+		return nil, err
+	}
+	var visible [][]byte
+	for _, it := range idx.items {
+		if h.az.ListPlan(p, it.plan) && (keep == nil || keep(it.plan)) {
+			visible = append(visible, it.raw)
+		}
+	}
+	from := min(q.startIndex, len(visible))
+	page := visible[from:min(from+q.maxResults, len(visible))]
+	size := len(visible) // what the caller may see, so a client knows how far to page
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if len(idx.top) > 0 {
+		b.Write(idx.top)
+		b.WriteByte(',')
+	}
+	fmt.Fprintf(&b, `"%s":{"size":%d,"expand":"%s","start-index":%d,"max-result":%d,"%s":[`, rt.List, size, rt.Item, from, len(page), rt.Item)
+	b.Write(bytes.Join(page, []byte{','}))
+	b.WriteString(`]}}`)
+	return b.Bytes(), nil
+}
+
+// emptyListView is a list document with its list emptied: a page of one
+// plan's results asked with ?favourite when the plan is not one.
+func (h *Handler) emptyListView(doc *document, base string, rt *Route) (view, error) {
+	obj, err := h.object(doc)
+	if err != nil {
+		return view{}, err
+	}
+	top := maps.Clone(obj)
+	list, _ := top[rt.List].(map[string]any)
+	start := list["start-index"]
+	if start == nil {
+		start = 0
+	}
+	top[rt.List] = map[string]any{"size": 0, "expand": rt.Item, "start-index": start, "max-result": 0, rt.Item: []any{}}
+	body, err := encoded(top)
+	if err != nil {
+		return view{}, err
+	}
+	return newView(finish(body, base)), nil
+}
+
+// encoded is v encoded as the views hold it (encodeJSON).
+func encoded(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := encodeJSON(&buf, v); err != nil {
+		return nil, upstreamBad(err)
+	}
+	return buf.Bytes(), nil
+}
