@@ -6,7 +6,9 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/upstream"
 )
@@ -28,13 +30,14 @@ type documents struct {
 }
 
 // heldDoc is one key's document: the cache entry it was read as, until
-// when it is served without asking Redis, and what was made of it. An
-// entry with no Version is a document the fill of this instance just
-// fetched, waiting for its entry (fetchInto).
+// when it is served without asking Redis, and what was made of it; and
+// the document this instance's fill just fetched for the key, with its
+// decoded object, until a reader of that fill takes it (hold).
 type heldDoc struct {
-	entry cache.Entry
-	until time.Time
-	doc   *document
+	entry   cache.Entry
+	until   time.Time
+	doc     *document
+	fetched *document
 }
 
 // budget bounds what the documents hold in process: by document bytes
@@ -55,7 +58,7 @@ func newDocuments(c *cache.Cache, cfg Config) *documents {
 	d := &documents{cache: c, now: cfg.Now, cacheTTL: cfg.CacheTTL, budget: budget{
 		maxDoc: docBytes, maxViewBytes: cfg.ViewCacheBytes, maxView: int64(viewIndexFactor * cfg.ViewCacheEntries),
 	}}
-	d.held, _ = lru.NewWithEvict(maxDocuments, func(_ string, h heldDoc) { d.release(h.doc) }) // errors only for a size below 1
+	d.held, _ = lru.NewWithEvict(maxDocuments, func(_ string, h heldDoc) { d.release(h.doc, h.fetched) }) // errors only for a size below 1
 	return d
 }
 
@@ -64,7 +67,7 @@ func newDocuments(c *cache.Cache, cfg Config) *documents {
 // always *facade.Error.
 func (d *documents) get(ctx context.Context, key string, fetch fetchFunc, life cache.Lifetime) (cache.Entry, *document, error) {
 	now := d.now()
-	if h, ok := d.held.Get(key); ok && now.Before(h.until) {
+	if h, ok := d.held.Get(key); ok && h.doc != nil && now.Before(h.until) {
 		d.cache.CountHit()
 		e := h.entry
 		e.Status = cache.Hit
@@ -82,31 +85,37 @@ func (d *documents) get(ctx context.Context, key string, fetch fetchFunc, life c
 type fetchFunc func(context.Context) (upstream.Document, error)
 
 // fetchInto is fetch as the shared cache calls it: it hands the cache the
-// bytes, and holds the decoded object under key, so that this fill's
-// readers build their views from it without decoding the bytes again (a
-// document is parsed once per miss).
+// bytes, and holds the decoded object under key beside the document held
+// now, so that this fill's readers build their views from it without
+// decoding the bytes again (a document is parsed once per miss).
 func (d *documents) fetchInto(key string, fetch fetchFunc) func(context.Context) ([]byte, error) {
 	return func(ctx context.Context) ([]byte, error) {
 		u, err := fetch(ctx)
 		if err != nil {
 			return nil, err
 		}
-		d.put(key, heldDoc{doc: &document{body: u.Body, object: u.Object}})
+		h, _ := d.held.Peek(key)
+		h.fetched = &document{body: u.Body, object: u.Object}
+		d.put(key, h)
 		return u.Body, nil
 	}
 }
 
 // hold keeps the document e was read as under key, and returns it: the
 // one held already when it has e's version (what was made of it stays
-// good), the one this instance's fill just fetched (sharing e's bytes),
-// or a new one.
+// good: a refill that fetched the same document changes nothing), the
+// one this instance's fill just fetched (sharing e's bytes), or a new one.
 func (d *documents) hold(key string, e cache.Entry, now time.Time) *document {
-	h, ok := d.held.Peek(key)
+	h, _ := d.held.Peek(key)
 	switch {
-	case ok && h.entry.Version == e.Version:
-	case ok && h.entry.Version == "" && sameBytes(h.doc.body, e.Body):
+	case h.doc != nil && h.entry.Version == e.Version:
+	case h.fetched != nil && sameBytes(h.fetched.body, e.Body):
+		h.doc = h.fetched
 	default:
 		h.doc = &document{body: e.Body}
+	}
+	if h.doc == h.fetched || e.Status == cache.Miss {
+		h.fetched = nil // taken, or another fill's: this entry is newer
 	}
 	h.entry, h.until = e, time.Time{}
 	if e.Status != cache.Stale { // a stale copy is never fresh: the next request asks again
@@ -122,41 +131,54 @@ func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
-// put holds h under key, charges its document to the budget, and trims
+// put holds h under key, charges its documents to the budget, and trims
 // the least recently used documents while the budget is exceeded. A
 // document larger than the whole budget is not held: it would only push
 // out everything else.
 func (d *documents) put(key string, h heldDoc) {
-	cost := 2 * int64(len(h.doc.body)) // the bytes and what is parsed from them
-	if cost > d.budget.maxDoc {
-		d.held.Remove(key)
-		return
+	for _, doc := range []*document{h.doc, h.fetched} {
+		if doc != nil && 2*int64(len(doc.body)) > d.budget.maxDoc { // the bytes and what is parsed from them
+			d.held.Remove(key)
+			return
+		}
 	}
-	if old, ok := d.held.Peek(key); ok && old.doc != h.doc {
-		d.release(old.doc)
+	if old, ok := d.held.Peek(key); ok {
+		d.release(unheld(old.doc, h), unheld(old.fetched, h))
 	}
 	d.mu.Lock()
-	if !h.doc.charged {
-		h.doc.charged, h.doc.cost = true, cost
-		d.budget.docBytes += cost
+	for _, doc := range []*document{h.doc, h.fetched} {
+		if doc != nil && !doc.charged {
+			doc.charged, doc.cost = true, 2*int64(len(doc.body))
+			d.budget.docBytes += doc.cost
+		}
 	}
 	d.mu.Unlock()
 	d.held.Add(key, h)
 	d.trim()
 }
 
-// release gives a document's share of the budget back when it is no
+// unheld is doc unless h still holds it.
+func unheld(doc *document, h heldDoc) *document {
+	if doc == h.doc || doc == h.fetched {
+		return nil
+	}
+	return doc
+}
+
+// release gives documents' share of the budget back when they are no
 // longer held.
-func (d *documents) release(doc *document) {
+func (d *documents) release(docs ...*document) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !doc.charged {
-		return
+	for _, doc := range docs {
+		if doc == nil || !doc.charged {
+			continue
+		}
+		doc.charged = false
+		d.budget.docBytes -= doc.cost
+		d.budget.viewBytes -= doc.viewBytes
+		d.budget.views -= doc.views
 	}
-	doc.charged = false
-	d.budget.docBytes -= doc.cost
-	d.budget.viewBytes -= doc.viewBytes
-	d.budget.views -= doc.views
 }
 
 // chargeViews counts views and view bytes made of doc (nothing when doc
@@ -187,7 +209,7 @@ func (d *documents) trim() {
 			d.held.RemoveOldest()
 			continue
 		}
-		if _, h, ok := d.held.GetOldest(); ok {
+		if _, h, ok := d.held.GetOldest(); ok && h.doc != nil {
 			d.dropViews(h.doc)
 		}
 		return
@@ -221,4 +243,82 @@ func (d *documents) l1Until(e cache.Entry, now time.Time) time.Time {
 		return now.Add(DefaultL1Window)
 	}
 	return time.Time{}
+}
+
+// document is one version of an upstream document in process, with what
+// is made of it: its parsed form, made once (parsed), the views built of
+// it for callers, and for the project list which projects each principal
+// may see. Nothing of it outlives the document: a new version of its key,
+// or the key leaving the cache (documents), drops it all, so nothing
+// outdated is served. Views and visibility are kept per policy version
+// (bumped on every reload), so a reload is seen at once.
+type document struct {
+	body   []byte
+	object map[string]any // decoded by the fill that fetched body; nil once parsed, or when read from Redis
+
+	parseOnce sync.Once
+	parsed    any // *projectsIndex, *listIndex or the rewritten object (map[string]any)
+	parseErr  error
+
+	builds singleflight.Group // view builds, one per view key
+
+	// Guarded by documents.mu: its share of the budget.
+	charged                bool
+	cost, views, viewBytes int64
+
+	mu     sync.Mutex
+	policy uint64            // the policy version of what follows
+	byKey  map[viewKey]view  // who gets which view
+	bodies map[string][]byte // view bodies by ETag, so that equal views share one copy
+	vis    map[facade.PrincipalKey][]visibleProject
+}
+
+// parse returns the document's parsed form, made by parse from its object
+// on the first call (decoded from its bytes when this instance did not
+// fetch it). Upstream JSON is thus decoded once per document version.
+func (doc *document) parse(parse func(map[string]any) (any, error)) (any, error) {
+	doc.parseOnce.Do(func() {
+		obj := doc.object
+		if obj == nil {
+			v, err := decodeJSON(doc.body)
+			if obj, _ = v.(map[string]any); err != nil || obj == nil {
+				doc.parseErr = upstreamBad(errNotObject)
+				return
+			}
+		}
+		doc.object = nil
+		newRewriter(obj).rewriteTree(obj) // an object is rewritten in place
+		if doc.parsed, doc.parseErr = parse(obj); doc.parseErr != nil {
+			doc.parseErr = upstreamBad(doc.parseErr)
+		}
+	})
+	return doc.parsed, doc.parseErr
+}
+
+// at starts the views and visibility over when the policy changed (with
+// doc.mu held) and returns the change in views and view bytes held.
+func (doc *document) at(policy uint64) (views, bytes int64) {
+	if doc.byKey != nil && (policy == 0 || doc.policy == policy) {
+		return 0, 0 // policy 0: a view the same under any policy (kindResults)
+	}
+	views, bytes = doc.clear()
+	doc.policy = policy
+	return -views, -bytes
+}
+
+// dropViews forgets every view and visibility of the document and returns
+// how many views and view bytes that was.
+func (doc *document) dropViews() (views, bytes int64) {
+	doc.mu.Lock()
+	defer doc.mu.Unlock()
+	return doc.clear()
+}
+
+func (doc *document) clear() (views, bytes int64) {
+	views = int64(len(doc.byKey) + len(doc.vis))
+	for _, b := range doc.bodies {
+		bytes += int64(len(b))
+	}
+	doc.byKey, doc.bodies, doc.vis = map[viewKey]view{}, map[string][]byte{}, map[facade.PrincipalKey][]visibleProject{}
+	return views, bytes
 }

@@ -4,6 +4,9 @@ package proxy
 func (d *documents) heldViews() map[viewKey]view {
 	out := map[viewKey]view{}
 	for _, h := range d.held.Values() {
+		if h.doc == nil {
+			continue
+		}
 		h.doc.mu.Lock()
 		for k, v := range h.doc.byKey {
 			out[k] = v
@@ -17,6 +20,8 @@ func (d *documents) heldViews() map[viewKey]view {
 // the next request builds its view again (benchmarks of a cold view).
 func (d *documents) forgetViews() {
 	for _, h := range d.held.Values() {
-		d.dropViews(h.doc)
+		if h.doc != nil {
+			d.dropViews(h.doc)
+		}
 	}
 }

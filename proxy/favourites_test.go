@@ -174,3 +174,18 @@ func TestAtlassianPythonClientsFavouriteCallsWork(t *testing.T) {
 		t.Errorf("/plan?cloverEnabled: %v", got)
 	}
 }
+
+// walkObjects calls fn for every object in v.
+func walkObjects(v any, fn func(map[string]any)) {
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			walkObjects(e, fn)
+		}
+	case map[string]any:
+		fn(t)
+		for _, e := range t {
+			walkObjects(e, fn)
+		}
+	}
+}

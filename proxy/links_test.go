@@ -49,7 +49,7 @@ func TestRewriteLeavesNoUpstreamHostInRealSamples(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
-		doc := string(finish(out, base))
+		doc := string(finished(out, base).body)
 		for _, host := range tc.hosts {
 			if strings.Contains(doc, host) {
 				t.Errorf("%s: %q survived: %s", tc.file, host, doc)

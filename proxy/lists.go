@@ -90,7 +90,7 @@ func (h *Handler) project(ctx context.Context, req *Request, q routeQuery, key s
 	}
 	var b bytes.Buffer
 	idx.renderProject(&b, v, q.has("plans"))
-	return newView(finish(b.Bytes(), h.publicBase(req))), entry.Status, nil
+	return finished(b.Bytes(), h.publicBase(req)), entry.Status, nil
 }
 
 // plans serves GET /plan: every plan the principal may see (with
@@ -128,7 +128,7 @@ func (h *Handler) plans(ctx context.Context, req *Request, q routeQuery, favs ma
 	b.WriteString(`]}}`)
 	// The placeholder was written raw: encode it as the documents hold it.
 	body := bytes.Replace(b.Bytes(), []byte(basePlaceholder), basePlaceholderJSON, 1)
-	return newView(finish(body, h.publicBase(req))), entry.Status, nil
+	return finished(body, h.publicBase(req)), entry.Status, nil
 }
 
 // listIndex is a collected list taken apart once per document version:

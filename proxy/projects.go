@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/internal/tracing"
@@ -27,7 +26,7 @@ func (h *Handler) projects(ctx context.Context, req *Request, q routeQuery, favs
 		// Per caller and cheap (a concatenation): not kept in the view cache.
 		visible := keepFavourites(idx, h.visibility(doc, idx, p), favs)
 		body := idx.render(visible, params.expand&expandPlans != 0, params.startIndex, params.maxResults)
-		return newView(finish(body, h.publicBase(req))), entry.Status, nil
+		return finished(body, h.publicBase(req)), entry.Status, nil
 	}
 	key := viewKey{
 		kind: kindProjects, policy: h.az.Version(), principal: p.Key(),
@@ -38,28 +37,6 @@ func (h *Handler) projects(ctx context.Context, req *Request, q routeQuery, favs
 		return idx.render(h.visibility(doc, idx, p), key.expand&expandPlans != 0, key.start, key.max), nil
 	})
 	return v, entry.Status, err
-}
-
-// flightKey spells a view key as a string for singleflight.
-func flightKey(k viewKey) string {
-	b := make([]byte, 0, 128)
-	b = append(b, 'v', k.kind, 0)
-	b = strconv.AppendUint(b, k.policy, 10)
-	b = append(b, 0)
-	b = append(b, k.principal.ID...)
-	b = append(b, 0)
-	b = append(b, k.principal.Role...)
-	b = append(b, 0)
-	b = append(b, k.principal.Roles...)
-	b = append(b, 0)
-	b = append(b, k.principal.Groups...)
-	b = append(b, 0)
-	b = append(b, k.base...)
-	b = append(b, 0, byte(k.expand), 0)
-	b = strconv.AppendInt(b, int64(k.start), 10)
-	b = append(b, 0)
-	b = strconv.AppendInt(b, int64(k.max), 10)
-	return string(b)
 }
 
 // visibleProject is one project the principal may see: its index in the

@@ -2,44 +2,45 @@
 // Bamboo's read API (projects, plans, branches, results, job results) and
 // artifact downloads, answered from the upstream Bamboo server through the
 // shared response cache and filtered for the calling principal. Each route
-// is one entry of the table in routes.go; endpoints.go makes them plain
-// net/http handlers (this package knows no HTTP framework).
+// is one entry of the table in routes.go; endpoints.go lists its paths for
+// the server's router, which passes each request's parameters to Read,
+// Favourite or Download (this package knows no HTTP framework and writes
+// no response).
 //
 // The order of work in every handler is docs/build-routes.md's: parse and validate
 // (400), authorize from the identifiers alone (403, identical whether the
-// plan exists or not), and only then touch the cache or the upstream.
+// plan exists or not), and only then touch the cache or the upstream. The
+// key is parsed once, into a facade.BuildKey whose shape picks the route,
+// and goes to the upstream client as it is.
 //
 // Along its seams:
 //
 //   - the route table and its parsing: routes.go (the table), endpoints.go
-//     (its paths), ident.go and params.go, query.go (keys, paging, expand
-//     and filters, validated);
+//     (its paths), serve.go (the key), ident.go (artifact paths), query.go
+//     and params.go (paging, expand and filters, validated);
 //   - upstream documents: collect.go (whole lists read page by page),
-//     documents.go (the shared cache and its copies in process),
-//     freshness.go (how long each document is kept);
-//   - the views: viewcache.go (the one view cache: what each principal sees
-//     of a document, encoded), index.go and lists.go (the project list and
-//     collected lists taken apart), links.go and jsonio.go (link rewriting,
-//     decoding and encoding);
+//     documents.go (the shared cache and the one cache in process),
+//     document.go (one document and what is made of it), freshness.go (how
+//     long each document is kept);
+//   - the views: views.go (what each principal sees of a document,
+//     encoded), index.go and lists.go (the project list and collected
+//     lists taken apart), links.go and jsonio.go (link rewriting, decoding
+//     and encoding);
 //   - the Handler (proxy.go, serve.go, projects.go, favourites.go,
-//     artifact.go) ties them together per request.
+//     artifact.go, livelog.go) ties them together per request.
 //
-// Speed comes from four in-process layers in front of Redis, each keyed so
-// that nothing outdated can be served:
-//
-//   - an L1 copy of each cache entry, used until StoredAt+FreshFor (the
-//     freshness the shared cache applies, which a document's state decides:
-//     freshness.go; see Config.CacheTTL), so a warm request costs no Redis
-//     round trip;
-//   - the parsed project list, keyed by the entry's content Version;
-//   - which projects and plans a principal may see, in a bounded LRU keyed
-//     by document Version, policy Version and principal, so paging through
-//     a list decides each plan once;
-//   - encoded views, each with its ETag, in a bounded LRU, keyed by
-//     document Version, the policy's Version (bumped on every reload), the
-//     principal, the public base URL, the expansion and the paging. A new
-//     upstream document or a policy reload changes the key, so it is seen
-//     at once.
+// One cache in process sits in front of Redis (documents.go): the
+// documents read lately, each with what is made of it, dropped together.
+// A document is served from memory until StoredAt+FreshFor (the freshness
+// the shared cache applies, which a document's state decides: freshness.go;
+// see Config.CacheTTL), so a warm request costs no Redis round trip. Made
+// of it, once per version: its parsed form (upstream JSON is decoded once
+// per miss, by the fill that fetched it, and once per version read from
+// Redis by another instance), which projects and plans each principal may
+// see, and the encoded views with their ETags (a team's members share one
+// body), keyed by the policy's version (bumped on every reload), the
+// principal, the public base URL, the expansion and the paging. A new
+// upstream document or a policy reload is seen at once.
 package proxy
 
 import (
@@ -79,13 +80,11 @@ type Config struct {
 	// connection's scheme (TLS or not) and the Host header; X-Forwarded-*
 	// headers are not trusted.
 	PublicURL string
-	// ViewCacheEntries bounds the distinct encoded responses held in
-	// process; the index in front of them, which says which response is
-	// whose, holds up to 16 times as many callers and queries (principals
-	// who see the same things share one response).
-	// Zero means DefaultViewCacheEntries.
+	// ViewCacheEntries bounds the views held in process: up to 16 times
+	// as many callers and queries (principals who see the same things
+	// share one body). Zero means DefaultViewCacheEntries.
 	ViewCacheEntries int
-	// ViewCacheBytes bounds the same responses by size (a view of a large
+	// ViewCacheBytes bounds the views' bodies by size (a view of a large
 	// project list can be megabytes). Zero means DefaultViewCacheBytes.
 	ViewCacheBytes int64
 	// CacheTTL should be the shared cache's TTL (FACADE_CACHE_TTL): an
@@ -267,6 +266,8 @@ type view struct {
 	// fields are the ETag and Content-Length header values, made once
 	// with the view (Answer).
 	fields *[2]string
+	// marks are where the view holds a plan's isFavourite (finish).
+	marks []favouriteMark
 }
 
 // viewIndexFactor: how many views (a caller and a query each) may be held
@@ -287,8 +288,8 @@ type Answer struct {
 	Body []byte
 	// ETag and Length are the ETag and Content-Length header values,
 	// shared and read-only (each of capacity one, so an append copies):
-	// the server puts them in its header map as they are, where a Set per
-	// header cost an allocation each, on every request.
+	// the server puts them in its header map as they are, without the
+	// allocation a Set per header costs on every request.
 	ETag, Length []string
 	// Cache is where the document came from (the X-Cache header).
 	Cache cache.Status

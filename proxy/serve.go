@@ -87,10 +87,7 @@ func (h *Handler) serve(ctx context.Context, rt *Route, key facade.BuildKey, req
 	if err != nil {
 		return Answer{}, err
 	}
-	if v, err = markFavourites(v, favs); err != nil {
-		return Answer{}, err
-	}
-	return v.answer(status), nil
+	return markFavourites(v, favs).answer(status), nil
 }
 
 // document1 answers the routes served from one upstream document.

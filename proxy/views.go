@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"strconv"
 
 	"github.com/facade-dev/facade"
 )
@@ -141,7 +142,7 @@ func (h *Handler) favouriteListView(doc *document, base string, p facade.Princip
 	if err != nil {
 		return view{}, err
 	}
-	return newView(finish(body, base)), nil
+	return finished(body, base), nil
 }
 
 // listPage renders a page of a collected list: the items of plans p may
@@ -190,7 +191,7 @@ func (h *Handler) emptyListView(doc *document, base string, rt *Route) (view, er
 	if err != nil {
 		return view{}, err
 	}
-	return newView(finish(body, base)), nil
+	return finished(body, base), nil
 }
 
 // encoded is v encoded as the views hold it (encodeJSON).
@@ -200,4 +201,95 @@ func encoded(v any) ([]byte, error) {
 		return nil, upstreamBad(err)
 	}
 	return buf.Bytes(), nil
+}
+
+// view returns the view under key, or builds it once (concurrent requests
+// for one key share the build), finishes it for the key's base, tags it
+// and keeps it.
+func (doc *document) view(d *documents, key viewKey, build func() ([]byte, error)) (view, error) {
+	doc.mu.Lock()
+	v, ok := doc.byKey[key]
+	doc.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	r, err, _ := doc.builds.Do(flightKey(key), func() (any, error) {
+		body, err := build()
+		if err != nil {
+			return nil, err
+		}
+		v := finished(body, key.base)
+		views, bytes := doc.keep(key, &v)
+		d.chargeViews(doc, views, bytes)
+		return v, nil
+	})
+	if err != nil {
+		return view{}, err
+	}
+	return r.(view), nil
+}
+
+// keep holds v under key, its body shared with an equal view's when there
+// is one (equal ETag and equal bytes: nobody is served a byte of a view
+// that is not exactly theirs), and returns the change in views and view
+// bytes held.
+func (doc *document) keep(key viewKey, v *view) (views, held int64) {
+	doc.mu.Lock()
+	defer doc.mu.Unlock()
+	views, held = doc.at(key.policy)
+	if b, ok := doc.bodies[v.tag]; ok && bytes.Equal(b, v.body) {
+		v.body = b
+	} else {
+		doc.bodies[v.tag] = v.body
+		held += int64(len(v.body))
+	}
+	if _, ok := doc.byKey[key]; !ok {
+		views++
+	}
+	doc.byKey[key] = *v
+	return views, held
+}
+
+// visibility returns which projects and plans p may see under the policy
+// version, computed by compute once per principal and policy.
+func (doc *document) visibility(d *documents, policy uint64, p facade.Principal, compute func() []visibleProject) []visibleProject {
+	doc.mu.Lock()
+	v, ok := doc.vis[p.Key()]
+	ok = ok && doc.policy == policy
+	doc.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	doc.mu.Lock()
+	views, bytes := doc.at(policy)
+	if _, seen := doc.vis[p.Key()]; !seen {
+		views++
+	}
+	doc.vis[p.Key()] = v
+	doc.mu.Unlock()
+	d.chargeViews(doc, views, bytes)
+	return v
+}
+
+// flightKey spells a view key as a string for singleflight.
+func flightKey(k viewKey) string {
+	b := make([]byte, 0, 128)
+	b = append(b, 'v', k.kind, 0)
+	b = strconv.AppendUint(b, k.policy, 10)
+	b = append(b, 0)
+	b = append(b, k.principal.ID...)
+	b = append(b, 0)
+	b = append(b, k.principal.Role...)
+	b = append(b, 0)
+	b = append(b, k.principal.Roles...)
+	b = append(b, 0)
+	b = append(b, k.principal.Groups...)
+	b = append(b, 0)
+	b = append(b, k.base...)
+	b = append(b, 0, byte(k.expand), 0)
+	b = strconv.AppendInt(b, int64(k.start), 10)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, int64(k.max), 10)
+	return string(b)
 }

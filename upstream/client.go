@@ -242,6 +242,14 @@ func (at Path) String() string {
 	return s
 }
 
+// encodeQuery is the query part of an upstream URL: "" or "?" and v.
+func encodeQuery(v url.Values) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
 // word: 1-32 lowercase letters, as Bamboo names its resources.
 func word(s string) bool {
 	if len(s) < 1 || len(s) > 32 {
