@@ -19,11 +19,11 @@ func (h *Handler) projects(ctx context.Context, req *Request, q routeQuery, favs
 		return view{}, "", err
 	}
 	params := q.listParams
-	// The list is filtered for its caller (or its filtered view found in
-	// the view cache): the authorization step of a list.
+	// The list is filtered for its caller (or its filtered view found
+	// among the document's views): the authorization step of a list.
 	defer tracing.Authorize(ctx, "project.list").End()
 	if q.favourite {
-		// Per caller and cheap (a concatenation): not kept in the view cache.
+		// Per caller and cheap (a concatenation): not kept.
 		visible := keepFavourites(idx, h.visibility(doc, idx, p), favs)
 		body := idx.render(visible, params.expand&expandPlans != 0, params.startIndex, params.maxResults)
 		return finished(body, h.publicBase(req)), entry.Status, nil

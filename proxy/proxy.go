@@ -17,11 +17,11 @@
 //
 //   - the route table and its parsing: routes.go (the table), endpoints.go
 //     (its paths), serve.go (the key), ident.go (artifact paths), query.go
-//     and params.go (paging, expand and filters, validated);
+//     (paging, expand and filters, validated);
 //   - upstream documents: collect.go (whole lists read page by page),
-//     documents.go (the shared cache and the one cache in process),
-//     document.go (one document and what is made of it), freshness.go (how
-//     long each document is kept);
+//     documents.go (the shared cache, and the one cache in process: each
+//     document with what is made of it), freshness.go (how long each
+//     document is kept);
 //   - the views: views.go (what each principal sees of a document,
 //     encoded), index.go and lists.go (the project list and collected
 //     lists taken apart), links.go and jsonio.go (link rewriting, decoding
