@@ -37,18 +37,18 @@ func (h *Handler) projectIndexFor(ctx context.Context, clover bool) (*projectsIn
 // under the current policy, asked of the policy once per principal and
 // document version (document.visibility). A project appears when it is
 // granted whole or when any of its plans is.
-func (h *Handler) visibility(doc *document, idx *projectsIndex, p facade.Principal) []visibleProject {
-	return doc.visibility(h.docs, h.az.Version(), p, func() []visibleProject {
+func (vm *viewMaker) visibility(doc *document, idx *projectsIndex, p facade.Principal) []visibleProject {
+	return doc.visibility(vm.docs, vm.az.Version(), p, func() []visibleProject {
 		var out []visibleProject
 		for i := range idx.projects {
 			proj := &idx.projects[i]
-			if h.az.ListProject(p, proj.ref) {
+			if vm.az.ListProject(p, proj.ref) {
 				out = append(out, visibleProject{project: i})
 				continue
 			}
 			var plans []int32
 			for j, plan := range proj.plans {
-				if h.az.ListPlan(p, plan.ref) {
+				if vm.az.ListPlan(p, plan.ref) {
 					plans = append(plans, int32(j))
 				}
 			}
@@ -80,7 +80,7 @@ func (h *Handler) project(ctx context.Context, req *Request, q routeQuery, key s
 	if err != nil {
 		return view{}, "", err
 	}
-	visible := h.visibility(doc, idx, req.Principal)
+	visible := h.vm.visibility(doc, idx, req.Principal)
 	if q.favourite {
 		visible = keepFavourites(idx, visible, favs)
 	}
@@ -101,7 +101,7 @@ func (h *Handler) plans(ctx context.Context, req *Request, q routeQuery, favs ma
 	if err != nil {
 		return view{}, "", err
 	}
-	visible := h.visibility(doc, idx, req.Principal)
+	visible := h.vm.visibility(doc, idx, req.Principal)
 	if q.favourite {
 		visible = keepFavourites(idx, visible, favs)
 	}

@@ -24,7 +24,7 @@ func (h *Handler) projects(ctx context.Context, req *Request, q routeQuery, favs
 	defer tracing.Authorize(ctx, "project.list").End()
 	if q.favourite {
 		// Per caller and cheap (a concatenation): not kept.
-		visible := keepFavourites(idx, h.visibility(doc, idx, p), favs)
+		visible := keepFavourites(idx, h.vm.visibility(doc, idx, p), favs)
 		body := idx.render(visible, params.expand&expandPlans != 0, params.startIndex, params.maxResults)
 		return finished(body, h.publicBase(req)), entry.Status, nil
 	}
@@ -34,7 +34,7 @@ func (h *Handler) projects(ctx context.Context, req *Request, q routeQuery, favs
 		start: params.startIndex, max: params.maxResults,
 	}
 	v, err := doc.view(h.docs, key, func() ([]byte, error) {
-		return idx.render(h.visibility(doc, idx, p), key.expand&expandPlans != 0, key.start, key.max), nil
+		return idx.render(h.vm.visibility(doc, idx, p), key.expand&expandPlans != 0, key.start, key.max), nil
 	})
 	return v, entry.Status, err
 }

@@ -123,6 +123,7 @@ type Handler struct {
 	az    *authz.Authorizer
 	log   *slog.Logger
 	docs  *documents // upstream documents: the shared cache, and the one cache in process
+	vm    viewMaker  // what each principal sees of them, encoded
 	col   *collector // whole lists read from upstream
 	fresh freshness  // how long each document is kept
 
@@ -169,6 +170,7 @@ func New(up *upstream.Client, c *cache.Cache, az *authz.Authorizer, cfg Config) 
 		col:   &collector{up: up, log: cfg.Log},
 		fresh: freshness{finished: cfg.FinishedTTL, live: cfg.LiveInterval},
 	}
+	h.vm = viewMaker{az: az, docs: h.docs}
 	h.fetchProjects = h.col.fetchAllProjects
 	return h
 }

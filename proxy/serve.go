@@ -101,16 +101,16 @@ func (h *Handler) document1(ctx context.Context, req *Request, rt *Route, key fa
 	var v view
 	switch {
 	case rt.View == ViewList && q.favourite:
-		v, err = h.favouriteListView(doc, base, p, rt, q, favs)
+		v, err = h.vm.favouriteListView(doc, base, p, rt, q, favs)
 	case rt.View == ViewList:
-		v, err = h.listView(doc, base, p, rt, q)
+		v, err = h.vm.listView(doc, base, p, rt, q)
 	case rt.View == ViewPruned:
-		v, err = h.prunedView(doc, base, p, rt, q)
+		v, err = h.vm.prunedView(doc, base, p, rt, q)
 	case q.favourite && rt.List != "" && !favs[key.Plan().String()]:
 		// A page of one plan's results, and the plan is not a favourite.
-		v, err = h.emptyListView(doc, base, rt)
+		v, err = h.vm.emptyListView(doc, base, rt)
 	default:
-		v, err = h.rewrittenView(doc, base)
+		v, err = h.vm.rewrittenView(doc, base)
 	}
 	return v, entry.Status, err
 }
@@ -129,7 +129,7 @@ func (h *Handler) authorizeProject(ctx context.Context, op string, p facade.Prin
 	if err != nil {
 		return err
 	}
-	if _, ok := findVisible(idx, h.visibility(doc, idx, p), project.String()); ok {
+	if _, ok := findVisible(idx, h.vm.visibility(doc, idx, p), project.String()); ok {
 		return nil
 	}
 	return h.az.Refuse(ctx, p, op, "project:"+project.String())

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz"
 )
 
 // Views: what a principal sees of a document, encoded, built from the
@@ -14,11 +15,18 @@ import (
 // everything a view differs by: the policy's version, the principal (for
 // a filtered view), the public base URL, the expansion and the paging.
 
+// viewMaker builds the views of documents: it asks the policy what each
+// principal may see, and keeps what it built with the document.
+type viewMaker struct {
+	az   *authz.Authorizer
+	docs *documents
+}
+
 // asObject is the parsed form of a document served whole: its rewritten
 // object, shared by every view of it (which copy what they change).
 func asObject(obj map[string]any) (any, error) { return obj, nil }
 
-func (h *Handler) object(doc *document) (map[string]any, error) {
+func (vm *viewMaker) object(doc *document) (map[string]any, error) {
 	v, err := doc.parse(asObject)
 	if err != nil {
 		return nil, err
@@ -29,9 +37,9 @@ func (h *Handler) object(doc *document) (map[string]any, error) {
 // rewrittenView is the document with its links rewritten for base. It is
 // the same for every principal allowed to see it, so it is keyed by base
 // only.
-func (h *Handler) rewrittenView(doc *document, base string) (view, error) {
-	return doc.view(h.docs, viewKey{kind: kindResults, base: base}, func() ([]byte, error) {
-		top, err := h.object(doc)
+func (vm *viewMaker) rewrittenView(doc *document, base string) (view, error) {
+	return doc.view(vm.docs, viewKey{kind: kindResults, base: base}, func() ([]byte, error) {
+		top, err := vm.object(doc)
 		if err != nil {
 			return nil, err
 		}
@@ -42,8 +50,8 @@ func (h *Handler) rewrittenView(doc *document, base string) (view, error) {
 // prunedView rewrites a document's links, removes every item of a plan
 // the principal may not see, and collapses the route's Recount lists the
 // caller did not ask for.
-func (h *Handler) prunedView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
-	key := viewKey{kind: kindPruned, policy: h.az.Version(), principal: p.Key(), base: base}
+func (vm *viewMaker) prunedView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
+	key := viewKey{kind: kindPruned, policy: vm.az.Version(), principal: p.Key(), base: base}
 	var collapse []string
 	for i, v := range rt.Recount {
 		if q.has(v) {
@@ -52,12 +60,12 @@ func (h *Handler) prunedView(doc *document, base string, p facade.Principal, rt 
 			collapse = append(collapse, v)
 		}
 	}
-	return doc.view(h.docs, key, func() ([]byte, error) {
-		obj, err := h.object(doc)
+	return doc.view(vm.docs, key, func() ([]byte, error) {
+		obj, err := vm.object(doc)
 		if err != nil {
 			return nil, err
 		}
-		top := h.pruned(obj, p).(map[string]any)
+		top := vm.pruned(obj, p).(map[string]any)
 		for _, name := range collapse {
 			if list, ok := top[name].(map[string]any); ok {
 				n := jsonInt(list["size"])
@@ -74,12 +82,12 @@ func (h *Handler) prunedView(doc *document, base string, p facade.Principal, rt 
 // plan (a branch's master) p may not see goes the same way, so no answer
 // names a plan outside the caller's grants. v is shared: pruned copies
 // every object and array it walks.
-func (h *Handler) pruned(v any, p facade.Principal) any {
+func (vm *viewMaker) pruned(v any, p facade.Principal) any {
 	switch t := v.(type) {
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = h.pruned(e, p)
+			out[i] = vm.pruned(e, p)
 		}
 		return out
 	case map[string]any:
@@ -87,15 +95,15 @@ func (h *Handler) pruned(v any, p facade.Principal) any {
 		recount := -1
 		for name, val := range t {
 			if linked, ok := val.(map[string]any); ok && linkedPlans[name] {
-				if ref, ok := itemPlan(linked); !ok || !h.az.ListPlan(p, ref) {
+				if ref, ok := itemPlan(linked); !ok || !vm.az.ListPlan(p, ref) {
 					continue
 				}
 			}
 			if items, ok := val.([]any); ok && listedItems[name] {
 				kept := []any{}
 				for _, item := range items {
-					if ref, ok := itemPlan(item); ok && h.az.ListPlan(p, ref) {
-						kept = append(kept, h.pruned(item, p))
+					if ref, ok := itemPlan(item); ok && vm.az.ListPlan(p, ref) {
+						kept = append(kept, vm.pruned(item, p))
 					}
 				}
 				if len(kept) != len(items) {
@@ -104,7 +112,7 @@ func (h *Handler) pruned(v any, p facade.Principal) any {
 				out[name] = kept
 				continue
 			}
-			out[name] = h.pruned(val, p)
+			out[name] = vm.pruned(val, p)
 		}
 		if _, counted := t["size"]; counted && recount >= 0 {
 			out["size"], out["max-result"] = recount, recount
@@ -115,7 +123,7 @@ func (h *Handler) pruned(v any, p facade.Principal) any {
 }
 
 // listIndexOf is a collected list document taken apart (lists.go).
-func (h *Handler) listIndexOf(doc *document, rt *Route) (*listIndex, error) {
+func (vm *viewMaker) listIndexOf(doc *document, rt *Route) (*listIndex, error) {
 	v, err := doc.parse(func(obj map[string]any) (any, error) { return listIndexFrom(obj, rt) })
 	if err != nil {
 		return nil, err
@@ -127,18 +135,18 @@ func (h *Handler) listIndexOf(doc *document, rt *Route) (*listIndex, error) {
 // plans it may see, paged after filtering; size is the number visible (on
 // result lists too, where Bamboo counts the items returned: a caller
 // pages by it).
-func (h *Handler) listView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
-	key := viewKey{kind: kindList, policy: h.az.Version(), principal: p.Key(), base: base,
+func (vm *viewMaker) listView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery) (view, error) {
+	key := viewKey{kind: kindList, policy: vm.az.Version(), principal: p.Key(), base: base,
 		start: q.startIndex, max: q.maxResults}
-	return doc.view(h.docs, key, func() ([]byte, error) {
-		return h.listPage(doc, p, rt, q, nil)
+	return doc.view(vm.docs, key, func() ([]byte, error) {
+		return vm.listPage(doc, p, rt, q, nil)
 	})
 }
 
 // favouriteListView is listView keeping the caller's favourite plans
 // only; per caller, so not kept.
-func (h *Handler) favouriteListView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery, favs map[string]bool) (view, error) {
-	body, err := h.listPage(doc, p, rt, q, func(ref facade.PlanKey) bool { return favs[ref.String()] })
+func (vm *viewMaker) favouriteListView(doc *document, base string, p facade.Principal, rt *Route, q routeQuery, favs map[string]bool) (view, error) {
+	body, err := vm.listPage(doc, p, rt, q, func(ref facade.PlanKey) bool { return favs[ref.String()] })
 	if err != nil {
 		return view{}, err
 	}
@@ -147,14 +155,14 @@ func (h *Handler) favouriteListView(doc *document, base string, p facade.Princip
 
 // listPage renders a page of a collected list: the items of plans p may
 // see (and keep, when not nil, keeps).
-func (h *Handler) listPage(doc *document, p facade.Principal, rt *Route, q routeQuery, keep func(facade.PlanKey) bool) ([]byte, error) {
-	idx, err := h.listIndexOf(doc, rt)
+func (vm *viewMaker) listPage(doc *document, p facade.Principal, rt *Route, q routeQuery, keep func(facade.PlanKey) bool) ([]byte, error) {
+	idx, err := vm.listIndexOf(doc, rt)
 	if err != nil {
 		return nil, err
 	}
 	var visible [][]byte
 	for _, it := range idx.items {
-		if h.az.ListPlan(p, it.plan) && (keep == nil || keep(it.plan)) {
+		if vm.az.ListPlan(p, it.plan) && (keep == nil || keep(it.plan)) {
 			visible = append(visible, it.raw)
 		}
 	}
@@ -175,8 +183,8 @@ func (h *Handler) listPage(doc *document, p facade.Principal, rt *Route, q route
 
 // emptyListView is a list document with its list emptied: a page of one
 // plan's results asked with ?favourite when the plan is not one.
-func (h *Handler) emptyListView(doc *document, base string, rt *Route) (view, error) {
-	obj, err := h.object(doc)
+func (vm *viewMaker) emptyListView(doc *document, base string, rt *Route) (view, error) {
+	obj, err := vm.object(doc)
 	if err != nil {
 		return view{}, err
 	}
