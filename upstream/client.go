@@ -252,15 +252,7 @@ func encodeQuery(v url.Values) string {
 
 // word: 1-32 lowercase letters, as Bamboo names its resources.
 func word(s string) bool {
-	if len(s) < 1 || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 'a' || s[i] > 'z' {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 1 && len(s) <= 32 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz") == ""
 }
 
 // Projects returns GET {base}/rest/api/latest/project.json, decoded.
