@@ -211,3 +211,97 @@ func (k PlanKey) String() string {
 
 // IsZero reports whether k is the zero PlanKey, which no parse returns.
 func (k PlanKey) IsZero() bool { return k.short == "" }
+
+// BuildKey is a key of Bamboo's build API as its paths carry it: a
+// project (PROJ), a plan (PROJ-PLAN), a plan result (PROJ-PLAN-7, or
+// PROJ-PLAN-latest for the latest) or a job result (PROJ-PLAN-JOB-7). It
+// is made only by ParseBuildKey and PlanKey.Result, once, where a request
+// names it; the build routes pick their route by its shape and the
+// upstream client writes it into Bamboo's URL as it is. The zero value
+// names nothing.
+type BuildKey struct {
+	project ProjectKey
+	plan    string // the plan's own key; "" for a project
+	job     string // the job's own key; "" unless a job result
+	number  string // digits, or "latest"; "" for a project or plan
+	text    string // the key as Bamboo writes it
+}
+
+// ParseBuildKey returns s as a BuildKey, or ErrBadIdentifier when s is
+// none of PROJ, PROJ-PLAN, PROJ-PLAN-N (N digits or "latest") and
+// PROJ-PLAN-JOB-N (N digits), each part of its format (ValidProjectKey,
+// ValidPlanKey; a build number is 1-10 digits).
+func ParseBuildKey(s string) (BuildKey, error) {
+	parts := strings.SplitN(s, "-", 5)
+	project, err := ParseProjectKey(parts[0])
+	if err != nil {
+		return BuildKey{}, err
+	}
+	k := BuildKey{project: project, text: s}
+	ok := true
+	switch len(parts) {
+	case 1:
+		return k, nil
+	case 2:
+		k.plan = parts[1]
+	case 3:
+		k.plan, k.number = parts[1], parts[2]
+		ok = k.number == "latest" || ValidBuildNumber(k.number)
+	case 4:
+		k.plan, k.job, k.number = parts[1], parts[2], parts[3]
+		ok = ValidPlanKey(k.job) && ValidBuildNumber(k.number)
+	default:
+		ok = false
+	}
+	if !ok || !ValidPlanKey(k.plan) {
+		return BuildKey{}, ErrBadIdentifier
+	}
+	return k, nil
+}
+
+// Result returns the result of plan k numbered number (digits or
+// "latest"), or ErrBadIdentifier. k must not be zero.
+func (k PlanKey) Result(number string) (BuildKey, error) {
+	if k.IsZero() || number != "latest" && !ValidBuildNumber(number) {
+		return BuildKey{}, ErrBadIdentifier
+	}
+	return BuildKey{project: k.project, plan: k.short, number: number, text: k.String() + "-" + number}, nil
+}
+
+// ValidBuildNumber reports whether s is a build number: 1-10 digits.
+func ValidBuildNumber(s string) bool {
+	if len(s) < 1 || len(s) > 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Project is the key's project.
+func (k BuildKey) Project() ProjectKey { return k.project }
+
+// Plan is the key's plan, the unit of authorization for its results; the
+// zero PlanKey for a project's key.
+func (k BuildKey) Plan() PlanKey {
+	if k.plan == "" {
+		return PlanKey{}
+	}
+	return PlanKey{project: k.project, short: k.plan}
+}
+
+// Job is a job result's own job key (JOB of PROJ-PLAN-JOB-7); "" otherwise.
+func (k BuildKey) Job() string { return k.job }
+
+// Number is a result's build number, digits or "latest"; "" for a project
+// or plan.
+func (k BuildKey) Number() string { return k.number }
+
+// String is the key as Bamboo writes it; "" for the zero BuildKey.
+func (k BuildKey) String() string { return k.text }
+
+// IsZero reports whether k is the zero BuildKey, which no parse returns.
+func (k BuildKey) IsZero() bool { return k.text == "" }

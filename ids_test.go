@@ -125,3 +125,41 @@ func FuzzParseBuildKeys(f *testing.F) {
 		}
 	})
 }
+
+// TestBuildKeysParseOnceIntoTheirShape: a build key is one of Bamboo's
+// four shapes, each part of its format (docs/contract.md §3), and reads
+// back as written; anything else, an encoded or path character included,
+// is refused, so a BuildKey can go into an upstream URL as it is.
+func TestBuildKeysParseOnceIntoTheirShape(t *testing.T) {
+	for s, want := range map[string][4]string{ // project, plan, job, number
+		"PROJ":             {"PROJ", "", "", ""},
+		"PROJ-CORE":        {"PROJ", "PROJ-CORE", "", ""},
+		"PROJ-CORE-7":      {"PROJ", "PROJ-CORE", "", "7"},
+		"PROJ-CORE-latest": {"PROJ", "PROJ-CORE", "", "latest"},
+		"PROJ-CORE-JOB1-7": {"PROJ", "PROJ-CORE", "JOB1", "7"},
+		"A-0-Z-9999999999": {"A", "A-0", "Z", "9999999999"},
+	} {
+		k, err := ParseBuildKey(s)
+		got := [4]string{k.Project().String(), k.Plan().String(), k.Job(), k.Number()}
+		if err != nil || got != want || k.String() != s {
+			t.Errorf("%q: %v %v, want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "proj", "1P", "PROJ-", "PROJ-core", "PROJ-CORE-", "PROJ-CORE-x", "PROJ-CORE-JOB1-latest",
+		"PROJ-CORE-JOB1-", "PROJ-CORE-J-7-8", "PROJ-CORE-12345678901", "PROJ/CORE", "PROJ%2DCORE", "PROJ-CORE.json",
+		"PROJ CORE", "PROJ-CORE-7?x", "PROJ-CORE#7", "../PROJ", strings.Repeat("A", 65), "PROJ-" + strings.Repeat("A", 65)} {
+		if k, err := ParseBuildKey(s); !errors.Is(err, ErrBadIdentifier) || !k.IsZero() {
+			t.Errorf("%q: parsed as %q (%v)", s, k, err)
+		}
+	}
+	plan, _ := ParsePlanKey("PROJ-CORE")
+	for number, ok := range map[string]bool{"6": true, "latest": true, "": false, "x": false, "-1": false, "12345678901": false} {
+		k, err := plan.Result(number)
+		if (err == nil) != ok || ok && (k.String() != "PROJ-CORE-"+number || k.Plan() != plan || k.Number() != number) {
+			t.Errorf("PROJ-CORE result %q: %q %v", number, k, err)
+		}
+	}
+	if _, err := (PlanKey{}).Result("6"); err == nil {
+		t.Error("the zero plan has a result")
+	}
+}

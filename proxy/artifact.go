@@ -26,12 +26,8 @@ import (
 // with the file. A Download is returned with an error too when it has
 // headers for the error's answer (the validators, a 416's Content-Range);
 // it must be closed whenever it is not nil.
-func (h *Handler) Download(ctx context.Context, ep *Endpoint, req *Request) (*Download, error) {
-	escaped := "/download/" + req.Path
-	if strings.HasPrefix(ep.Pattern, "/browse/") {
-		escaped = "/browse/" + req.ResultKey + "/artifact/" + req.Path
-	}
-	target, err := parseArtifactPath(escaped)
+func (h *Handler) Download(ctx context.Context, _ *Endpoint, req *Request) (*Download, error) {
+	target, err := parseArtifactPath(req.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -172,11 +168,10 @@ func readSome(r io.Reader, buf []byte) (int, error) {
 	}
 }
 
-// copyBuffers hold 1 MiB: bench/run.sh measured a 1 GiB download at 967
-// us of CPU per MiB with 32 KiB buffers and 703 with 256 KiB; with 1 MiB,
-// 512 MiB downloads took 508-684 us/MiB against 898-1270 for 256 KiB in
-// the same hour (fewer read and write system calls, which cost dearly on
-// a virtual machine). Memory stays bounded: 1 MiB per download in flight.
+// copyBuffers hold 1 MiB: fewer read and write system calls than smaller
+// buffers, which cost dearly on a virtual machine (docs/performance.md,
+// "The build path", has the figures). Memory stays bounded: 1 MiB per
+// download in flight.
 var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
 
 type writerOnly struct{ w io.Writer }

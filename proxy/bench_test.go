@@ -98,8 +98,7 @@ func BenchmarkWarmProjectListColdView(b *testing.B) {
 	serveLoop(b, f.e, benchRequest(target), func() {
 		// Forget every view and visibility: each request asks the policy
 		// about all 1,229 plans and assembles its view again.
-		f.h.vc.views = newLRU[viewKey, view](DefaultViewCacheEntries, DefaultViewCacheBytes)
-		f.h.vc.vis = newLRU[visibilityKey, []visibleProject](DefaultViewCacheEntries, DefaultViewCacheBytes/4)
+		f.h.docs.forgetViews()
 	})
 }
 
@@ -151,6 +150,6 @@ func BenchmarkWarmLatestResults(b *testing.B) {
 func BenchmarkWarmLatestResultsColdView(b *testing.B) {
 	f, target := benchLatest(b)
 	serveLoop(b, f.e, benchRequest(target), func() {
-		f.h.vc.views = newLRU[viewKey, view](DefaultViewCacheEntries, DefaultViewCacheBytes)
+		f.h.docs.forgetViews()
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/url"
 	"strconv"
 
@@ -70,55 +71,39 @@ func (p *listPager) more(got int) bool {
 	return false
 }
 
-// projectsPage is the part of a Bamboo project list the collector reads;
-// everything else of the first page's top level is kept as is.
-type projectsPage struct {
-	Projects struct {
-		Size    int               `json:"size"`
-		Project []json.RawMessage `json:"project"`
-	} `json:"projects"`
-}
-
 var errNoProgress = errors.New("upstream project list: a page before the end was empty")
 
 // collect fetches every page of an upstream list into one document of
-// Bamboo's shape. It runs inside the cache's fill, so concurrent misses
-// share one collection.
-func (c *collector) collect(ctx context.Context, rt *Route, segments []string, vals url.Values) ([]byte, error) {
+// Bamboo's shape: the first page's object with every page's items in its
+// list. It runs inside the cache's fill, so concurrent misses share one
+// collection; each page is decoded once (by the upstream client), and the
+// collected object is what this instance's views are made of.
+func (c *collector) collect(ctx context.Context, rt *Route, at upstream.Path, vals url.Values) (upstream.Document, error) {
 	var (
-		top   map[string]json.RawMessage
-		items []json.RawMessage
+		top   map[string]any
+		items []any
 	)
 	pager := listPager{size: upstreamPage}
 	for start := 0; start < maxCollected; {
-		q := url.Values{}
-		for k, v := range vals {
-			q[k] = v
-		}
+		q := maps.Clone(vals)
 		q.Set("max-results", strconv.Itoa(upstreamPage))
 		if start > 0 {
 			q.Set("start-index", strconv.Itoa(start))
 		}
-		body, err := c.up.Document(ctx, rt.Name, q, segments...)
+		page, err := c.up.Document(ctx, rt.Name, at, q)
 		if err != nil {
-			return nil, err
+			return upstream.Document{}, err
 		}
-		var page map[string]json.RawMessage
-		if err := json.Unmarshal(body, &page); err != nil {
-			return nil, upstreamBad(err)
+		list, ok := page.Object[rt.List].(map[string]any)
+		if !ok {
+			return upstream.Document{}, upstreamBad(errNoList)
 		}
-		var list map[string]json.RawMessage
-		if err := json.Unmarshal(page[rt.List], &list); err != nil || list == nil {
-			return nil, upstreamBad(errNoList)
-		}
-		var got []json.RawMessage
-		if raw, ok := list[rt.Item]; ok {
-			if err := json.Unmarshal(raw, &got); err != nil {
-				return nil, upstreamBad(err)
-			}
+		got, ok := listItems(list[rt.Item])
+		if !ok {
+			return upstream.Document{}, upstreamBad(errNoList)
 		}
 		if top == nil {
-			top = page
+			top = page.Object
 		}
 		items = append(items, got...)
 		start += len(got)
@@ -129,88 +114,83 @@ func (c *collector) collect(ctx context.Context, rt *Route, segments []string, v
 	if len(items) >= maxCollected {
 		c.log.Warn("upstream list truncated", "route", rt.Name, "limit", maxCollected)
 	}
-	list, err := json.Marshal(map[string]any{
-		"size": len(items), "expand": rt.Item, "start-index": 0,
-		"max-result": len(items), rt.Item: nonNil(items),
-	})
-	if err != nil {
-		return nil, upstreamBad(err)
+	return collected(top, rt.List, rt.Item, items)
+}
+
+// listItems reads a list's items: an array, or nothing (absent, null).
+func listItems(v any) ([]any, bool) {
+	if v == nil {
+		return nil, true
 	}
-	top[rt.List] = list
-	doc, err := json.Marshal(top)
-	if err != nil {
-		return nil, upstreamBad(err)
+	items, ok := v.([]any)
+	return items, ok
+}
+
+// collected is top with its list member holding all of items, encoded
+// for the shared cache.
+func collected(top map[string]any, list, item string, items []any) (upstream.Document, error) {
+	if items == nil {
+		items = []any{}
 	}
-	return doc, nil
+	top[list] = map[string]any{
+		"size": len(items), "expand": item, "start-index": 0, "max-result": len(items), item: items,
+	}
+	body, err := encoded(top)
+	if err != nil {
+		return upstream.Document{}, err
+	}
+	return upstream.Document{Body: body, Object: top}, nil
 }
 
 // fetchAllProjects collects every project (up to maxProjects) with plans
 // expanded, page by page, into one Bamboo-shaped document. It runs inside
 // the cache's fill, so concurrent misses share one collection.
-func (c *collector) fetchAllProjects(ctx context.Context) ([]byte, error) {
+func (c *collector) fetchAllProjects(ctx context.Context) (upstream.Document, error) {
 	return c.collectProjects(ctx, false)
 }
 
 // fetchCloverProjects is fetchAllProjects with cloverEnabled: the projects
 // and plans Bamboo lists with Clover enabled.
-func (c *collector) fetchCloverProjects(ctx context.Context) ([]byte, error) {
+func (c *collector) fetchCloverProjects(ctx context.Context) (upstream.Document, error) {
 	return c.collectProjects(ctx, true)
 }
 
-func (c *collector) collectProjects(ctx context.Context, clover bool) ([]byte, error) {
+func (c *collector) collectProjects(ctx context.Context, clover bool) (upstream.Document, error) {
 	var (
-		top      map[string]json.RawMessage
-		projects []json.RawMessage
+		top      map[string]any
+		projects []any
 	)
 	for start := 0; start < maxProjects; {
-		body, err := c.up.Projects(ctx, upstream.ProjectQuery{
+		page, err := c.up.Projects(ctx, upstream.ProjectQuery{
 			Expand:        []string{upstream.ExpandProjectPlans},
 			CloverEnabled: clover,
 			MaxResults:    min(upstreamProjectPage, maxProjects-start),
 			StartIndex:    start,
 		})
 		if err != nil {
-			return nil, err
+			return upstream.Document{}, err
 		}
-		var page projectsPage
-		if err := json.Unmarshal(body, &page); err != nil {
-			return nil, upstreamBad(err)
+		list, _ := page.Object["projects"].(map[string]any)
+		got, ok := listItems(list["project"])
+		size, sized := list["size"].(json.Number)
+		total, err := size.Int64()
+		if !ok || list["size"] != nil && (!sized || err != nil) {
+			return upstream.Document{}, upstreamBad(errNoList)
 		}
 		if top == nil {
-			if err := json.Unmarshal(body, &top); err != nil {
-				return nil, upstreamBad(err)
-			}
+			top = page.Object
 		}
-		projects = append(projects, page.Projects.Project...)
-		start += len(page.Projects.Project)
-		if start >= page.Projects.Size {
+		projects = append(projects, got...)
+		start += len(got)
+		if int64(start) >= total {
 			break
 		}
-		if len(page.Projects.Project) == 0 {
-			return nil, upstreamBad(errNoProgress)
+		if len(got) == 0 {
+			return upstream.Document{}, upstreamBad(errNoProgress)
 		}
 	}
 	if len(projects) >= maxProjects {
 		c.log.Warn("upstream project list truncated", "limit", maxProjects)
 	}
-	list, err := json.Marshal(map[string]any{
-		"size": len(projects), "expand": "project", "start-index": 0,
-		"max-result": len(projects), "project": nonNil(projects),
-	})
-	if err != nil {
-		return nil, upstreamBad(err)
-	}
-	top["projects"] = list
-	doc, err := json.Marshal(top)
-	if err != nil {
-		return nil, upstreamBad(err)
-	}
-	return doc, nil
-}
-
-func nonNil(s []json.RawMessage) []json.RawMessage {
-	if s == nil {
-		return []json.RawMessage{}
-	}
-	return s
+	return collected(top, "projects", "project", projects)
 }

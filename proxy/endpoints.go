@@ -33,18 +33,18 @@ type Endpoint struct {
 }
 
 // Request is one request to a build route: who asks, and what the path's
-// parameters and the query say, as the caller sent them. Path parameters
-// are still percent-encoded (an encoded character is then outside every
-// key's allowed set).
+// parameters and the query say, as the caller sent them.
 type Request struct {
 	Principal facade.Principal
-	// Key and Number are the :key and :number parameters; "" where the
-	// path has none.
+	// Key and Number are the :key and :number parameters as the router
+	// matched them; "" where the path has none. Read and Favourite parse
+	// them once, into a facade.BuildKey (an encoded character, whether
+	// the router decoded it or not, is outside every key's format).
 	Key, Number string
-	// ResultKey and Path are an artifact path's :resultKey (/browse only)
-	// and the rest of it (*).
-	ResultKey, Path string
-	RawQuery        string
+	// Path is the request's escaped path (URL.EscapedPath): a download's
+	// segments are unescaped one at a time (parseArtifactPath).
+	Path     string
+	RawQuery string
 	// Host and TLS are where the request was sent: rewritten links lead
 	// there, unless Config.PublicURL is set.
 	Host string
@@ -110,18 +110,20 @@ const (
 	unmarkFavourite
 )
 
-// serveKey serves the route whose key kind the path's key fits; when none
-// does, the refusal names the build number if that alone is wrong, else
-// the key (as keyParam).
+// serveKey parses the path's key once and serves the endpoint's route of
+// its kind; when none fits, the refusal names the build number if that
+// alone is wrong, else the key (as keyParam).
 func (h *Handler) serveKey(ctx context.Context, ep *Endpoint, req *Request, op favouriteOp) (Answer, error) {
-	key := readKey(req.Key, req.Number)
-	for _, rt := range ep.Routes {
-		if k, ok := key.as(rt.Key); ok {
-			return h.serve(ctx, rt, k, req, op)
+	key, kind, err := readKey(req.Key, req.Number)
+	if err == nil {
+		for _, rt := range ep.Routes {
+			if rt.Key == kind {
+				return h.serve(ctx, rt, key, req, op)
+			}
 		}
 	}
 	if req.Number != "" {
-		if _, ok := readKey(req.Key, "").as(KeyPlan); ok {
+		if _, err := facade.ParsePlanKey(strings.TrimSuffix(req.Key, ".json")); err == nil {
 			return Answer{}, badIdentifier("buildNumber")
 		}
 	}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 
 	"github.com/facade-dev/facade"
@@ -90,63 +89,44 @@ func containsIndex(s []int32, j int32) bool {
 }
 
 // markFavourites sets isFavourite on the plan objects of a finished view
-// whose key the caller marked. Documents hold false everywhere, so a
-// caller without favourites is served the shared view as it is.
-func markFavourites(v view, favs map[string]bool) (view, error) {
-	if len(favs) == 0 || !bytes.Contains(v.body, []byte(`"isFavourite":false`)) {
-		return v, nil
+// whose key the caller marked, at the places finish noted: the view's
+// bytes are copied with "true" for "false" there, and tagged anew. Views
+// hold false everywhere, so a caller without favourites (or with none in
+// the view) is served the shared view as it is.
+func markFavourites(v view, favs map[string]bool) view {
+	if len(favs) == 0 || len(v.marks) == 0 {
+		return v
 	}
-	doc, err := decodeJSON(v.body)
-	if err != nil {
-		return v, upstreamBad(err)
-	}
-	changed := false
-	walkObjects(doc, func(m map[string]any) {
-		if _, ok := m["isFavourite"]; !ok {
-			return
+	var body []byte
+	from := 0
+	for _, m := range v.marks {
+		if !favs[m.plan] {
+			continue
 		}
-		if key, _ := m["key"].(string); favs[key] {
-			m["isFavourite"] = true
-			changed = true
+		if body == nil {
+			body = make([]byte, 0, len(v.body))
 		}
-	})
-	if !changed {
-		return v, nil
+		body = append(append(body, v.body[from:m.at]...), "true"...)
+		from = m.at + len("false")
 	}
-	var buf bytes.Buffer
-	if err := encodeJSON(&buf, doc); err != nil {
-		return v, upstreamBad(err)
+	if body == nil {
+		return v
 	}
-	return newView(buf.Bytes()), nil
-}
-
-// walkObjects calls fn for every object in v.
-func walkObjects(v any, fn func(map[string]any)) {
-	switch t := v.(type) {
-	case []any:
-		for _, e := range t {
-			walkObjects(e, fn)
-		}
-	case map[string]any:
-		fn(t)
-		for _, e := range t {
-			walkObjects(e, fn)
-		}
-	}
+	return newView(append(body, v.body[from:]...))
 }
 
 // favourite serves POST and DELETE /rest/api/latest/plan/:key/favourite
 // (Bamboo's own routes): the caller marks or unmarks a plan it may view.
 // The answer is 204; the plan's existence upstream is not asked (the
 // permission decides, from the key alone, as for every route).
-func (h *Handler) favourite(ctx context.Context, p facade.Principal, key buildKey, op favouriteOp) error {
+func (h *Handler) favourite(ctx context.Context, p facade.Principal, plan facade.PlanKey, op favouriteOp) error {
 	// serve authorized view on the plan already.
 	var err error
 	switch op {
 	case unmarkFavourite:
-		err = h.cfg.Favourites.Unmark(ctx, p, key.String())
+		err = h.cfg.Favourites.Unmark(ctx, p, plan.String())
 	case markFavourite:
-		err = h.cfg.Favourites.Mark(ctx, p, key.String())
+		err = h.cfg.Favourites.Mark(ctx, p, plan.String())
 	default:
 		return facade.ErrInternal // a favourite route is only ever a write
 	}

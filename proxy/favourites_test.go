@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -172,5 +174,47 @@ func TestAtlassianPythonClientsFavouriteCallsWork(t *testing.T) {
 	doc, _ = f.getOK("carol", api+"/plan?cloverEnabled")
 	if got := itemKeys(path(doc, "plans", "plan")); !slices.Equal(got, []string{"PROJ-LIB"}) {
 		t.Errorf("/plan?cloverEnabled: %v", got)
+	}
+}
+
+// walkObjects calls fn for every object in v.
+func walkObjects(v any, fn func(map[string]any)) {
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			walkObjects(e, fn)
+		}
+	case map[string]any:
+		fn(t)
+		for _, e := range t {
+			walkObjects(e, fn)
+		}
+	}
+}
+
+// TestAFavouritePlaceholderCannotComeFromUpstream: upstream text shaped
+// like a favourite placeholder loses its marker when the document is
+// rewritten, as the public base's placeholder does, so a caller's
+// favourites are set only on plan objects' isFavourite: never inside
+// text, never on a member Bamboo sent.
+func TestAFavouritePlaceholderCannotComeFromUpstream(t *testing.T) {
+	forged := favouritePrefix + "PROJ-CORE\x00"
+	doc := map[string]any{"buildReason": forged, forged: "x", "plan": map[string]any{"key": "PROJ-LIB", "isFavourite": true}}
+	body, err := encoded(newRewriter(doc).rewriteTree(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := markFavourites(finished(body, "https://facade.example"), map[string]bool{"PROJ-CORE": true, "PROJ-LIB": true})
+	var out map[string]any
+	if err := json.Unmarshal(v.body, &out); err != nil {
+		t.Fatalf("%v: %s", err, v.body)
+	}
+	if path(out, "plan", "isFavourite") != true || strings.Count(string(v.body), "true") != 1 || len(out) != 3 {
+		t.Errorf("favourites set elsewhere than the plan object's isFavourite: %s", v.body)
+	}
+	for name, value := range out {
+		if strings.Contains(name, "facade-favourite") || strings.Contains(fmt.Sprint(value), "facade-favourite") {
+			t.Errorf("the placeholder's text reached the answer: %s", v.body)
+		}
 	}
 }

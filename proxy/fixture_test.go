@@ -197,7 +197,7 @@ func newTestServer(h *Handler) *testRouter {
 func serveTestEndpoint(h *Handler, ep *Endpoint, pattern []string, w http.ResponseWriter, r *http.Request) {
 	req := &Request{
 		Principal: facade.Principal{ID: r.Header.Get("X-Test-Sub"), Role: r.Header.Get("X-Test-Role")},
-		RawQuery:  r.URL.RawQuery, Host: r.Host, TLS: r.TLS != nil,
+		Path:      r.URL.EscapedPath(), RawQuery: r.URL.RawQuery, Host: r.Host, TLS: r.TLS != nil,
 		Range: r.Header.Get("Range"), IfRange: r.Header.Get("If-Range"),
 	}
 	path := strings.Split(r.URL.EscapedPath(), "/")
@@ -207,10 +207,6 @@ func serveTestEndpoint(h *Handler, ep *Endpoint, pattern []string, w http.Respon
 			req.Key = path[i]
 		case ":number":
 			req.Number = path[i]
-		case ":resultKey":
-			req.ResultKey = path[i]
-		case "*":
-			req.Path = strings.Join(path[i:], "/")
 		}
 	}
 	ctx := r.Context()

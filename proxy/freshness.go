@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"time"
 
+	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
 )
 
@@ -77,11 +78,11 @@ type freshness struct{ finished, live time.Duration }
 
 // lifetime is the cache lifetime of route rt's document for key; nil
 // means the cache's TTL.
-func (f freshness) lifetime(rt *Route, key buildKey) cache.Lifetime {
+func (f freshness) lifetime(rt *Route, key facade.BuildKey) cache.Lifetime {
 	switch {
 	case rt.Item == "result":
 		return f.listLife
-	case (rt.Key == KeyResult || rt.Key == KeyJobResult) && rt.List == "" && key.number != "latest":
+	case (rt.Key == KeyResult || rt.Key == KeyJobResult) && rt.List == "" && key.Number() != "latest":
 		return f.resultLife
 	case rt.Key == KeyResult && rt.List == "":
 		// "latest" names another result when the next build finishes.

@@ -15,18 +15,6 @@ import (
 // control characters) and re-escaped by the upstream client: nothing a
 // caller encodes can shape an upstream URL or a cache key.
 
-func validBuildNumber(s string) bool {
-	if len(s) < 1 || len(s) > 10 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // Artifact path limits: generous for real artifact trees, small enough
 // that no path is a resource problem.
 const (
@@ -99,7 +87,7 @@ func artifactPlan(segs []string) (facade.PlanKey, bool) {
 	case "browse":
 		// K-P-N or K-P-J-N, then "artifact", then at least a name.
 		ok := (len(parts) == 3 || len(parts) == 4 && facade.ValidPlanKey(parts[2])) &&
-			validBuildNumber(parts[len(parts)-1]) &&
+			facade.ValidBuildNumber(parts[len(parts)-1]) &&
 			len(segs) >= 4 && segs[2] == "artifact" && segs[3] != ""
 		return ref, ok
 	case "download":
@@ -160,5 +148,5 @@ func validArtifactKey(segs []string) bool {
 	parts := strings.Split(segs[1], "-")
 	return (len(parts) == 3 || len(parts) == 4 && facade.ValidPlanKey(parts[2])) &&
 		facade.ValidProjectKey(parts[0]) && facade.ValidPlanKey(parts[1]) &&
-		validBuildNumber(parts[len(parts)-1])
+		facade.ValidBuildNumber(parts[len(parts)-1])
 }

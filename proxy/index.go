@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -16,7 +15,6 @@ import (
 // placeholder), so that a principal's view is assembled by concatenation:
 // no JSON encoding, no reflection, however many projects there are.
 type projectsIndex struct {
-	version  string
 	top      []byte // members of the top object other than "projects", comma-joined, e.g. "expand":"projects","link":{...}
 	projects []indexedProject
 }
@@ -34,20 +32,16 @@ type indexedPlan struct {
 	raw []byte         // the encoded plan object
 }
 
-// parseProjectsIndex parses the collected document (see fetchAllProjects).
-// It is lenient below the top level: an item that is not an object, or a
-// plan whose key cannot be told, is left out (a plan nobody can be
-// authorized for must not be shown), rather than failing the whole list.
-func parseProjectsIndex(version string, body []byte) (*projectsIndex, error) {
-	top, err := decodeRewritten(body)
-	if err != nil {
-		return nil, err
-	}
-
-	idx := &projectsIndex{version: version}
+// projectsIndexFrom takes the collected document apart (see
+// fetchAllProjects), from its rewritten object. It is lenient below the
+// top level: an item that is not an object, or a plan whose key cannot be
+// told, is left out (a plan nobody can be authorized for must not be
+// shown), rather than failing the whole list.
+func projectsIndexFrom(top map[string]any) (any, error) {
+	idx := &projectsIndex{}
 	list, _ := top["projects"].(map[string]any)
-	delete(top, "projects")
-	if idx.top, err = encodeMembers(top, ""); err != nil {
+	var err error
+	if idx.top, err = encodeMembers(top, "projects"); err != nil {
 		return nil, err
 	}
 	items, _ := list["project"].([]any)
@@ -64,8 +58,6 @@ func parseProjectsIndex(version string, body []byte) (*projectsIndex, error) {
 	}
 	return idx, nil
 }
-
-var errNotObject = errors.New("upstream document is not a JSON object")
 
 func indexProject(proj map[string]any) (indexedProject, error) {
 	ip := indexedProject{}

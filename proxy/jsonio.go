@@ -3,6 +3,8 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"slices"
 )
 
 // Documents as the views hold them: decoded with exact numbers and every
@@ -30,20 +32,7 @@ func encodeJSON(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
-// decodeRewritten decodes an upstream document, which must be a JSON
-// object, with every upstream URL in it rewritten to the placeholder.
-func decodeRewritten(body []byte) (map[string]any, error) {
-	doc, err := decodeJSON(body)
-	if err != nil {
-		return nil, err
-	}
-	top, ok := doc.(map[string]any)
-	if !ok {
-		return nil, errNotObject
-	}
-	newRewriter(top).rewriteTree(top) // an object is rewritten in place
-	return top, nil
-}
+var errNotObject = errors.New("upstream document is not a JSON object")
 
 // decodeJSON decodes a document keeping numbers exact (ids and sizes pass
 // through as written).
@@ -65,7 +54,62 @@ func publicBaseJSON(base string) []byte {
 	return b[1 : len(b)-1]
 }
 
-// finish replaces the placeholder with the public base.
-func finish(doc []byte, base string) []byte {
-	return bytes.ReplaceAll(doc, basePlaceholderJSON, publicBaseJSON(base))
+// finished is doc made a view: the placeholders replaced with the public
+// base, each favourite placeholder with false (its place noted for
+// markFavourites), and tagged.
+func finished(doc []byte, base string) view {
+	body, marks := finish(doc, base)
+	v := newView(body)
+	v.marks = marks
+	return v
+}
+
+// finish replaces the placeholders: the public base's with base, and each
+// favourite placeholder with false, noting where.
+func finish(doc []byte, base string) ([]byte, []favouriteMark) {
+	doc = bytes.ReplaceAll(doc, basePlaceholderJSON, publicBaseJSON(base))
+	if !bytes.Contains(doc, favouriteOpenJSON) {
+		return doc, nil
+	}
+	out := make([]byte, 0, len(doc))
+	var marks []favouriteMark
+	for {
+		i := bytes.Index(doc, favouriteOpenJSON)
+		if i < 0 {
+			return append(out, doc...), marks
+		}
+		rest := doc[i+len(favouriteOpenJSON):]
+		end := bytes.Index(rest, favouriteCloseJSON)
+		out = append(out, doc[:i]...)
+		marks = append(marks, favouriteMark{at: len(out), plan: string(rest[:end])})
+		out = append(out, "false"...)
+		doc = rest[end+len(favouriteCloseJSON):]
+	}
+}
+
+// favouritePlaceholder stands, in parsed documents, for the isFavourite
+// of a plan object (links.go sets it): a JSON string that names the plan,
+// which finish turns into false, noting where, so that a caller's own
+// favourites are set per request by changing those bytes alone
+// (markFavourites), without decoding the view. Like basePlaceholder it
+// cannot come from upstream text: rewrite strips favouritePrefix from it.
+type favouritePlaceholder string
+
+const favouritePrefix = "\x00facade-favourite:"
+
+var (
+	favouriteOpenJSON  = []byte(`"\u0000facade-favourite:`)
+	favouriteCloseJSON = []byte(`\u0000"`)
+)
+
+// MarshalJSON writes the placeholder: the plan key between the markers.
+func (f favouritePlaceholder) MarshalJSON() ([]byte, error) {
+	return append(append(slices.Clone(favouriteOpenJSON), f...), favouriteCloseJSON...), nil
+}
+
+// favouriteMark is where a view holds a plan object's isFavourite (false),
+// and whose.
+type favouriteMark struct {
+	at   int
+	plan string
 }

@@ -95,7 +95,7 @@ func upstreamPrefixes(href string) []string {
 // A prefix only matches where it ends at a URL boundary, so
 // http://bamboo.example.com does not eat into http://bamboo.example.community.
 func (r *rewriter) rewrite(s string) string {
-	s = strings.ReplaceAll(s, basePlaceholder, "")
+	s = strings.ReplaceAll(strings.ReplaceAll(s, basePlaceholder, ""), favouritePrefix, "")
 	for _, p := range r.prefixes {
 		if !strings.Contains(s, p) {
 			continue
@@ -156,9 +156,14 @@ func (r *rewriter) rewriteTree(v any) any {
 		}
 		if _, ok := t["isFavourite"]; ok {
 			// Upstream's favourites are the service account's, not the
-			// caller's: every document holds false, and the caller's own
-			// are set per request (favourites.go).
+			// caller's: every view holds false, and the caller's own are
+			// set per request (favourites.go) where the placeholder was.
 			t["isFavourite"] = false
+			if key, _ := t["key"].(string); key != "" {
+				if _, err := facade.ParsePlanKey(key); err == nil {
+					t["isFavourite"] = favouritePlaceholder(key)
+				}
+			}
 		}
 		for _, k := range urlMembers {
 			if u, ok := t[k].(string); ok && !safeScheme(u) {
@@ -325,7 +330,7 @@ func artifactRedirectToRoute(href string) string {
 	name := strings.ReplaceAll(q.Get("artifactName"), " ", "-")
 	parts := strings.Split(planKey, "-")
 	if len(parts) < 2 || len(parts) > 3 || !facade.ValidProjectKey(parts[0]) || !facade.ValidPlanKey(parts[1]) ||
-		!validBuildNumber(number) {
+		!facade.ValidBuildNumber(number) {
 		return href
 	}
 	if _, ok := artifactSegment(url.PathEscape(name), false); !ok {

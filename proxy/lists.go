@@ -15,24 +15,49 @@ import (
 // collected whole (CacheCollected) or passed as a page, from which every
 // item of a plan the caller may not see is removed before paging.
 
-// projectIndex returns the shared project list, parsed.
-func (h *Handler) projectIndex(ctx context.Context) (*projectsIndex, cache.Entry, error) {
-	return h.projectIndexFor(ctx, false)
-}
-
 // projectIndexFor returns the shared project list, or with clover the
 // list Bamboo answers with cloverEnabled=true, parsed.
-func (h *Handler) projectIndexFor(ctx context.Context, clover bool) (*projectsIndex, cache.Entry, error) {
+func (h *Handler) projectIndexFor(ctx context.Context, clover bool) (*projectsIndex, *document, cache.Entry, error) {
 	key, fetch := projectsDocKey, h.fetchProjects
 	if clover {
 		key, fetch = cloverProjectsDocKey, h.col.fetchCloverProjects
 	}
-	entry, err := h.docs.get(ctx, key, fetch, nil) // projects and plans: FACADE_CACHE_TTL
+	entry, doc, err := h.docs.get(ctx, key, fetch, nil) // projects and plans: FACADE_CACHE_TTL
 	if err != nil {
-		return nil, entry, err
+		return nil, nil, entry, err
 	}
-	idx, err := h.vc.projectsIndexOf(entry)
-	return idx, entry, err
+	v, err := doc.parse(projectsIndexFrom)
+	if err != nil {
+		return nil, nil, entry, err
+	}
+	return v.(*projectsIndex), doc, entry, nil
+}
+
+// visibility is which projects and plans of the project list p may see
+// under the current policy, asked of the policy once per principal and
+// document version (document.visibility). A project appears when it is
+// granted whole or when any of its plans is.
+func (vm *viewMaker) visibility(doc *document, idx *projectsIndex, p facade.Principal) []visibleProject {
+	return doc.visibility(vm.docs, vm.az.Version(), p, func() []visibleProject {
+		var out []visibleProject
+		for i := range idx.projects {
+			proj := &idx.projects[i]
+			if vm.az.ListProject(p, proj.ref) {
+				out = append(out, visibleProject{project: i})
+				continue
+			}
+			var plans []int32
+			for j, plan := range proj.plans {
+				if vm.az.ListPlan(p, plan.ref) {
+					plans = append(plans, int32(j))
+				}
+			}
+			if plans != nil {
+				out = append(out, visibleProject{project: i, plans: plans})
+			}
+		}
+		return out
+	})
 }
 
 // findVisible finds project key among a principal's visible projects.
@@ -51,11 +76,11 @@ func findVisible(idx *projectsIndex, visible []visibleProject, key string) (visi
 // that Bamboo does not have is a 404, as is one with no plan left after
 // ?favourite or cloverEnabled.
 func (h *Handler) project(ctx context.Context, req *Request, q routeQuery, key string, favs map[string]bool) (view, cache.Status, error) {
-	idx, entry, err := h.projectIndexFor(ctx, q.clover)
+	idx, doc, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
 		return view{}, "", err
 	}
-	visible := h.vc.visibility(idx, h.az.Version(), req.Principal)
+	visible := h.vm.visibility(doc, idx, req.Principal)
 	if q.favourite {
 		visible = keepFavourites(idx, visible, favs)
 	}
@@ -65,18 +90,18 @@ func (h *Handler) project(ctx context.Context, req *Request, q routeQuery, key s
 	}
 	var b bytes.Buffer
 	idx.renderProject(&b, v, q.has("plans"))
-	return newView(finish(b.Bytes(), h.publicBase(req))), entry.Status, nil
+	return finished(b.Bytes(), h.publicBase(req)), entry.Status, nil
 }
 
 // plans serves GET /plan: every plan the principal may see (with
 // ?favourite, of the caller's favourites), in project order, paged after
 // filtering; size is the number visible.
 func (h *Handler) plans(ctx context.Context, req *Request, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
-	idx, entry, err := h.projectIndexFor(ctx, q.clover)
+	idx, doc, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
 		return view{}, "", err
 	}
-	visible := h.vc.visibility(idx, h.az.Version(), req.Principal)
+	visible := h.vm.visibility(doc, idx, req.Principal)
 	if q.favourite {
 		visible = keepFavourites(idx, visible, favs)
 	}
@@ -103,7 +128,7 @@ func (h *Handler) plans(ctx context.Context, req *Request, q routeQuery, favs ma
 	b.WriteString(`]}}`)
 	// The placeholder was written raw: encode it as the documents hold it.
 	body := bytes.Replace(b.Bytes(), []byte(basePlaceholder), basePlaceholderJSON, 1)
-	return newView(finish(body, h.publicBase(req))), entry.Status, nil
+	return finished(body, h.publicBase(req)), entry.Status, nil
 }
 
 // listIndex is a collected list taken apart once per document version:
@@ -120,17 +145,14 @@ type listItem struct {
 	raw  []byte
 }
 
-// parseListIndex parses a collected list. An item whose plan cannot be
-// told is left out: nobody can be authorized for it.
-func parseListIndex(body []byte, rt *Route) (*listIndex, error) {
-	top, err := decodeRewritten(body)
-	if err != nil {
-		return nil, err
-	}
+// listIndexFrom takes a collected list apart, from its rewritten object.
+// An item whose plan cannot be told is left out: nobody can be authorized
+// for it.
+func listIndexFrom(top map[string]any, rt *Route) (any, error) {
 	list, _ := top[rt.List].(map[string]any)
-	delete(top, rt.List)
 	idx := &listIndex{}
-	if idx.top, err = encodeMembers(top, ""); err != nil {
+	var err error
+	if idx.top, err = encodeMembers(top, rt.List); err != nil {
 		return nil, err
 	}
 	items, _ := list[rt.Item].([]any)

@@ -53,13 +53,14 @@ func (h *Handler) cachedLog(ctx context.Context, target artifactTarget, req *Req
 		return nil, false, nil
 	}
 	rt := jobResultRoute
-	state, err := h.docs.get(ctx, docKey(rt, job, routeQuery{}), h.fetcher(rt, job, routeQuery{}), h.fresh.lifetime(rt, job))
+	state, _, err := h.docs.get(ctx, docKey(rt, job, routeQuery{}), h.fetcher(rt, job, routeQuery{}), h.fresh.lifetime(rt, job))
 	if err != nil {
 		return nil, false, nil // Bamboo knows no such job result: the log is served as it has it
 	}
 	life := h.fresh.resultLife(state.Body)
-	entry, err := h.docs.get(ctx, "log:"+target.path, func(ctx context.Context) ([]byte, error) {
-		return h.readLog(ctx, target.path)
+	entry, _, err := h.docs.get(ctx, "log:"+target.path, func(ctx context.Context) (upstream.Document, error) {
+		body, err := h.readLog(ctx, target.path)
+		return upstream.Document{Body: body}, err // a log is no JSON: never parsed
 	}, func([]byte) time.Duration { return life })
 	if errors.Is(err, errLogTooLarge) {
 		return nil, false, nil
@@ -73,16 +74,17 @@ func (h *Handler) cachedLog(ctx context.Context, target artifactTarget, req *Req
 
 // buildLogJob reads the job result a build log path names:
 // /download/K-P-J/build_logs/K-P-J-N.log.
-func buildLogJob(path string) (buildKey, bool) {
+func buildLogJob(path string) (facade.BuildKey, bool) {
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	if len(segs) != 4 || segs[0] != "download" || segs[2] != "build_logs" {
-		return buildKey{}, false
+		return facade.BuildKey{}, false
 	}
 	name, ok := strings.CutSuffix(segs[3], ".log")
 	if !ok || !strings.HasPrefix(name, segs[1]+"-") {
-		return buildKey{}, false
+		return facade.BuildKey{}, false
 	}
-	return readKey(name, "").as(KeyJobResult)
+	k, err := facade.ParseBuildKey(name)
+	return k, err == nil && keyKind(k) == KeyJobResult
 }
 
 // readLog reads a whole log from upstream, refusing one over maxCachedLog

@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"context"
-	"strconv"
 
-	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/internal/tracing"
 )
@@ -16,59 +14,29 @@ import (
 // with it (projectIndexFor).
 func (h *Handler) projects(ctx context.Context, req *Request, q routeQuery, favs map[string]bool) (view, cache.Status, error) {
 	p := req.Principal
-	idx, entry, err := h.projectIndexFor(ctx, q.clover)
+	idx, doc, entry, err := h.projectIndexFor(ctx, q.clover)
 	if err != nil {
 		return view{}, "", err
 	}
 	params := q.listParams
-	// The list is filtered for its caller (or its filtered view found in
-	// the view cache): the authorization step of a list.
+	// The list is filtered for its caller (or its filtered view found
+	// among the document's views): the authorization step of a list.
 	defer tracing.Authorize(ctx, "project.list").End()
 	if q.favourite {
-		// Per caller and cheap (a concatenation): not kept in the view cache.
-		visible := keepFavourites(idx, h.vc.visibility(idx, h.az.Version(), p), favs)
+		// Per caller and cheap (a concatenation): not kept.
+		visible := keepFavourites(idx, h.vm.visibility(doc, idx, p), favs)
 		body := idx.render(visible, params.expand&expandPlans != 0, params.startIndex, params.maxResults)
-		return newView(finish(body, h.publicBase(req))), entry.Status, nil
+		return finished(body, h.publicBase(req)), entry.Status, nil
 	}
 	key := viewKey{
-		kind: kindProjects, doc: entry.Version, policy: h.az.Version(), principal: p.Key(),
+		kind: kindProjects, policy: h.az.Version(), principal: p.Key(),
 		base: h.publicBase(req), expand: params.expand & expandPlans,
 		start: params.startIndex, max: params.maxResults,
 	}
-	v, err := h.vc.projectsView(key, p, entry)
+	v, err := doc.view(h.docs, key, func() ([]byte, error) {
+		return idx.render(h.vm.visibility(doc, idx, p), key.expand&expandPlans != 0, key.start, key.max), nil
+	})
 	return v, entry.Status, err
-}
-
-// flightKey spells a view key as a string for singleflight.
-func flightKey(k viewKey) string {
-	b := make([]byte, 0, 128)
-	b = append(b, 'v', k.kind, 0)
-	b = append(b, k.doc...)
-	b = append(b, 0)
-	b = strconv.AppendUint(b, k.policy, 10)
-	b = append(b, 0)
-	b = append(b, k.principal.ID...)
-	b = append(b, 0)
-	b = append(b, k.principal.Role...)
-	b = append(b, 0)
-	b = append(b, k.principal.Roles...)
-	b = append(b, 0)
-	b = append(b, k.principal.Groups...)
-	b = append(b, 0)
-	b = append(b, k.base...)
-	b = append(b, 0, byte(k.expand), 0)
-	b = strconv.AppendInt(b, int64(k.start), 10)
-	b = append(b, 0)
-	b = strconv.AppendInt(b, int64(k.max), 10)
-	return string(b)
-}
-
-// visibilityKey names one principal's filtering of one document under one
-// policy; paging, expansion and base URL reuse it.
-type visibilityKey struct {
-	doc       string
-	policy    uint64
-	principal facade.PrincipalKey
 }
 
 // visibleProject is one project the principal may see: its index in the

@@ -2,49 +2,49 @@
 // Bamboo's read API (projects, plans, branches, results, job results) and
 // artifact downloads, answered from the upstream Bamboo server through the
 // shared response cache and filtered for the calling principal. Each route
-// is one entry of the table in routes.go; endpoints.go makes them plain
-// net/http handlers (this package knows no HTTP framework).
+// is one entry of the table in routes.go; endpoints.go lists its paths for
+// the server's router, which passes each request's parameters to Read,
+// Favourite or Download (this package knows no HTTP framework and writes
+// no response).
 //
 // The order of work in every handler is docs/build-routes.md's: parse and validate
 // (400), authorize from the identifiers alone (403, identical whether the
-// plan exists or not), and only then touch the cache or the upstream.
+// plan exists or not), and only then touch the cache or the upstream. The
+// key is parsed once, into a facade.BuildKey whose shape picks the route,
+// and goes to the upstream client as it is.
 //
 // Along its seams:
 //
 //   - the route table and its parsing: routes.go (the table), endpoints.go
-//     (its paths), ident.go and params.go, query.go (keys, paging, expand
-//     and filters, validated);
+//     (its paths), serve.go (the key), ident.go (artifact paths), query.go
+//     (paging, expand and filters, validated);
 //   - upstream documents: collect.go (whole lists read page by page),
-//     documents.go (the shared cache and its copies in process),
-//     freshness.go (how long each document is kept);
-//   - the views: viewcache.go (the one view cache: what each principal sees
-//     of a document, encoded), index.go and lists.go (the project list and
-//     collected lists taken apart), links.go and jsonio.go (link rewriting,
-//     decoding and encoding);
+//     documents.go (the shared cache, and the one cache in process: each
+//     document with what is made of it), freshness.go (how long each
+//     document is kept);
+//   - the views: views.go (what each principal sees of a document,
+//     encoded), index.go and lists.go (the project list and collected
+//     lists taken apart), links.go and jsonio.go (link rewriting, decoding
+//     and encoding);
 //   - the Handler (proxy.go, serve.go, projects.go, favourites.go,
-//     artifact.go) ties them together per request.
+//     artifact.go, livelog.go) ties them together per request.
 //
-// Speed comes from four in-process layers in front of Redis, each keyed so
-// that nothing outdated can be served:
-//
-//   - an L1 copy of each cache entry, used until StoredAt+FreshFor (the
-//     freshness the shared cache applies, which a document's state decides:
-//     freshness.go; see Config.CacheTTL), so a warm request costs no Redis
-//     round trip;
-//   - the parsed project list, keyed by the entry's content Version;
-//   - which projects and plans a principal may see, in a bounded LRU keyed
-//     by document Version, policy Version and principal, so paging through
-//     a list decides each plan once;
-//   - encoded views, each with its ETag, in a bounded LRU, keyed by
-//     document Version, the policy's Version (bumped on every reload), the
-//     principal, the public base URL, the expansion and the paging. A new
-//     upstream document or a policy reload changes the key, so it is seen
-//     at once.
+// One cache in process sits in front of Redis (documents.go): the
+// documents read lately, each with what is made of it, dropped together.
+// A document is served from memory until StoredAt+FreshFor (the freshness
+// the shared cache applies, which a document's state decides: freshness.go;
+// see Config.CacheTTL), so a warm request costs no Redis round trip. Made
+// of it, once per version: its parsed form (upstream JSON is decoded once
+// per miss, by the fill that fetched it, and once per version read from
+// Redis by another instance), which projects and plans each principal may
+// see, and the encoded views with their ETags (a team's members share one
+// body), keyed by the policy's version (bumped on every reload), the
+// principal, the public base URL, the expansion and the paging. A new
+// upstream document or a policy reload is seen at once.
 package proxy
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"strconv"
@@ -65,10 +65,11 @@ const (
 	DefaultViewCacheEntries = 4096
 	DefaultViewCacheBytes   = 64 << 20
 	DefaultL1Window         = time.Second
-	// l1Entries bounds the in-process copies of cache entries: one per
-	// project list and per result page recently asked for.
-	l1Entries = 1024
-	l1Bytes   = 64 << 20
+	// maxDocuments bounds the documents held in process: one per project
+	// list and per result page recently asked for; docBytes bounds their
+	// bytes and parsed forms.
+	maxDocuments = 1024
+	docBytes     = 64 << 20
 )
 
 // Config tunes a Handler. The zero Config works: every field documents
@@ -79,13 +80,11 @@ type Config struct {
 	// connection's scheme (TLS or not) and the Host header; X-Forwarded-*
 	// headers are not trusted.
 	PublicURL string
-	// ViewCacheEntries bounds the distinct encoded responses held in
-	// process; the index in front of them, which says which response is
-	// whose, holds up to 16 times as many callers and queries (principals
-	// who see the same things share one response).
-	// Zero means DefaultViewCacheEntries.
+	// ViewCacheEntries bounds the views held in process: up to 16 times
+	// as many callers and queries (principals who see the same things
+	// share one body). Zero means DefaultViewCacheEntries.
 	ViewCacheEntries int
-	// ViewCacheBytes bounds the same responses by size (a view of a large
+	// ViewCacheBytes bounds the views' bodies by size (a view of a large
 	// project list can be megabytes). Zero means DefaultViewCacheBytes.
 	ViewCacheBytes int64
 	// CacheTTL should be the shared cache's TTL (FACADE_CACHE_TTL): an
@@ -123,13 +122,13 @@ type Handler struct {
 	up    *upstream.Client
 	az    *authz.Authorizer
 	log   *slog.Logger
-	docs  *documents // upstream documents: the shared cache, and its copies in process
-	vc    *viewCache // what each principal sees of them, encoded
+	docs  *documents // upstream documents: the shared cache, and the one cache in process
+	vm    viewMaker  // what each principal sees of them, encoded
 	col   *collector // whole lists read from upstream
 	fresh freshness  // how long each document is kept
 
-	fetchProjects func(context.Context) ([]byte, error) // h.col.fetchAllProjects, bound once
-	lastBase      atomic.Pointer[derivedBase]           // the last base derived from a request
+	fetchProjects fetchFunc                   // h.col.fetchAllProjects, bound once
+	lastBase      atomic.Pointer[derivedBase] // the last base derived from a request
 }
 
 // derivedBase remembers one derived public base, so that the common case
@@ -167,21 +166,20 @@ func New(up *upstream.Client, c *cache.Cache, az *authz.Authorizer, cfg Config) 
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	h := &Handler{
 		cfg: cfg, up: up, az: az, log: cfg.Log,
-		docs:  &documents{cache: c, l1: newLRU[string, l1Entry](l1Entries, l1Bytes), now: cfg.Now, cacheTTL: cfg.CacheTTL},
-		vc:    newViewCache(az, cfg.ViewCacheEntries, cfg.ViewCacheBytes),
+		docs:  newDocuments(c, cfg),
 		col:   &collector{up: up, log: cfg.Log},
 		fresh: freshness{finished: cfg.FinishedTTL, live: cfg.LiveInterval},
 	}
+	h.vm = viewMaker{az: az, docs: h.docs}
 	h.fetchProjects = h.col.fetchAllProjects
 	return h
 }
 
-// viewKey names one encoded response. kind tells the two endpoints apart;
-// the results kind leaves the principal fields empty (a result page is the
-// same for everyone allowed to see it).
+// viewKey names one view of a document (document.view). kind tells the
+// views apart; the results kind leaves the policy and principal fields
+// empty (a result page is the same for everyone allowed to see it).
 type viewKey struct {
 	kind       byte
-	doc        string // cache.Entry.Version
 	policy     uint64 // authz Version
 	principal  facade.PrincipalKey
 	base       string
@@ -262,37 +260,23 @@ func (h *Handler) authorizePlan(ctx context.Context, op string, p facade.Princip
 
 // view is an encoded answer, finished for its base, with its strong ETag
 // (package internal/etag: the tag the server's conditional reads would
-// compute from the same bytes), computed once when the view is built, so
-// a view served from the cache is not hashed again.
+// compute from the same bytes): the one hash of a view, computed when it
+// is built, so a view served again is not hashed again.
 type view struct {
 	body []byte
 	tag  string
 	// fields are the ETag and Content-Length header values, made once
 	// with the view (Answer).
 	fields *[2]string
-	// sum names body in Handler.bodies, where the view cache finds it: a
-	// view cache entry holds no body of its own (see Handler.view).
-	sum bodyKey
+	// marks are where the view holds a plan's isFavourite (finish).
+	marks []favouriteMark
 }
 
-// bodyKey names a view body by its SHA-256, so that equal keys are equal
-// bytes: a body found by key is served to whoever's view names it. (The
-// ETag's 64-bit hash is no such proof.) It is computed once per view
-// built, never per request.
-type bodyKey [sha256.Size]byte
-
-// viewIndexFactor: how many view cache entries (a caller and a query, a
-// few hundred bytes each) per distinct body held. Principals of one team
-// share one body; round-robin requests of more principals than the index
-// holds would rebuild every view (bench/run.sh, 2,000 principals: a
-// quarter of the list's throughput, most of it in the garbage collector).
+// viewIndexFactor: how many views (a caller and a query each) may be held
+// per distinct view body. Principals of one team share one body; a team
+// larger than the views held, asking in turn, would rebuild every view
+// (docs/performance.md, "The build path").
 const viewIndexFactor = 16
-
-// viewEntryCost is what a view cache entry costs against its budget (512
-// bytes an entry on average): its key and fields, not its body.
-func viewEntryCost(k viewKey) int64 {
-	return 256 + int64(len(k.doc)+len(k.principal.ID)+len(k.base))
-}
 
 func newView(body []byte) view {
 	tag := etag.Strong(body)
@@ -306,8 +290,8 @@ type Answer struct {
 	Body []byte
 	// ETag and Length are the ETag and Content-Length header values,
 	// shared and read-only (each of capacity one, so an append copies):
-	// the server puts them in its header map as they are, where a Set per
-	// header cost an allocation each, on every request.
+	// the server puts them in its header map as they are, without the
+	// allocation a Set per header costs on every request.
 	ETag, Length []string
 	// Cache is where the document came from (the X-Cache header).
 	Cache cache.Status

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -43,43 +42,45 @@ var filterRules = map[string]struct {
 }
 
 // parseRouteQuery reads paging (max-results or max-result, start-index),
-// expand and the route's filters from a raw query. Every other parameter
-// (showEmpty, os_authType, ...) is ignored. A Bamboo filter the route does
-// not honour, or a malformed value of one it does, is a 400 that names
-// the parameter; paging is checked as parseListParams does.
+// expand and the route's filters from a raw query, with url.ParseQuery.
+// Every other parameter (showEmpty, os_authType, ...) is ignored. A Bamboo
+// filter the route does not honour, or a malformed value of one it does,
+// is a 400 that names the parameter; so is a badly escaped value of a
+// parameter read here, a paging value that is not 1-9 plain digits or is
+// out of range, and a paging parameter given twice with different values.
 func parseRouteQuery(rawQuery string, rt *Route) (routeQuery, error) {
-	lp, err := parseListParams(rawQuery)
+	// A ";" is text like any other in Bamboo's queries: escaped, ParseQuery
+	// keeps it (in a value it then fails that value's own check) instead
+	// of dropping its pair.
+	vals, err := url.ParseQuery(strings.ReplaceAll(rawQuery, ";", "%3B"))
 	if err != nil {
+		if err := badlyEscaped(rawQuery); err != nil {
+			return routeQuery{}, err
+		}
+	}
+	q := routeQuery{}
+	if q.listParams, err = listParamsOf(vals); err != nil {
 		return routeQuery{}, err
 	}
-	q := routeQuery{listParams: lp}
-	seen := map[string][]string{}
-	err = eachParam(rawQuery, isExpandOrFilter, func(key, value string) error {
-		seen[key] = append(seen[key], value)
-		return nil
-	})
-	if err != nil {
-		return q, err
-	}
-	q.expand = selectExpand(seen["expand"], rt.Expand)
+	q.expand = selectExpand(vals["expand"], rt.Expand)
 	if q.has("projects.project.plans") {
 		q.listParams.expand = expandPlans
 	}
-	if _, ok := seen["expand"]; len(seen) == 0 || ok && len(seen) == 1 {
-		return q, nil // no filter: nothing to sort (the common warm read)
+	var filters []string
+	for name := range vals {
+		if _, ok := filterRules[name]; ok {
+			filters = append(filters, name)
+		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(seen)) {
-		if name == "expand" {
-			continue
-		}
+	slices.Sort(filters) // the upstream query and the refusal do not depend on map order
+	for _, name := range filters {
 		rule := filterRules[name]
-		refused := rule.refused
 		if rule.norm == nil || !slices.Contains(rt.Filters, name) {
-			return q, refused
+			return q, rule.refused
 		}
-		value, ok := rule.norm(strings.Join(seen[name], ","))
+		value, ok := rule.norm(strings.Join(vals[name], ","))
 		if !ok {
-			return q, refused
+			return q, rule.refused
 		}
 		switch {
 		case name == FilterFavourite:
@@ -93,9 +94,26 @@ func parseRouteQuery(rawQuery string, rt *Route) (routeQuery, error) {
 	return q, nil
 }
 
-func isExpandOrFilter(key string) bool {
+// badlyEscaped names the parameter read here whose value url.ParseQuery
+// could not unescape (it reports only the escape). A garbled name is no
+// parameter of ours and is skipped.
+func badlyEscaped(rawQuery string) error {
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		rawKey, rawValue, _ := strings.Cut(pair, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if err != nil || !readHere(key) {
+			continue
+		}
+		if _, err := url.QueryUnescape(rawValue); err != nil {
+			return badParameter(key, facade.ReasonMalformed)
+		}
+	}
+	return nil
+}
+
+func readHere(key string) bool {
 	_, isFilter := filterRules[key]
-	return key == "expand" || isFilter
+	return isFilter || key == "expand" || key == "max-results" || key == "max-result" || key == "start-index"
 }
 
 // selectExpand keeps, from comma-joined expand values, the supported ones:
@@ -224,7 +242,7 @@ func validLabel(s string) bool {
 // validIssueKey: a Jira issue key, PROJECT-123.
 func validIssueKey(s string) bool {
 	project, number, ok := strings.Cut(s, "-")
-	if !ok || len(project) > 64 || !validBuildNumber(number) || project == "" || project[0] < 'A' || project[0] > 'Z' {
+	if !ok || len(project) > 64 || !facade.ValidBuildNumber(number) || project == "" || project[0] < 'A' || project[0] > 'Z' {
 		return false
 	}
 	for i := 0; i < len(project); i++ {
@@ -234,4 +252,79 @@ func validIssueKey(s string) bool {
 		}
 	}
 	return true
+}
+
+// Paging of both list endpoints (docs/contract.md §6).
+const (
+	defaultPage = 25
+	// maxPage is the largest page a caller may ask for: a whole
+	// organization's plans in a few requests.
+	maxPage = 1000
+	// maxStartIndex keeps start-index to nine digits: far beyond any
+	// project count or build number, and no overflow anywhere.
+	maxStartIndex = 999_999_999
+)
+
+// expandSet records, in a view key, which expansions a view holds; its
+// zero value is "no expansion".
+type expandSet uint8
+
+// expandPlans: the project list's projects.project.plans.
+const expandPlans expandSet = 1
+
+// listParams is the paging of a list request (and, for the project list,
+// whether plans are expanded). The zero value is not the default page;
+// listParamsOf fills defaults.
+type listParams struct {
+	expand     expandSet
+	maxResults int // 1..maxPage
+	startIndex int // 0..maxStartIndex
+}
+
+// listParamsOf reads the paging of a list request: max-results (or
+// Bamboo's alternative spelling max-result) and start-index. The upstream
+// query is always built from these values, never from the caller's text.
+func listParamsOf(vals url.Values) (listParams, error) {
+	p := listParams{maxResults: defaultPage}
+	var err error
+	if p.maxResults, err = pagingValue(vals, 1, maxPage, defaultPage, "max-results", "max-result"); err != nil {
+		return p, err
+	}
+	p.startIndex, err = pagingValue(vals, 0, maxStartIndex, 0, "start-index")
+	return p, err
+}
+
+// pagingValue is the value of the paging parameter spelled names, or def
+// when none is given. Repeating the same value is harmless; a different
+// one is ambiguous (malformed), as is anything but 1-9 plain digits (no
+// sign: strconv alone would take "+5").
+func pagingValue(vals url.Values, lo, hi, def int, names ...string) (int, error) {
+	first, name := "", ""
+	for _, n := range names {
+		for _, v := range vals[n] {
+			switch {
+			case name == "":
+				first, name = v, n
+			case v != first:
+				return 0, badParameter(n, facade.ReasonMalformed)
+			}
+		}
+	}
+	if name == "" {
+		return def, nil
+	}
+	if len(first) < 1 || len(first) > 9 || strings.Trim(first, "0123456789") != "" {
+		return 0, badParameter(name, facade.ReasonMalformed)
+	}
+	n, _ := strconv.Atoi(first) // nine digits always fit
+	if n < lo || n > hi {
+		return 0, badParameter(name, facade.ReasonOutOfRange)
+	}
+	return n, nil
+}
+
+// badParameter names the query parameter (as the client spelled it) and
+// the rule it broke.
+func badParameter(key string, reason facade.Reason) error {
+	return facade.Refuse(facade.ErrBadParameter, key, reason)
 }

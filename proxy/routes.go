@@ -1,13 +1,16 @@
 package proxy
 
+import "github.com/facade-dev/facade/upstream"
+
 // The build routes, one entry each. An entry says everything that differs
 // between two read routes of Bamboo's REST API as the facade serves them:
 // what the path's key names, the permission checked before any upstream
 // call, the upstream path, the expand values and result filters passed
 // on, how the upstream document is fetched and cached, and how it becomes
 // the caller's answer; and where it is served. The handler that serves
-// entries (Handler.Handler) is written once; server/routes.go mounts every
-// path of the table. The table is at the end of this file.
+// entries is written once (Handler.Read, Favourite and Download, one path
+// of the table each: endpoints.go); server/routes.go mounts every path of
+// the table. The table is at the end of this file.
 
 // Route is one read route of Bamboo's REST API.
 type Route struct {
@@ -27,10 +30,10 @@ type Route struct {
 	// Need is the permission checked, from the identifiers alone, before
 	// any upstream call.
 	Need Need
-	// Upstream is the upstream path below /rest/api/latest, one element
-	// per segment; "{key}" stands for the parsed key. Empty for routes
-	// answered from the shared project list.
-	Upstream []string
+	// Upstream is the upstream document below /rest/api/latest; a route
+	// with a key asks about the request's (upstreamPath). Empty for
+	// routes answered from the shared project list.
+	Upstream upstream.Path
 	// Expand are the expand values Bamboo supports here that are passed
 	// on when asked for (a deeper path selects its supported ancestor);
 	// any other value is ignored.
@@ -176,40 +179,40 @@ var Routes = []Route{
 		Cache: CacheProjectList, View: ViewPlans, List: "plans", Item: "plan", Filters: planListFilters,
 		Answer:   "every visible plan, paged after filtering",
 		Examples: []string{rest + "/plan?max-result=10&start-index=0"}},
-	{Name: "plan", Paths: []string{rest + "/plan/:key"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}"},
+	{Name: "plan", Paths: []string{rest + "/plan/:key"}, Key: KeyPlan, Need: NeedPlan, Upstream: upstream.Path{Resource: "plan"},
 		Expand: []string{"actions", "branches", "stages", "variableContext"}, Recount: []string{"branches"},
 		Cache: CachePage, View: ViewPruned,
 		Answer:   "the plan; its branches, listed or collapsed, hold and count only visible ones (so Bamboo is always asked for them)",
 		Examples: []string{rest + "/plan/PROJ-CORE?expand=branches"}},
-	{Name: "branches", Paths: []string{rest + "/plan/:key/branch"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"plan", "{key}", "branch"},
+	{Name: "branches", Paths: []string{rest + "/plan/:key/branch"}, Key: KeyPlan, Need: NeedPlan, Upstream: upstream.Path{Resource: "plan", Part: "branch"},
 		Filters: []string{FilterFavourite}, Cache: CacheCollected, View: ViewList, List: "branches", Item: "branch",
 		Answer:   "the visible branches, paged after filtering",
 		Examples: []string{rest + "/plan/PROJ-CORE/branch"}},
-	{Name: "latest_results", Paths: []string{rest + "/result"}, Key: KeyNone, Need: NeedNothing, Upstream: []string{"result"},
+	{Name: "latest_results", Paths: []string{rest + "/result"}, Key: KeyNone, Need: NeedNothing, Upstream: upstream.Path{Resource: "result"},
 		Expand: resultListExpands, Filters: latestFilters, Cache: CacheCollected, View: ViewList, List: "results", Item: "result",
 		Answer:   "the latest result of each visible plan",
 		Examples: []string{rest + "/result?buildstate=Successful&includeAllStates=true"}},
-	{Name: "project_results", Paths: []string{rest + "/result/:key"}, Key: KeyProject, Need: NeedProject, Upstream: []string{"result", "{key}"},
+	{Name: "project_results", Paths: []string{rest + "/result/:key"}, Key: KeyProject, Need: NeedProject, Upstream: upstream.Path{Resource: "result"},
 		Expand: resultListExpands, Filters: latestFilters, Cache: CacheCollected, View: ViewList, List: "results", Item: "result",
 		Answer:   "the latest result of each visible plan of K",
 		Examples: []string{rest + "/result/WEB?expand=results.result.labels"}},
-	{Name: "results", Paths: []string{rest + "/result/:key"}, Key: KeyPlan, Need: NeedPlan, Upstream: []string{"result", "{key}"},
+	{Name: "results", Paths: []string{rest + "/result/:key"}, Key: KeyPlan, Need: NeedPlan, Upstream: upstream.Path{Resource: "result"},
 		Expand: resultListExpands, Filters: resultFilters, Cache: CachePage, View: ViewDocument, List: "results", Item: "result",
 		Answer:   "a page of the plan's (or branch's) results",
 		Examples: []string{rest + "/result/PROJ-CORE?label=release&max-results=5"}},
 	{Name: "result", Paths: []string{rest + "/result/:key", rest + "/result/:key/:number"}, Key: KeyResult, Need: NeedPlan,
-		Upstream: []string{"result", "{key}"}, Expand: resultExpandValues, Cache: CachePage, View: ViewDocument,
+		Upstream: upstream.Path{Resource: "result"}, Expand: resultExpandValues, Cache: CachePage, View: ViewDocument,
 		Answer:   "one result; N may be `latest` (`/result/{K-P}/latest`, `/result/{K-P-latest}`)",
 		Examples: []string{rest + "/result/PROJ-CORE-6?expand=artifacts", rest + "/result/PROJ-CORE/6", rest + "/result/PROJ-CORE/latest"}},
-	{Name: "job_result", Paths: []string{rest + "/result/:key"}, Key: KeyJobResult, Need: NeedPlan, Upstream: []string{"result", "{key}"},
+	{Name: "job_result", Paths: []string{rest + "/result/:key"}, Key: KeyJobResult, Need: NeedPlan, Upstream: upstream.Path{Resource: "result"},
 		Expand: jobExpandValues, Cache: CachePage, View: ViewDocument,
 		Answer:   "one job result",
 		Examples: []string{rest + "/result/PROJ-CORE-JOB1-6?expand=testResults"}},
-	{Name: "result_labels", Paths: []string{rest + "/result/:key/label"}, Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "label"},
+	{Name: "result_labels", Paths: []string{rest + "/result/:key/label"}, Key: KeyResult, Need: NeedPlan, Upstream: upstream.Path{Resource: "result", Part: "label"},
 		Cache: CachePage, View: ViewDocument, List: "labels", Item: "label",
 		Answer:   "the result's labels",
 		Examples: []string{rest + "/result/PROJ-CORE-6/label"}},
-	{Name: "result_comments", Paths: []string{rest + "/result/:key/comment"}, Key: KeyResult, Need: NeedPlan, Upstream: []string{"result", "{key}", "comment"},
+	{Name: "result_comments", Paths: []string{rest + "/result/:key/comment"}, Key: KeyResult, Need: NeedPlan, Upstream: upstream.Path{Resource: "result", Part: "comment"},
 		Cache: CachePage, View: ViewDocument, List: "comments", Item: "comment",
 		Answer:   "the result's comments",
 		Examples: []string{rest + "/result/PROJ-CORE-6/comment"}},

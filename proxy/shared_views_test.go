@@ -22,13 +22,11 @@ func TestEqualViewsShareOneCopy(t *testing.T) {
 		t.Fatal("the fixture's premise: frank and gus see the same list, erin another")
 	}
 	held := map[string][]byte{}
-	f.h.vc.views.mu.Lock()
-	for k, it := range f.h.vc.views.items {
+	for k, v := range f.h.docs.heldViews() {
 		if k.kind == kindProjects {
-			held[k.principal.ID], _ = f.h.vc.bodies.get(it.val.sum)
+			held[k.principal.ID] = v.body
 		}
 	}
-	f.h.vc.views.mu.Unlock()
 	if len(held["frank"]) == 0 || &held["frank"][0] != &held["gus"][0] {
 		t.Error("frank's and gus's equal views are two copies")
 	}
@@ -65,10 +63,15 @@ func TestATeamLargerThanTheViewBudgetStaysWarm(t *testing.T) {
 			}
 		}
 	}
-	if n := f.h.vc.views.len(); n != members {
+	views := f.h.docs.heldViews()
+	bodies := map[*byte]bool{}
+	for _, v := range views {
+		bodies[&v.body[0]] = true
+	}
+	if n := len(views); n != members {
 		t.Errorf("%d of %d members' views are held; the rest were built again", n, members)
 	}
-	if n := f.h.vc.bodies.len(); n != 1 {
+	if n := len(bodies); n != 1 {
 		t.Errorf("%d bodies held for one team's list, want 1", n)
 	}
 }

@@ -37,64 +37,22 @@ func (noUpstream) Download(context.Context, *proxy.Endpoint, *proxy.Request) (*p
 
 var errNoUpstream = facade.ErrBuildsNotConfigured
 
-// buildRequest is what a build route needs of the request: the caller and
-// the path parameters Echo matched, still percent-encoded.
+// buildRequest is what a build route needs of the request: the caller,
+// the key parameters as Echo matched them (package proxy parses them once
+// into a facade.BuildKey; encoded or not, a character outside a key's
+// format is refused) and the escaped path (a download unescapes its
+// segments one at a time).
 func buildRequest(c echo.Context) *proxy.Request {
 	r := c.Request()
 	return &proxy.Request{
 		Principal: principal(c),
-		Key:       escapedParam(c, "key"),
-		Number:    escapedParam(c, "number"),
-		ResultKey: escapedParam(c, "resultKey"),
-		Path:      escapedParam(c, "*"),
+		Key:       c.Param("key"),
+		Number:    c.Param("number"),
+		Path:      r.URL.EscapedPath(),
 		RawQuery:  r.URL.RawQuery,
 		Host:      r.Host,
 		TLS:       r.TLS != nil,
 	}
-}
-
-// escapedParam is the path parameter name as the caller sent it. Echo
-// matches the raw path when the request's path has one (an encoding of its
-// own, %2F), else the decoded path, which is then exactly the raw path
-// decoded (net/url keeps no raw path when encoding the decoded one gives
-// the raw bytes back): encoding the value the same way restores them.
-func escapedParam(c echo.Context, name string) string {
-	v := c.Param(name)
-	if c.Request().URL.RawPath != "" || !needsEscape(v) {
-		return v
-	}
-	const hex = "0123456789ABCDEF"
-	b := make([]byte, 0, len(v)+8)
-	for i := 0; i < len(v); i++ {
-		if ch := v[i]; escapedInPath(ch) {
-			b = append(b, '%', hex[ch>>4], hex[ch&15])
-		} else {
-			b = append(b, ch)
-		}
-	}
-	return string(b)
-}
-
-func needsEscape(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if escapedInPath(v[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-// escapedInPath is net/url's rule for a path (URL.EscapedPath): all but
-// letters, digits, "-_.~" and "$&+,/:;=@" is percent-encoded.
-func escapedInPath(c byte) bool {
-	if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-		return false
-	}
-	switch c {
-	case '-', '_', '.', '~', '$', '&', '+', ',', '/', ':', ';', '=', '@':
-		return false
-	}
-	return true
 }
 
 // buildRead serves a JSON build route (GET and HEAD) of ep.

@@ -124,22 +124,18 @@ func (c *Client) ArtifactRange(ctx context.Context, path string, part Range) (*A
 	}
 	// Not a context deadline: the budget stops applying once the headers
 	// are in, and turns into an idle watchdog for the body.
-	ctx, cancel := context.WithCancelCause(ctx)
+	ctx, cancel := context.WithCancelCause(withBudget(ctx, c.cfg.Timeout))
 	watchdog := time.AfterFunc(c.cfg.Timeout, func() { cancel(errBudget) })
 
-	var resp *http.Response
-	result, cause, attempts := c.retry(ctx, func(ctx context.Context) (outcome, error) {
-		var result outcome
-		resp, result, err = c.attempt(ctx, target, "*/*", part)
-		return result, err
-	})
+	r, result, cause := c.get(ctx, target, part, true)
 	done(result.breakerReport())
-	c.finish(ctx, opArtifact, start, result.metricLabel(), attempts, cause)
+	c.finish(ctx, opArtifact, start, result.metricLabel(), attempts(r), cause)
 	if result != outcomeOK {
 		watchdog.Stop()
 		cancel(nil)
 		return nil, result.clientError(cause)
 	}
+	resp := r.RawResponse
 	watchdog.Reset(c.cfg.Timeout)
 	final := path
 	if resp.Request != nil && resp.Request.URL != nil {

@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/go-resty/resty/v2"
 
 	facade "github.com/facade-dev/facade"
 )
@@ -76,73 +77,52 @@ func (o outcome) clientError(cause error) error {
 // errBudget is the cancellation cause when Config.Timeout runs out.
 var errBudget = errors.New("upstream time budget exhausted")
 
-// document GETs a JSON document through the breaker, with retries, and
-// returns its body once it is known to be a JSON object.
-func (c *Client) document(ctx context.Context, op, target string) ([]byte, error) {
+// Document is a JSON document as Bamboo sent it: its bytes (what the
+// response cache stores) and the object they decode to, numbers kept
+// exact (json.Number), so that a caller builds its views from Object
+// without decoding Body again.
+type Document struct {
+	Body   []byte
+	Object map[string]any
+}
+
+// document GETs a JSON document through the breaker, with resty's retries
+// (newResty), and returns it once it is known to be one JSON object.
+func (c *Client) document(ctx context.Context, op, target string) (Document, error) {
 	start := c.cfg.Now()
 	done, err := c.breaker.allow()
 	if err != nil {
 		c.finish(ctx, op, start, "open", 0, err)
-		return nil, err
+		return Document{}, err
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errBudget)
 	defer cancel()
 
-	var body []byte
-	result, cause, attempts := c.retry(ctx, func(ctx context.Context) (outcome, error) {
-		resp, result, err := c.attempt(ctx, target, "application/json", Range{})
-		if result != outcomeOK {
-			return result, err
-		}
-		body, result, err = readDocument(ctx, resp)
-		return result, err
-	})
+	resp, result, cause := c.get(ctx, target, Range{}, false)
+	var doc Document
+	if result == outcomeOK {
+		doc, result, cause = readDocument(resp.Body())
+	}
 	done(result.breakerReport())
-	c.finish(ctx, op, start, result.metricLabel(), attempts, cause)
+	c.finish(ctx, op, start, result.metricLabel(), attempts(resp), cause)
 	if result != outcomeOK {
-		return nil, result.clientError(cause)
+		return Document{}, result.clientError(cause)
 	}
-	return body, nil
+	return doc, nil
 }
 
-// retry runs try until it succeeds, fails for good, the retries are used
-// up, or the deadline leaves no room for the next pause.
-func (c *Client) retry(ctx context.Context, try func(context.Context) (outcome, error)) (outcome, error, int) {
-	for attempt := 0; ; attempt++ {
-		result, err := try(ctx)
-		if result != outcomeRetryable || attempt >= c.cfg.Retries || !pause(ctx, backoff(attempt)) {
-			return result, err, attempt + 1
-		}
+// get sends one GET, retried by resty while it is retryable (retryable)
+// and the time budget leaves room for the pause before the next try
+// (retryPause). A document's body is read by resty, up to
+// maxDocumentBytes; a file's (stream) is left unread for the caller, and
+// closed here unless the answer is the file.
+func (c *Client) get(ctx context.Context, target string, part Range, stream bool) (*resty.Response, outcome, error) {
+	req := c.http.R().SetContext(ctx).SetDoNotParseResponse(stream)
+	if stream {
+		req.SetHeader("Accept", "*/*")
+	} else {
+		req.SetHeader("Accept", "application/json").SetResponseBodyLimit(maxDocumentBytes)
 	}
-}
-
-// backoff is 100ms doubled per attempt, capped at 2s, with jitter in its
-// upper half so that instances do not retry in step.
-func backoff(attempt int) time.Duration {
-	d := min(100*time.Millisecond<<attempt, 2*time.Second)
-	return d/2 + rand.N(d/2)
-}
-
-// pause waits d unless the deadline would pass first; it reports whether
-// there is time left to try again.
-func pause(ctx context.Context, d time.Duration) bool {
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// attempt sends one GET. It returns the response, body unread, only when
-// the status is 200; otherwise the body is drained and closed.
-func (c *Client) attempt(ctx context.Context, target, accept string, part Range) (*http.Response, outcome, error) {
-	req := c.http.R().SetContext(ctx).SetHeader("Accept", accept)
 	if part.Bytes != "" {
 		req.SetHeader("Range", "bytes="+part.Bytes)
 		if part.IfRange != "" {
@@ -150,32 +130,45 @@ func (c *Client) attempt(ctx context.Context, target, accept string, part Range)
 		}
 	}
 	resp, err := req.Get(target)
+	result, cause := classify(ctx, resp, err, part)
+	if result != outcomeOK && stream && resp != nil && resp.RawResponse != nil {
+		discard(resp.RawResponse.Body)
+	}
+	return resp, result, cause
+}
+
+// classify tells what one attempt's answer (or error) means. Only a 200 is
+// the document or file; a 206 or 416 too when a range was asked for.
+func classify(ctx context.Context, resp *resty.Response, err error, part Range) (outcome, error) {
+	if errors.Is(err, errNoTimeToRetry) {
+		err = nil // the last answer stands
+	}
 	if err != nil {
-		return nil, classifyError(ctx, err), err
+		return classifyError(ctx, err), err
 	}
-	raw := resp.RawResponse
-	partial := raw.StatusCode == http.StatusPartialContent || raw.StatusCode == http.StatusRequestedRangeNotSatisfiable
-	if raw.StatusCode == http.StatusOK || part.Bytes != "" && partial {
-		return raw, outcomeOK, nil
+	status := resp.StatusCode()
+	partial := status == http.StatusPartialContent || status == http.StatusRequestedRangeNotSatisfiable
+	if status == http.StatusOK || part.Bytes != "" && partial {
+		return outcomeOK, nil
 	}
-	discard(raw.Body)
-	err = fmt.Errorf("upstream answered %d", raw.StatusCode)
-	switch s := raw.StatusCode; {
-	case s == http.StatusNotFound, s == http.StatusForbidden:
+	err = fmt.Errorf("upstream answered %d", status)
+	switch {
+	case status == http.StatusNotFound, status == http.StatusForbidden:
 		// 403 is Bamboo hiding a plan from the service account: the caller
 		// was authorized by the facade, and for them the thing is absent.
-		return nil, outcomeNotFound, err
-	case s >= 500 || s == http.StatusTooManyRequests:
-		return nil, outcomeRetryable, err
+		return outcomeNotFound, err
+	case status >= 500 || status == http.StatusTooManyRequests:
+		return outcomeRetryable, err
 	}
-	return nil, outcomeRejected, err
+	return outcomeRejected, err
 }
 
 // classifyError tells a transport error apart: our deadline, the caller
-// leaving, a refused redirect, or a network failure worth retrying.
+// leaving, a refused redirect or an oversized document, or a network
+// failure worth retrying.
 func classifyError(ctx context.Context, err error) outcome {
 	switch {
-	case errors.Is(err, errRedirectElsewhere):
+	case errors.Is(err, errRedirectElsewhere), errors.Is(err, resty.ErrResponseBodyTooLarge):
 		return outcomeInvalid
 	case ctx.Err() == nil:
 		return outcomeRetryable
@@ -185,20 +178,88 @@ func classifyError(ctx context.Context, err error) outcome {
 	return outcomeCanceled
 }
 
-// readDocument reads a 200 body and checks it is one JSON object.
-func readDocument(ctx context.Context, resp *http.Response) ([]byte, outcome, error) {
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxDocumentBytes+1))
-	if err != nil {
-		return nil, classifyError(ctx, err), err
+// retryable is resty's retry condition: an idempotent request whose
+// attempt is worth another (a network error, 5xx, 429). resty asks it
+// after every attempt, with resp nil when the request could not be sent.
+func retryable(resp *resty.Response, err error) bool {
+	if resp == nil || resp.Request == nil {
+		return false
 	}
-	if len(body) > maxDocumentBytes {
-		return nil, outcomeInvalid, errors.New("upstream document exceeds the size limit")
+	if m := resp.Request.Method; m != http.MethodGet && m != http.MethodHead {
+		return false // a write is never sent twice
 	}
-	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(body) {
-		return nil, outcomeInvalid, errors.New("upstream document is not a JSON object")
+	result, _ := classify(resp.Request.Context(), resp, err, Range{})
+	return result == outcomeRetryable
+}
+
+// Pauses between tries: resty's capped exponential backoff, 100 ms doubled
+// per try up to 2 s, with jitter in the upper half of each step so that
+// instances do not retry in step.
+const (
+	retryWait    = 100 * time.Millisecond
+	retryMaxWait = 2 * time.Second
+)
+
+// errNoTimeToRetry ends the retries when the time budget would run out
+// during the next pause: the call then answers with its last attempt's
+// outcome (a 502 for a 500), not with a timeout of its own making.
+var errNoTimeToRetry = errors.New("no time left for another try")
+
+type budgetKey struct{}
+
+// withBudget notes when a call's time budget ends, for retryPause. A
+// document's context has that deadline too; an artifact's has not (its
+// budget turns into an idle watchdog once the headers are in).
+func withBudget(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, budgetKey{}, time.Now().Add(d))
+}
+
+// retryPause is resty's RetryAfter: 0 (resty's own backoff) while the
+// longest pause resty may pick still ends before the budget or the
+// caller's deadline, else errNoTimeToRetry.
+func retryPause(_ *resty.Client, resp *resty.Response) (time.Duration, error) {
+	ctx := resp.Request.Context()
+	longest := min(retryWait<<max(resp.Request.Attempt-1, 0), retryMaxWait)
+	end, ok := ctx.Value(budgetKey{}).(time.Time)
+	if d, has := ctx.Deadline(); has && (!ok || d.Before(end)) {
+		end, ok = d, true
 	}
-	return body, outcomeOK, nil
+	if ok && time.Until(end) <= longest {
+		return 0, errNoTimeToRetry
+	}
+	return 0, nil
+}
+
+// discardRetried releases the body of an answer resty is about to retry.
+func discardRetried(resp *resty.Response, _ error) {
+	if resp != nil && resp.RawResponse != nil {
+		discard(resp.RawResponse.Body)
+	}
+}
+
+// attempts is how many tries a call made.
+func attempts(resp *resty.Response) int {
+	if resp == nil || resp.Request == nil {
+		return 1
+	}
+	return max(resp.Request.Attempt, 1)
+}
+
+var errNotObject = errors.New("upstream document is not a JSON object")
+
+// readDocument decodes a 200 body, which must be one JSON object and
+// nothing after it: the one decoding of the document (Document.Object).
+func readDocument(body []byte) (Document, outcome, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var obj map[string]any
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		return Document{}, outcomeInvalid, errNotObject
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Document{}, outcomeInvalid, errNotObject
+	}
+	return Document{Body: body, Object: obj}, outcomeOK, nil
 }
 
 // discard drains a little of an unwanted body, so the connection can be

@@ -3,11 +3,11 @@
 //
 // It builds every upstream URL itself from validated parts, authenticates
 // with the service's own token (never the caller's), bounds each call with
-// one deadline that covers its retries, and puts a circuit breaker in front
-// of Bamboo so that a failing server is not hammered. Documents come back
-// as raw JSON bytes, checked to be one JSON object (the cache stores bytes;
-// the proxy decodes generically, so every field Bamboo sends survives);
-// artifacts come back as a stream.
+// one deadline that covers its retries (resty's), and puts a circuit
+// breaker in front of Bamboo so that a failing server is not hammered.
+// Documents come back as their bytes (which the cache stores) and the one
+// JSON object they decode to (generically, so every field Bamboo sends
+// survives); artifacts come back as a stream.
 //
 // Every failure is a *facade.Error with a fixed detail sentence: nothing the
 // upstream sent (body, headers, host) reaches a Detail, only Err, for logs.
@@ -162,9 +162,10 @@ func withDefaults(cfg Config) Config {
 }
 
 // newResty builds the HTTP client: no cookie jar (the token authenticates
-// every call), no resty retries (call.go retries within the deadline), and
-// bodies left unread so that artifacts stream and documents are read with a
-// size limit.
+// every call), resty's retries within the call's time budget (call.go:
+// which answers are retried, and when there is no time left for another
+// try), the redirect policy below, and artifact bodies left unread so that
+// they stream.
 func (c *Client) newResty() *resty.Client {
 	hc := &http.Client{}
 	if c.cfg.HTTPClient != nil {
@@ -174,8 +175,12 @@ func (c *Client) newResty() *resty.Client {
 	r := resty.NewWithClient(hc).
 		SetLogger(restyLogger{c.log}).
 		SetDisableWarn(true). // the plain-http token warning is logged once in New
-		SetDoNotParseResponse(true).
-		SetRetryCount(0).
+		SetRetryCount(c.cfg.Retries).
+		SetRetryWaitTime(retryWait).
+		SetRetryMaxWaitTime(retryMaxWait).
+		AddRetryCondition(retryable).
+		SetRetryAfter(retryPause).
+		AddRetryHook(discardRetried).
 		SetRedirectPolicy(resty.RedirectPolicyFunc(c.checkRedirect)).
 		SetHeader("User-Agent", "facade-upstream")
 	if c.cfg.Token != "" {
@@ -203,40 +208,55 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// Document returns the raw JSON of GET
-// {base}/rest/api/latest/{segments, slash-joined}.json?{q}. Each segment
-// must be 1-128 of A-Z a-z 0-9 and "-" (keys and fixed route words, as
-// the caller built them from validated parts), else ErrBadIdentifier without any
-// call; q is the query the caller built, never a client's text. op names
-// the call in metrics and logs.
-func (c *Client) Document(ctx context.Context, op string, q url.Values, segments ...string) ([]byte, error) {
-	if len(segments) == 0 {
-		return nil, facade.ErrBadIdentifier
-	}
-	for _, seg := range segments {
-		if !validKeySegment(seg) {
-			return nil, facade.ErrBadIdentifier
-		}
-	}
-	target := c.base + "/rest/api/latest/" + strings.Join(segments, "/") + ".json" + encodeQuery(q)
-	return c.document(ctx, op, target)
+// Path names a document of Bamboo's REST API below /rest/api/latest: a
+// resource ("plan", "result"), the build key it is about (zero for a
+// list of everything: /result) and a part of what the key names
+// ("branch", "label", "comment"). Resource and Part are words of the
+// build routes' table; the key was parsed where the request named it.
+type Path struct {
+	Resource string
+	Key      facade.BuildKey
+	Part     string
 }
 
-func validKeySegment(s string) bool {
-	if len(s) < 1 || len(s) > 128 {
-		return false
+// Document returns GET {base}/rest/api/latest/{resource}[/{key}][/{part}].json?{q},
+// decoded (Document). Resource and Part must be 1-32 lowercase letters,
+// else ErrBadIdentifier without any call; q is the query the caller
+// built, never a client's text. op names the call in metrics and logs.
+func (c *Client) Document(ctx context.Context, op string, at Path, q url.Values) (Document, error) {
+	if !word(at.Resource) || at.Part != "" && !word(at.Part) {
+		return Document{}, facade.ErrBadIdentifier
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return c.document(ctx, op, c.base+"/rest/api/latest/"+at.String()+".json"+encodeQuery(q))
 }
 
-// Projects returns the raw JSON of GET {base}/rest/api/latest/project.json.
-func (c *Client) Projects(ctx context.Context, q ProjectQuery) ([]byte, error) {
+// String is the path as it follows /rest/api/latest/: resource[/key][/part].
+func (at Path) String() string {
+	s := at.Resource
+	if !at.Key.IsZero() {
+		s += "/" + at.Key.String()
+	}
+	if at.Part != "" {
+		s += "/" + at.Part
+	}
+	return s
+}
+
+// encodeQuery is the query part of an upstream URL: "" or "?" and v.
+func encodeQuery(v url.Values) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
+// word: 1-32 lowercase letters, as Bamboo names its resources.
+func word(s string) bool {
+	return len(s) >= 1 && len(s) <= 32 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+// Projects returns GET {base}/rest/api/latest/project.json, decoded.
+func (c *Client) Projects(ctx context.Context, q ProjectQuery) (Document, error) {
 	return c.document(ctx, opProjects, c.projectsURL(q))
 }
 

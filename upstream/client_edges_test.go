@@ -16,24 +16,29 @@ import (
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
-// TestDocumentKeyAlphabetEdges: a key segment is 1 to 128 of A-Z a-z 0-9
-// and "-" (Document's contract): a key made of the alphabet's first or
-// last letter reaches Bamboo, and one made of the character just past
-// either end is refused without a call.
-func TestDocumentKeyAlphabetEdges(t *testing.T) {
+// TestDocumentPathAlphabetEdges: a resource or part word is 1 to 32 of
+// a-z (Document's contract; the key between them is a facade.BuildKey,
+// whose edges ids_test.go holds): a word made of the alphabet's first or
+// last letter reaches Bamboo, and one with the character just past either
+// end, or anything that could shape a path, is refused without a call.
+func TestDocumentPathAlphabetEdges(t *testing.T) {
 	bamboo, client := newPair(t, upstream.Config{Retries: -1, BreakerFailures: 1000})
-	for _, seg := range []string{"A", "Z", "a", "z", "0", "9", "-", strings.Repeat("Z", 128)} {
-		before := len(bamboo.Calls())
-		_, err := client.Document(context.Background(), "results", nil, "result", seg)
-		if errors.Is(err, facade.ErrBadIdentifier) || len(bamboo.Calls()) != before+1 {
-			t.Errorf("key %.10q (%d characters) did not reach Bamboo: %v", seg, len(seg), err)
+	for _, w := range []string{"a", "z", strings.Repeat("z", 32)} {
+		for _, at := range []upstream.Path{{Resource: w}, {Resource: "result", Key: mustKey(t, "PROJ-CORE-6"), Part: w}} {
+			before := len(bamboo.Calls())
+			_, err := client.Document(context.Background(), "results", at, nil)
+			if errors.Is(err, facade.ErrBadIdentifier) || len(bamboo.Calls()) != before+1 {
+				t.Errorf("word %.10q (%d characters) did not reach Bamboo: %v", w, len(w), err)
+			}
 		}
 	}
-	for _, seg := range []string{"@", "[", "`", "{", "/", ":", ",", "."} {
-		before := len(bamboo.Calls())
-		_, err := client.Document(context.Background(), "results", nil, "result", "A"+seg)
-		if !errors.Is(err, facade.ErrBadIdentifier) || len(bamboo.Calls()) != before {
-			t.Errorf("key %q: %v after %d calls, want bad identifier without a call", "A"+seg, err, len(bamboo.Calls())-before)
+	for _, w := range []string{"`", "{", "A", "0", "-", "/", ":", ".", "a/b", "../a", strings.Repeat("z", 33)} {
+		for _, at := range []upstream.Path{{Resource: w}, {Resource: "result", Key: mustKey(t, "PROJ-CORE-6"), Part: w}} {
+			before := len(bamboo.Calls())
+			_, err := client.Document(context.Background(), "results", at, nil)
+			if !errors.Is(err, facade.ErrBadIdentifier) || len(bamboo.Calls()) != before {
+				t.Errorf("word %q: %v after %d calls, want bad identifier without a call", w, err, len(bamboo.Calls())-before)
+			}
 		}
 	}
 }

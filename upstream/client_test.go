@@ -68,12 +68,12 @@ func TestProjectsReturnsBambooDocumentWithServiceToken(t *testing.T) {
 	bamboo, client := newPair(t, upstream.Config{})
 	ctx := context.Background()
 
-	body, err := client.Projects(ctx, upstream.ProjectQuery{Expand: []string{upstream.ExpandProjectPlans}, MaxResults: 1000})
+	doc, err := client.Projects(ctx, upstream.ProjectQuery{Expand: []string{upstream.ExpandProjectPlans}, MaxResults: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var page projectsPage
-	if err := json.Unmarshal(body, &page); err != nil {
+	if err := json.Unmarshal(doc.Body, &page); err != nil {
 		t.Fatal(err)
 	}
 	if page.Projects.Size != 4 || len(page.Projects.Project) != 4 {
@@ -103,12 +103,12 @@ func TestProjectsReturnsBambooDocumentWithServiceToken(t *testing.T) {
 
 func TestProjectsWithoutExpandHasCollapsedPlans(t *testing.T) {
 	bamboo, client := newPair(t, upstream.Config{})
-	body, err := client.Projects(context.Background(), upstream.ProjectQuery{Expand: []string{"projects.project.plans.plan.stages", "bogus"}})
+	doc, err := client.Projects(context.Background(), upstream.ProjectQuery{Expand: []string{"projects.project.plans.plan.stages", "bogus"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var page projectsPage
-	if err := json.Unmarshal(body, &page); err != nil {
+	if err := json.Unmarshal(doc.Body, &page); err != nil {
 		t.Fatal(err)
 	}
 	proj := page.Projects.Project[0]
@@ -123,12 +123,12 @@ func TestProjectsWithoutExpandHasCollapsedPlans(t *testing.T) {
 func TestDocumentSendsOnlyTheBuiltQuery(t *testing.T) {
 	bamboo, client := newPair(t, upstream.Config{})
 	q := url.Values{"expand": {"results.result.artifacts"}, "max-results": {"100"}, "start-index": {"1"}}
-	body, err := client.Document(context.Background(), "results", q, "result", "PROJ-CORE")
+	doc, err := client.Document(context.Background(), "results", resultOf(t, "PROJ-CORE"), q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var page resultsPage
-	if err := json.Unmarshal(body, &page); err != nil {
+	if err := json.Unmarshal(doc.Body, &page); err != nil {
 		t.Fatal(err)
 	}
 	if page.Results.StartIndex != 1 || len(page.Results.Result) != 5 || page.Results.Result[0].BuildNumber != 5 {
@@ -148,23 +148,48 @@ func TestDocumentSendsOnlyTheBuiltQuery(t *testing.T) {
 
 func TestDocumentRefusesMalformedSegmentsWithoutCalling(t *testing.T) {
 	bamboo, client := newPair(t, upstream.Config{})
-	for _, segments := range [][]string{
-		{}, {"../admin"}, {"result", "CORE/../../x"}, {"result", "CORE?os_authType=basic"},
-		{"result", "CORE#frag"}, {"result", "PROJ%2F"}, {"result", ""}, {"result", "CORE.json"},
-		{"result", "A B"}, {"result", strings.Repeat("A", 129)},
+	// A key is a facade.BuildKey: none of these texts makes one, so none
+	// can reach a Path.
+	for _, key := range []string{
+		"../admin", "CORE/../../x", "CORE?os_authType=basic", "CORE#frag", "PROJ%2F", "", "CORE.json",
+		"A B", strings.Repeat("A", 129),
 	} {
-		_, err := client.Document(context.Background(), "results", nil, segments...)
+		if _, err := facade.ParseBuildKey(key); err == nil {
+			t.Errorf("%q parsed as a build key", key)
+		}
+	}
+	for _, at := range []upstream.Path{
+		{}, {Resource: "../admin"}, {Resource: "result/../admin"}, {Resource: "result?os_authType=basic"},
+		{Resource: "result", Part: "label#frag"}, {Resource: "result", Part: "x%2F"}, {Resource: "result.json"},
+		{Resource: "result", Key: mustKey(t, "PROJ-CORE-6"), Part: "a b"}, {Resource: strings.Repeat("a", 129)},
+	} {
+		_, err := client.Document(context.Background(), "results", at, nil)
 		wantError(t, err, facade.ErrBadIdentifier)
 	}
 	if n := len(bamboo.Calls()); n != 0 {
-		t.Fatalf("malformed keys produced %d upstream calls", n)
+		t.Fatalf("malformed paths produced %d upstream calls", n)
 	}
+}
+
+// mustKey is a well-formed build key.
+func mustKey(t *testing.T, s string) facade.BuildKey {
+	t.Helper()
+	k, err := facade.ParseBuildKey(s)
+	if err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	return k
+}
+
+// resultOf is the path of /result/{key}.
+func resultOf(t *testing.T, key string) upstream.Path {
+	return upstream.Path{Resource: "result", Key: mustKey(t, key)}
 }
 
 func TestUnknownPlanIsNotFoundAndDoesNotTripBreaker(t *testing.T) {
 	bamboo, client := newPair(t, upstream.Config{BreakerFailures: 2})
 	for range 4 {
-		_, err := client.Document(context.Background(), "results", nil, "result", "WEB-GONE")
+		_, err := client.Document(context.Background(), "results", resultOf(t, "WEB-GONE"), nil)
 		wantError(t, err, facade.ErrNotFound)
 	}
 	if s := client.BreakerState(); s != upstream.BreakerClosed {
@@ -200,7 +225,7 @@ func TestServerErrorsAreRetriedThenBadGateway(t *testing.T) {
 func TestTransientServerErrorsAreRetriedToSuccess(t *testing.T) {
 	bamboo, client := newPair(t, upstream.Config{Retries: 2})
 	bamboo.FailNext(2, http.StatusServiceUnavailable)
-	if _, err := client.Document(context.Background(), "results", nil, "result", "PROJ-LIB"); err != nil {
+	if _, err := client.Document(context.Background(), "results", resultOf(t, "PROJ-LIB"), nil); err != nil {
 		t.Fatalf("two 503s then success should succeed: %v", err)
 	}
 	if n := len(bamboo.Calls()); n != 3 {
@@ -328,7 +353,7 @@ func TestBreakerRetryAfterCountsDownOpenPeriod(t *testing.T) {
 	bamboo.SetHang(true)
 	shortCtx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := client.Document(shortCtx, "results", nil, "result", "PROJ-CORE")
+	_, err := client.Document(shortCtx, "results", resultOf(t, "PROJ-CORE"), nil)
 	wantError(t, err, facade.ErrUpstreamTimeout) // a timeout counts as a failure
 
 	for _, step := range []struct{ advance, want time.Duration }{{0, 20 * time.Second}, {7 * time.Second, 13 * time.Second}, {12 * time.Second, time.Second}} {
@@ -430,10 +455,10 @@ func TestMetricsCountCallsByResult(t *testing.T) {
 		return metricValue(m.UpstreamCalls.WithLabelValues(op, result))
 	}
 	okBefore, nfBefore, errBefore := counter("results", "ok"), counter("results", "not_found"), counter("results", "error")
-	_, _ = client.Document(context.Background(), "results", nil, "result", "PROJ-CORE")
-	_, _ = client.Document(context.Background(), "results", nil, "result", "PROJ-NONE")
+	_, _ = client.Document(context.Background(), "results", resultOf(t, "PROJ-CORE"), nil)
+	_, _ = client.Document(context.Background(), "results", resultOf(t, "PROJ-NONE"), nil)
 	bamboo.FailNext(1, http.StatusInternalServerError)
-	_, _ = client.Document(context.Background(), "results", nil, "result", "PROJ-CORE")
+	_, _ = client.Document(context.Background(), "results", resultOf(t, "PROJ-CORE"), nil)
 	if counter("results", "ok") != okBefore+1 || counter("results", "not_found") != nfBefore+1 || counter("results", "error") != errBefore+1 {
 		t.Fatal("upstream call counters did not record ok, not_found and error once each")
 	}

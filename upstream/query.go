@@ -100,10 +100,3 @@ func validSegment(seg string, last bool) bool {
 	}
 	return true
 }
-
-func encodeQuery(v url.Values) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return "?" + v.Encode()
-}

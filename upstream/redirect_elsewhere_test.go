@@ -34,7 +34,7 @@ func TestRedirectsElsewhereSendNothingThere(t *testing.T) {
 			refused(t, "the project list", err)
 
 			bamboo.Redirect("/rest/api/latest/result/PROJ-CORE.json", other+"/rest/api/latest/result/PROJ-CORE.json")
-			_, err = client.Document(context.Background(), "results", nil, "result", "PROJ-CORE")
+			_, err = client.Document(context.Background(), "results", resultOf(t, "PROJ-CORE"), nil)
 			refused(t, "a result list", err)
 
 			// An artifact download whose caller approves every hop: the

@@ -65,26 +65,6 @@ func TestParseArtifactPath(t *testing.T) {
 	}
 }
 
-func TestLRUBoundsEntriesAndCost(t *testing.T) {
-	l := newLRU[string, int](3, 100)
-	l.add("a", 1, 10)
-	l.add("b", 2, 10)
-	l.add("c", 3, 10)
-	l.get("a") // a is now the most recent; b the least
-	l.add("d", 4, 10)
-	if _, ok := l.get("b"); ok || l.len() != 3 {
-		t.Errorf("entry bound: b kept or %d entries", l.len())
-	}
-	l.add("big", 5, 90) // evicts the least recent until cost fits: c, then a
-	if _, ok := l.get("big"); !ok || l.len() != 2 {
-		t.Errorf("cost bound: %d entries left", l.len())
-	}
-	l.add("huge", 6, 101) // larger than the budget: not stored, nothing evicted
-	if _, ok := l.get("huge"); ok || l.len() != 2 {
-		t.Error("an over-budget value was stored")
-	}
-}
-
 // mustPlan is a well-formed plan key.
 func mustPlan(s string) facade.PlanKey {
 	k, err := facade.ParsePlanKey(s)
