@@ -12,6 +12,8 @@ import (
 
 	facade "github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/authz/compiled"
+	"github.com/facade-dev/facade/authz/policytool"
 )
 
 // policyTools are the tools of `facade policy`, as `facade --help` lists
@@ -197,8 +199,8 @@ func (t *policyTool) fail(err error) int {
 	return 2
 }
 
-func (t *policyTool) open(policyPath string) (*authz.Policy, int) {
-	p, err := authz.Open(*t.model, policyPath)
+func (t *policyTool) open(policyPath string) (*policytool.Policy, int) {
+	p, err := policytool.Open(*t.model, policyPath)
 	if err != nil {
 		return nil, t.fail(err)
 	}
@@ -224,7 +226,7 @@ func (t *policyTool) check() int {
 	for _, p := range problems {
 		fmt.Fprintln(t.stdout, p.String())
 	}
-	if authz.HasErrors(problems) {
+	if compiled.HasErrors(problems) {
 		return 1
 	}
 	p, code := t.open(*t.policy)
@@ -340,7 +342,7 @@ func (t *policyTool) diff() int {
 		return code
 	}
 	if *t.format == "markdown" {
-		r, err := authz.Review(old, new)
+		r, err := policytool.Review(old, new)
 		if err != nil {
 			return t.fail(err)
 		}
@@ -350,7 +352,7 @@ func (t *policyTool) diff() int {
 		}
 		return 0
 	}
-	changes, err := authz.Diff(old, new)
+	changes, err := policytool.Diff(old, new)
 	if err != nil {
 		return t.fail(err)
 	}
@@ -367,7 +369,7 @@ func (t *policyTool) diff() int {
 // report writes the access review: CSV (a header, then one row per grant,
 // the citing lines joined by " | ") or a JSON array.
 func (t *policyTool) report() int {
-	p, err := authz.Open(*t.model, *t.policy)
+	p, err := policytool.Open(*t.model, *t.policy)
 	if err != nil {
 		fmt.Fprintf(t.stderr, "facade policy report: %v\n", err)
 		return 1
@@ -383,7 +385,7 @@ func (t *policyTool) report() int {
 	}
 	if *t.format == "json" {
 		if grants == nil {
-			grants = []authz.Grant{}
+			grants = []policytool.Grant{}
 		}
 		enc := json.NewEncoder(t.stdout)
 		enc.SetIndent("", "  ")
