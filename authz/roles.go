@@ -15,7 +15,7 @@ import (
 const PrefixRole = "role:"
 
 // roleIndex is, for every name that reaches some role:R through the g
-// lines (ptype g, within the maxDepth links casbin's role manager
+// lines (ptype g, within the MaxDepth links casbin's role manager
 // follows), the roles it reaches and how many links away: casbin's
 // HasLink(name, "role:R") is true exactly when that is at most MaxDepth.
 type roleIndex map[string]map[string]int

@@ -18,7 +18,7 @@ type casbinDecider struct {
 	e        *casbin.Enforcer
 	roles    []string
 	calls    atomic.Uint64
-	hasGroup bool // the model defines groupRole, where token groups go
+	hasGroup bool // the model defines GroupRole, where token groups go
 	rebuild  bool // token groups were added and removed since the last forget
 	rules    []Rule
 }

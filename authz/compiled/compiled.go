@@ -1,7 +1,7 @@
 // Package compiled answers casbin's question Enforce(sub, obj, act) for one
 // model.conf and policy.csv, exactly as stock casbin v2 answers it on the
-// same files, in microseconds at the sizes docs/contract.md §3 names and
-// without keeping anything per caller. It exists so that the service's
+// same files, fast at the sizes docs/contract.md §3 names
+// (docs/performance.md) and without keeping anything per caller. It exists so that the service's
 // decisions (package authz) and the operator's tools (package policytool)
 // rest on one reading of casbin's files.
 //

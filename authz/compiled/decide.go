@@ -1,8 +1,8 @@
 package compiled
 
 // reach returns the names name reaches through role definition role (with
-// closures cl), with the subject's token groups as links from q.id in
-// groupRole: without groups, the closure built at load.
+// closures cl), with the subject's token groups as links from q.ID in
+// GroupRole: without groups, the closure built at load.
 func (x *index) reach(role string, cl map[string]closure, name string, q Subject) []string {
 	c, more, _ := x.reachFrom(role, cl, name, q)
 	return append(c.names(), more...)
@@ -10,7 +10,7 @@ func (x *index) reach(role string, cl map[string]closure, name string, q Subject
 
 // reachFrom is reach in two parts: name's own closure (whose pairs number
 // the first len(c.reach) names reached) and the names reached beyond it
-// through the token's groups. walked: name reaches q.id (a principal that
+// through the token's groups. walked: name reaches q.ID (a principal that
 // is itself a group, rare), the names were walked with the token's links
 // and are all in more (c is empty).
 func (x *index) reachFrom(role string, cl map[string]closure, name string, q Subject) (c closure, more []string, walked bool) {
@@ -23,7 +23,7 @@ func (x *index) reachFrom(role string, cl map[string]closure, name string, q Sub
 	}
 	if name == q.ID {
 		// A group is one link away; what it reaches counts within one
-		// link fewer. A shortest path never comes back through q.id.
+		// link fewer. A shortest path never comes back through q.ID.
 		for _, g := range q.Groups {
 			more = append(more, g)
 			for _, r := range cl[g].reach[:cl[g].near] {
@@ -61,7 +61,7 @@ func (x *index) decide(q Subject, obj, act string, seen func(ruleIdx int, viaSub
 }
 
 // run is decide, returning the whole decision: where in the candidate
-// lists the allowing row was found, for usage (usage.go).
+// lists the allowing row was found, for usage (count.go).
 func (x *index) run(q Subject, obj, act string, seen func(ruleIdx int, viaSub, viaObj string)) decision {
 	s := x.shape
 	d := decision{allowAt: -1, denyAt: -1, seen: seen, denyWins: s.denyWins}
@@ -70,8 +70,8 @@ func (x *index) run(q Subject, obj, act string, seen func(ruleIdx int, viaSub, v
 	}
 	// Candidate lists live on the stack: a principal in a few dozen groups
 	// (20 teams and their parents in the contract-sized benchmark) fits,
-	// and a heap-grown list on every decision multiplied its p99 by five
-	// through garbage collection.
+	// and a list grown on the heap on every decision cost the p99 through
+	// garbage collection (docs/performance.md).
 	var sb, ob, ab [64]string
 	var more []string
 	d.subs.cl, more, d.subs.walked = x.reachFrom(s.subRole, x.subs, q.ID, q)

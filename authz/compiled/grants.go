@@ -111,7 +111,7 @@ func (x *index) isWildcard(obj string) bool {
 const anyone = "*"
 
 // backwards returns, for role definition role, a function listing a name
-// and every name that reaches it within maxDepth links (memoized).
+// and every name that reaches it within MaxDepth links (memoized).
 func backwards(x *index, role string) func(string) []string {
 	if role == "" {
 		return func(n string) []string { return []string{n} }

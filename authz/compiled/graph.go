@@ -52,7 +52,7 @@ func (g *graph) hasMembers(name string) bool {
 	return ok && g.into[i]
 }
 
-// reach calls visit for the names start reaches in 1..maxDepth links, in
+// reach calls visit for the names start reaches in 1..MaxDepth links, in
 // breadth-first order with the parent and depth of each (for chains), as
 // casbin's hasLinkHelper walks level by level.
 func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, parent int32, depth int)) {
@@ -74,7 +74,7 @@ func (g *graph) reach(start int32, stamp []uint32, gen uint32, visit func(n, par
 }
 
 // closures returns, for every name with links, the names it reaches within
-// maxDepth that are in matters (the others cannot change a decision).
+// MaxDepth that are in matters (the others cannot change a decision).
 func (g *graph) closures(matters map[string]bool) map[string]closure {
 	stamp := make([]uint32, len(g.names))
 	out := make(map[string]closure, len(g.names))
@@ -108,7 +108,7 @@ func Closures(links [][2]string, matters map[string]bool) map[string][]string {
 	return out
 }
 
-// reachWith returns every name start reaches within maxDepth links with
+// reachWith returns every name start reaches within MaxDepth links with
 // the links member -> each of groups added (the token's memberships).
 func (g *graph) reachWith(start, member string, groups []string) []string {
 	next := func(n string) []string {
@@ -143,7 +143,7 @@ func (g *graph) reachWith(start, member string, groups []string) []string {
 }
 
 // chain returns the shortest list of names from -> ... -> to along links
-// (within maxDepth), or nil. from == to gives [from].
+// (within MaxDepth), or nil. from == to gives [from].
 func (g *graph) chain(from, to string) []string {
 	if from == to {
 		return []string{from}
@@ -207,7 +207,7 @@ func GraphFindings(path string, rules []Rule, g string) []Problem {
 		problems = append(problems, Problem{File: path, Line: byLink[closing].Line, Warning: true,
 			Msg: fmt.Sprintf("group cycle: %s", strings.Join(names, " -> "))})
 	}
-	// A chain deeper than maxDepth from a name nobody links into.
+	// A chain deeper than MaxDepth from a name nobody links into.
 	into := map[int32]bool{}
 	for _, outs := range gr.out {
 		for _, n := range outs {
@@ -229,8 +229,8 @@ func GraphFindings(path string, rules []Rule, g string) []Problem {
 }
 
 // cycle returns one cycle of g as the names along it, first and last the
-// same (a -> b -> a), or nil. One depth-first walk over every link: a
-// policy of 100,000 enrollments is checked in milliseconds.
+// same (a -> b -> a), or nil. One depth-first walk over every link, so a
+// contract-sized policy is checked quickly (docs/performance.md).
 func (g *graph) cycle() []int32 {
 	const (
 		unseen = iota
@@ -274,7 +274,7 @@ func (g *graph) cycle() []int32 {
 	return nil
 }
 
-// beyond returns a name start reaches only past maxDepth links, or "".
+// beyond returns a name start reaches only past MaxDepth links, or "".
 func (g *graph) beyond(start int32, stamp []uint32, gen uint32) string {
 	level := []int32{start}
 	stamp[start] = gen

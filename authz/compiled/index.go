@@ -13,7 +13,7 @@ const MaxDepth = 10
 // index decides a recognized model (model.go) without scanning p rows:
 //
 //   - every name that has g links gets its closure, precomputed at load:
-//     the names it reaches within maxDepth links that appear in some p row
+//     the names it reaches within MaxDepth links that appear in some p row
 //     (a principal's groups, a student's classes, a plan's project);
 //   - p rows sit in one map keyed by their (sub, obj, act), so a decision
 //     is a map lookup per candidate: (the sub, its groups, the literal
@@ -48,20 +48,21 @@ type roleClosures struct {
 }
 
 // closure is what one name reaches through a role definition: the names
-// within maxDepth links that appear in some p row, nearest first.
+// within MaxDepth links that appear in some p row, nearest first.
 type closure struct {
 	reach []reached
 	near  int32 // reach[:near] are within maxDepth-1 links: what a token's group, one link away, reaches
 	// base numbers the (name, reach[j]) pairs for the flusher's books
-	// (usage.go): pair j is base+j.
+	// (count.go): pair j is base+j.
 	base int32
 }
 
 // reached is one name a closure reaches, with the decisions that went
-// from the closure's name to it (usage.go). The count sits beside the
+// from the closure's name to it (count.go). The count sits beside the
 // name the decision has just read into its candidates, so counting a
-// pair touches no other memory: a separate array of 500,000 pair
-// counters cost an allow a cache miss (BenchmarkDecide's usage-cost).
+// pair touches no other memory: a separate array of every pair's counter
+// cost an allow a cache miss (BenchmarkDecide's usage-cost,
+// docs/performance.md).
 type reached struct {
 	name string
 	uses uint32

@@ -14,7 +14,7 @@ import (
 // index.go) with the same results as casbin's Enforce. It is recognized from
 // the model's definitions and the matcher parsed as casbin parses it
 // (matcher.go), never assumed: a model that does not fit is decided by
-// casbin itself (engine.go), slower, never approximately.
+// casbin itself (casbin.go), slower, never approximately.
 //
 // The recognized families are every combination of
 //

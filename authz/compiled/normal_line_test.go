@@ -8,7 +8,7 @@ import (
 	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
-// FuzzNormalLineReadsBackAsTheSameLine: a line's usage key (normalLine)
+// FuzzNormalLineReadsBackAsTheSameLine: a line's usage key (NormalLine)
 // read as casbin reads policy.csv gives the same type and fields, so two
 // different lines never share a history and one line keeps its own
 // however it is spaced or quoted.

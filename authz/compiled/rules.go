@@ -142,8 +142,8 @@ func parseRule(text string, m model.Model) (Rule, string) {
 // SplitCSV reads one line as casbin's file adapter does (encoding/csv,
 // leading spaces trimmed) and says which fields were quoted. A line
 // without quotes, nearly every line of a policy, is split directly: the
-// same fields, without a CSV reader per line, which a 150,000-line reload
-// would feel.
+// same fields, without a CSV reader per line, which a reload of a large
+// policy would feel (docs/performance.md).
 func SplitCSV(text string) (tokens []string, quoted []bool, problem string) {
 	if text != "" && text[0] != '#' && !strings.ContainsAny(text, "\"\r\n") {
 		tokens = strings.Split(text, ",")
