@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/casbin/casbin/v2"
@@ -16,10 +15,7 @@ import (
 // the metric). Package compiled checks that casbin's memo stays bounded,
 // package policytool what `policy check` and `explain` say.
 func TestAnUnrecognizedModelIsDecidedByCasbinAndReported(t *testing.T) {
-	dir := t.TempDir()
-	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
-	policytest.WriteFile(t, modelPath, policytest.AbacModel)
-	policytest.WriteFile(t, policyPath, "p, team:x, account:1001, view_account\ng, alice, team:x\n")
+	modelPath, policyPath := policytest.ModelFiles(t, policytest.AbacModel, policytest.AbacLines...)
 	a, err := New(modelPath, policyPath, Config{Log: discardLogger()})
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // policy's own names make.
 func agree(t *testing.T, modelText string, lines []string, rng *rand.Rand, wantDecider string, sample int) {
 	t.Helper()
-	modelPath, policyPath := writeFiles(t, modelText, lines)
+	modelPath, policyPath := policytest.ModelFiles(t, modelText, lines...)
 	pol, problems := compileTexts(modelText, strings.Join(lines, "\n")+"\n")
 	if pol == nil {
 		t.Fatalf("refused: %v\n%s", problems, strings.Join(lines, "\n"))

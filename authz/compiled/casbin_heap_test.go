@@ -9,14 +9,10 @@ import (
 	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
-// abacPolicy is a policy under policytest.AbacModel, a model casbin's own
-// Enforce decides.
-const abacPolicy = "p, team:x, account:1001, view_account\ng, alice, team:x\n"
-
-// casbinPath compiles policytest.AbacModel and abacPolicy: casbin decides.
+// casbinPath compiles policytest.AbacModel and AbacLines: casbin decides.
 func casbinPath(t *testing.T) *Policy {
 	t.Helper()
-	p, problems := compileTexts(policytest.AbacModel, abacPolicy)
+	p, problems := compileTexts(policytest.AbacModel, strings.Join(policytest.AbacLines, "\n")+"\n")
 	if p == nil || p.Decider() != DeciderCasbin {
 		t.Fatalf("the ABAC model: %v", problems)
 	}

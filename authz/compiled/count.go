@@ -68,15 +68,14 @@ func (p *Policy) NewUses() *Uses {
 // tally is counters decisions add to with a plain increment, not a
 // locked one: an atomic add waits for the counter's cache line before the
 // decision goes on, which BenchmarkDecide's usage-cost shows on an allow
-// through a team (docs/performance.md). The price: two
-// cores adding to one counter at the same instant may lose one of the
-// two; a used line never reads zero, and the counts are evidence of use,
-// not accounting. Counters only grow (wrapping at 2^32, far beyond a
-// flush interval's decisions); the flusher sends the growth since it
-// last looked.
+// through a team (docs/performance.md). The price: two cores adding to
+// one counter at the same instant may lose one of the two; a used line
+// never reads zero, and the counts are evidence of use, not accounting.
+// Counters only grow (wrapping at 2^32, far beyond a flush interval's
+// decisions); Take sends the growth since it last looked.
 type tally struct {
 	n    []uint32 // added to by decisions
-	sent []uint32 // the flusher's: n as of its last take
+	sent []uint32 // Take's: n as of its last take
 }
 
 func newTally(size int) tally { return tally{n: make([]uint32, size), sent: make([]uint32, size)} }

@@ -8,24 +8,13 @@ import (
 	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
-// adminLines use the admin idiom under policytest.AdminModel.
-var adminLines = []string{
-	"p, role:admin, *, *",
-	"g, ann, role:admin",
-	"p, ben, account:[0-9]+, view_account", // keyMatch2 reads a regular expression
-	"p, ben, project:(WEB|API), view",      // and an alternation
-	"p, cat, project:WEB/:plan, view",      // and a :name segment
-	"p, role:auditor, project:WEB, *",
-	"g, dan, role:auditor",
-}
-
 // TestTheAdminIdiomMeansWhatCasbinSays: "p, role:admin, *, *" under a
 // matcher that names "*" is decided by the index, and grants what stock
 // casbin grants (package authz checks that the service accepts it, and
 // refuses a typo).
 func TestTheAdminIdiomMeansWhatCasbinSays(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	p, problems := compileTexts(policytest.AdminModel, strings.Join(adminLines, "\n")+"\n")
+	p, problems := compileTexts(policytest.AdminModel, strings.Join(policytest.AdminLines, "\n")+"\n")
 	if p == nil {
 		t.Fatalf("the admin idiom is refused: %v", problems)
 	}
@@ -49,5 +38,5 @@ func TestTheAdminIdiomMeansWhatCasbinSays(t *testing.T) {
 			t.Errorf("(%s, %s, %s) = %v, want %v", c.sub, c.obj, c.act, got, c.want)
 		}
 	}
-	agree(t, policytest.AdminModel, adminLines, rng, DeciderIndex, 0)
+	agree(t, policytest.AdminModel, policytest.AdminLines, rng, DeciderIndex, 0)
 }

@@ -1,13 +1,5 @@
 package compiled
 
-import (
-	"path/filepath"
-	"strings"
-	"testing"
-
-	"github.com/facade-dev/facade/authz/internal/policytest"
-)
-
 // compileTexts reads a model and a policy text as the service reads its
 // files and compiles them: the checks of this package (CheckModel,
 // ParsePolicy, CheckPatterns), then Compile. The service's own vocabulary
@@ -30,15 +22,4 @@ func compileTexts(modelText, policyText string) (*Policy, []Problem) {
 		return nil, append(problems, Problem{File: policyPath, Msg: err.Error()})
 	}
 	return p, problems
-}
-
-// writeFiles writes model and policy lines into a fresh directory, for
-// stock casbin to read, and returns both paths.
-func writeFiles(t testing.TB, modelText string, lines []string) (modelPath, policyPath string) {
-	t.Helper()
-	dir := t.TempDir()
-	modelPath, policyPath = filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
-	policytest.WriteFile(t, modelPath, modelText)
-	policytest.WriteFile(t, policyPath, strings.Join(lines, "\n")+"\n")
-	return modelPath, policyPath
 }

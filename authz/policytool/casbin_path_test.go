@@ -1,7 +1,6 @@
 package policytool
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,10 +13,7 @@ import (
 // does not decide (policytest.AbacModel), `policy check` names casbin and
 // why, and `policy explain` cites the line casbin's EnforceEx names.
 func TestTheToolsSayCasbinDecidesAnUnrecognizedModel(t *testing.T) {
-	dir := t.TempDir()
-	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
-	policytest.WriteFile(t, modelPath, policytest.AbacModel)
-	policytest.WriteFile(t, policyPath, "p, team:x, account:1001, view_account\ng, alice, team:x\n")
+	modelPath, policyPath := policytest.ModelFiles(t, policytest.AbacModel, policytest.AbacLines...)
 	p, err := Open(modelPath, policyPath)
 	if err != nil || p.Decider() != compiled.DeciderCasbin || !strings.Contains(p.Family(), "not one the index decides (it uses modifier +)") {
 		t.Fatalf("Open: %v, decider %q, family %q", err, p.Decider(), p.Family())

@@ -49,9 +49,16 @@ func ShippedModel(tb testing.TB) string {
 // directory and returns both paths.
 func Files(tb testing.TB, lines ...string) (modelPath, policyPath string) {
 	tb.Helper()
+	return ModelFiles(tb, ShippedModel(tb), lines...)
+}
+
+// ModelFiles writes modelText and the given policy lines into a fresh
+// directory and returns both paths.
+func ModelFiles(tb testing.TB, modelText string, lines ...string) (modelPath, policyPath string) {
+	tb.Helper()
 	dir := tb.TempDir()
 	modelPath, policyPath = filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
-	WriteFile(tb, modelPath, ShippedModel(tb))
+	WriteFile(tb, modelPath, modelText)
 	WriteFile(tb, policyPath, strings.Join(lines, "\n")+"\n")
 	return modelPath, policyPath
 }
@@ -246,3 +253,18 @@ e = some(where (p.eft == allow))
 [matchers]
 m = g(r.sub, p.sub) && (keyMatch2(r.obj, p.obj) || p.obj == "*") && (r.act == p.act || p.act == "*")
 `
+
+// AdminLines use the admin idiom under AdminModel: "*" for every object
+// or action, and keyMatch2's patterns.
+var AdminLines = []string{
+	"p, role:admin, *, *",
+	"g, ann, role:admin",
+	"p, ben, account:[0-9]+, view_account", // keyMatch2 reads a regular expression
+	"p, ben, project:(WEB|API), view",      // and an alternation
+	"p, cat, project:WEB/:plan, view",      // and a :name segment
+	"p, role:auditor, project:WEB, *",
+	"g, dan, role:auditor",
+}
+
+// AbacLines are a policy under AbacModel: a grant through a team.
+var AbacLines = []string{"p, team:x, account:1001, view_account", "g, alice, team:x"}
