@@ -15,93 +15,17 @@ import (
 	"github.com/casbin/casbin/v2"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/compiled"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
-
-// scale sizes a generated policy.
-type scale struct {
-	students, classesPerStudent, classes int // enrollments = students * classesPerStudent
-	professors                           int // each teaches classes/professors classes: view + update lines
-	accountHolders                       int // view_account + transfer lines each
-	teams, depts                         int // users in teams, teams in depts (two levels)
-	planGrants, projectGrants            int // to teams (plans) and depts (projects)
-}
-
-// specScale is docs/contract.md §3's figure: 100,000 enrollment lines and 10,000
-// permission lines (4,000 class + 3,000 account + 3,000 build grants).
-var specScale = scale{
-	students: 20000, classesPerStudent: 5, classes: 2000, professors: 1000,
-	accountHolders: 1500, teams: 200, depts: 20, planGrants: 2000, projectGrants: 1000,
-}
-
-// fixture is a generated policy plus questions whose answer is allow.
-type fixture struct {
-	modelPath, policyPath string
-	enrollments, grants   int
-	accounts              [][2]string // holder, account
-	teaching              [][2]string // professor, a student in one of their classes
-	plans                 [][3]string // user, project, plan visible through team or dept
-	lines                 []string
-}
-
-func generate(tb testing.TB, dir string, s scale) *fixture {
-	tb.Helper()
-	rng := rand.New(rand.NewPCG(7, 11))
-	f := &fixture{modelPath: filepath.Join(dir, "model.conf"), policyPath: filepath.Join(dir, "policy.csv")}
-	add := func(format string, args ...any) { f.lines = append(f.lines, fmt.Sprintf(format, args...)) }
-
-	teacherOf := func(class int) int { return class % s.professors }
-	for c := 0; c < s.classes; c++ {
-		add("p, prof%d, class:c%d, view", teacherOf(c), c)
-		add("p, prof%d, class:c%d, update", teacherOf(c), c)
-		f.grants += 2
-	}
-	for st := 0; st < s.students; st++ {
-		for k := 0; k < s.classesPerStudent; k++ {
-			c := (st*s.classesPerStudent + k*7919) % s.classes // distinct per student
-			add("g, student:s%d, class:c%d", st, c)
-			f.enrollments++
-			if rng.IntN(50) == 0 {
-				f.teaching = append(f.teaching, [2]string{"prof" + strconv.Itoa(teacherOf(c)), "s" + strconv.Itoa(st)})
-			}
-		}
-	}
-	for h := 0; h < s.accountHolders; h++ {
-		add("p, u%d, account:%d, view_account", h, 100000+h)
-		add("p, u%d, account:%d, transfer", h, 100000+h)
-		f.grants += 2
-		f.accounts = append(f.accounts, [2]string{"u" + strconv.Itoa(h), strconv.Itoa(100000 + h)})
-	}
-	for t := 0; t < s.teams; t++ {
-		add("g, team:t%d, team:d%d", t, t%s.depts)
-	}
-	users := s.teams * 10
-	for u := 0; u < users; u++ {
-		add("g, dev%d, team:t%d", u, u%s.teams)
-	}
-	for i := 0; i < s.planGrants; i++ {
-		team, project, plan := i%s.teams, rng.IntN(500), "P"+strconv.Itoa(i)
-		add("p, team:t%d, plan:PRJ%d-%s, view", team, project, plan)
-		f.grants++
-		f.plans = append(f.plans, [3]string{"dev" + strconv.Itoa(team), "PRJ" + strconv.Itoa(project), plan})
-	}
-	for i := 0; i < s.projectGrants; i++ {
-		dept, project := i%s.depts, 500+i
-		add("p, team:d%d, project:PRJ%d, view", dept, project)
-		f.grants++
-		f.plans = append(f.plans, [3]string{"dev" + strconv.Itoa(dept), "PRJ" + strconv.Itoa(project), "ANY"})
-	}
-	writeFile(tb, f.modelPath, shippedModel(tb))
-	writeFile(tb, f.policyPath, strings.Join(f.lines, "\n")+"\n")
-	return f
-}
 
 // specSized generates the contract-sized policy in a temporary directory and
 // loads it, timing the load.
-func specSized(b *testing.B) (*fixture, *Authorizer, time.Duration) {
+func specSized(b *testing.B) (*policytest.Fixture, *Authorizer, time.Duration) {
 	b.Helper()
-	f := generate(b, b.TempDir(), specScale)
+	f := policytest.Generate(b, b.TempDir(), policytest.SpecScale)
 	started := time.Now()
-	a, err := New(f.modelPath, f.policyPath, Config{Log: discardLogger()})
+	a, err := New(f.ModelPath, f.PolicyPath, Config{Log: discardLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,14 +37,14 @@ func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // BenchmarkLoad reads, validates and builds the contract-sized policy.
 func BenchmarkLoad(b *testing.B) {
 	f, _, _ := specSized(b)
-	b.Logf("policy: %d enrollment lines, %d permission lines, %d lines in all", f.enrollments, f.grants, len(f.lines))
+	b.Logf("policy: %d enrollment lines, %d permission lines, %d lines in all", f.Enrollments, f.Grants, len(f.Lines))
 	var before, after runtime.MemStats
 	var loading time.Duration
 	for b.Loop() {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		started := time.Now()
-		a, err := New(f.modelPath, f.policyPath, Config{Log: discardLogger()})
+		a, err := New(f.ModelPath, f.PolicyPath, Config{Log: discardLogger()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -140,11 +64,11 @@ func BenchmarkDecide(b *testing.B) {
 	b.Logf("load of the contract-sized policy took %v", took.Round(time.Millisecond))
 	// Each case runs without usage recorded, then with it (usage.go), on
 	// the same loaded policy in the same run: the ratio is the cost.
-	st := a.state()
-	counts := newLineUse(st)
+	st := a.force.state()
+	counts := st.pol.NewUses()
 	usage := []struct {
 		name string
-		use  *lineUse
+		use  *compiled.Uses
 	}{{"", nil}, {"/usage-on", counts}}
 	strangers := make([]string, 1<<18)
 	for i := range strangers {
@@ -152,8 +76,8 @@ func BenchmarkDecide(b *testing.B) {
 	}
 	// Professors asking about enrolled students of classes they do not teach.
 	var notTeaching [][2]string
-	for i, q := range f.teaching {
-		other := f.teaching[(i+7)%len(f.teaching)][1]
+	for i, q := range f.Teaching {
+		other := f.Teaching[(i+7)%len(f.Teaching)][1]
 		if !a.CanViewGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, studentID(other)) {
 			notTeaching = append(notTeaching, [2]string{q[0], other})
 		}
@@ -165,18 +89,18 @@ func BenchmarkDecide(b *testing.B) {
 		ask   func(i int) bool
 	}{
 		{"account/allow", true, func(i int) bool {
-			q := f.accounts[i%len(f.accounts)]
+			q := f.Accounts[i%len(f.Accounts)]
 			return a.CanViewAccount(facade.Principal{ID: q[0]}, accountID(q[1]))
 		}},
 		{"account/deny-distinct-callers", false, func(i int) bool {
 			return a.CanViewAccount(facade.Principal{ID: strangers[i%len(strangers)]}, accountID(strconv.Itoa(100000+i%3000)))
 		}},
 		{"transfer/allow", true, func(i int) bool {
-			q := f.accounts[i%len(f.accounts)]
+			q := f.Accounts[i%len(f.Accounts)]
 			return a.CanTransfer(facade.Principal{ID: q[0]}, accountID(q[1]), accountID(q[1]))
 		}},
 		{"grade-professor/allow", true, func(i int) bool {
-			q := f.teaching[i%len(f.teaching)]
+			q := f.Teaching[i%len(f.Teaching)]
 			return a.CanWriteGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, studentID(q[1]))
 		}},
 		{"grade-professor/deny-distinct-callers", false, func(i int) bool {
@@ -187,11 +111,11 @@ func BenchmarkDecide(b *testing.B) {
 			return a.CanViewGrade(facade.Principal{ID: q[0], Role: facade.RoleProfessor}, studentID(q[1]))
 		}},
 		{"plan-via-team/allow", true, func(i int) bool {
-			q := f.plans[i%len(f.plans)]
+			q := f.Plans[i%len(f.Plans)]
 			return a.CanViewPlan(facade.Principal{ID: q[0]}, planKey(q[1], q[2]))
 		}},
 		{"plan/deny-distinct-callers", false, func(i int) bool {
-			q := f.plans[i%len(f.plans)]
+			q := f.Plans[i%len(f.Plans)]
 			return a.CanViewPlan(facade.Principal{ID: strangers[i%len(strangers)]}, planKey(q[1], q[2]))
 		}},
 	}
@@ -254,7 +178,7 @@ func BenchmarkDecide(b *testing.B) {
 		b.Run("account/allow-parallel"+v.name, func(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
-					q := f.accounts[i%len(f.accounts)]
+					q := f.Accounts[i%len(f.Accounts)]
 					if !a.CanViewAccount(facade.Principal{ID: q[0]}, accountID(q[1])) {
 						b.Error("deny")
 						return
@@ -271,9 +195,9 @@ func BenchmarkDecide(b *testing.B) {
 // role manager and Enforce, whose g() memo keeps every distinct question
 // until the next policy change (heap-B/caller).
 func BenchmarkStockCasbin(b *testing.B) {
-	f := generate(b, b.TempDir(), specScale)
+	f := policytest.Generate(b, b.TempDir(), policytest.SpecScale)
 	b.Run("stock-enforce/deny-distinct-callers", func(b *testing.B) {
-		e, err := casbin.NewEnforcer(f.modelPath, f.policyPath)
+		e, err := casbin.NewEnforcer(f.ModelPath, f.PolicyPath)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -285,7 +209,7 @@ func BenchmarkStockCasbin(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/decision")
 	})
 	b.Run("g-matcher/deny-distinct-callers", func(b *testing.B) {
-		e, err := casbin.NewEnforcer(f.modelPath, f.policyPath)
+		e, err := casbin.NewEnforcer(f.ModelPath, f.PolicyPath)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -311,11 +235,11 @@ func BenchmarkStockCasbin(b *testing.B) {
 // them. (Stock casbin Enforce would keep each question in its g() memo:
 // see BenchmarkStockCasbin.)
 func TestHeapStaysBoundedForDistinctDeniedCallers(t *testing.T) {
-	f := generate(t, t.TempDir(), scale{
-		students: 2000, classesPerStudent: 5, classes: 200, professors: 100,
-		accountHolders: 300, teams: 40, depts: 4, planGrants: 300, projectGrants: 100,
+	f := policytest.Generate(t, t.TempDir(), policytest.Scale{
+		Students: 2000, ClassesPerStudent: 5, Classes: 200, Professors: 100,
+		AccountHolders: 300, Teams: 40, Depts: 4, PlanGrants: 300, ProjectGrants: 100,
 	})
-	a, err := New(f.modelPath, f.policyPath, Config{Log: discardLogger()})
+	a, err := New(f.ModelPath, f.PolicyPath, Config{Log: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +281,7 @@ func TestHeapStaysBoundedForDistinctDeniedCallers(t *testing.T) {
 func BenchmarkDecideMembersWithWildcardsAndDeny(b *testing.B) {
 	dir := b.TempDir()
 	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
-	writeFile(b, modelPath, families["deny-keymatch"])
+	policytest.WriteFile(b, modelPath, policytest.Families["deny-keymatch"])
 	rng := rand.New(rand.NewPCG(11, 13))
 	const users, teams, depts, projects = 5000, 500, 50, 400
 	var lines []string
@@ -390,7 +314,7 @@ func BenchmarkDecideMembersWithWildcardsAndDeny(b *testing.B) {
 			grant("p, u%d, account:a%d, view_account, allow", rng.IntN(users), rng.IntN(20000))
 		}
 	}
-	writeFile(b, policyPath, strings.Join(lines, "\n")+"\n")
+	policytest.WriteFile(b, policyPath, strings.Join(lines, "\n")+"\n")
 	started := time.Now()
 	a, err := New(modelPath, policyPath, Config{Log: discardLogger()})
 	if err != nil {
@@ -415,7 +339,7 @@ func BenchmarkDecideMembersWithWildcardsAndDeny(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		q := qs[i%len(qs)]
 		t0 := time.Now()
-		ok := a.state().enforce(subject{id: q.sub}, q.obj, q.act)
+		ok := a.force.state().enforce(compiled.Subject{ID: q.sub}, q.obj, q.act)
 		took := time.Since(t0)
 		if ok {
 			allowed = append(allowed, took)
@@ -427,32 +351,25 @@ func BenchmarkDecideMembersWithWildcardsAndDeny(b *testing.B) {
 	reportPercentiles(b, "denied", denied)
 }
 
-// rootModel is the shipped model with casbin's superuser idiom appended at
-// the top level (|| r.sub == "root"): outside the index's families, so
-// casbin's own Enforce decides it, scanning p rows.
-func rootModel(tb testing.TB) string {
-	return strings.Replace(shippedModel(tb), "&& r.act == p.act\n", "&& r.act == p.act || r.sub == \"root\"\n", 1)
-}
-
 // BenchmarkDecideCasbinPath is the figure for models that fall to casbin:
 // the contract-sized policy (100,000 enrollments, 10,000 grants) under
 // rootModel, single decisions through the Authorizer, p50 and p99 of
 // allowed and denied questions apart.
 func BenchmarkDecideCasbinPath(b *testing.B) {
-	f := generate(b, b.TempDir(), specScale)
-	writeFile(b, f.modelPath, rootModel(b))
+	f := policytest.Generate(b, b.TempDir(), policytest.SpecScale)
+	policytest.WriteFile(b, f.ModelPath, policytest.RootModel(b))
 	started := time.Now()
-	a, err := New(f.modelPath, f.policyPath, Config{Log: discardLogger()})
+	a, err := New(f.ModelPath, f.PolicyPath, Config{Log: discardLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if d := a.Status().Decider; d != deciderCasbin {
+	if d := a.Status().Decider; d != compiled.DeciderCasbin {
 		b.Fatalf("decided by %s, want casbin", d)
 	}
 	b.Logf("load %v, decided by casbin", time.Since(started).Round(time.Millisecond))
 	var allowed, denied []time.Duration
 	for i := 0; b.Loop(); i++ {
-		q := f.accounts[i%len(f.accounts)]
+		q := f.Accounts[i%len(f.Accounts)]
 		p := facade.Principal{ID: q[0]}
 		if i%2 == 1 {
 			p.ID = "intruder-" + strconv.Itoa(i)

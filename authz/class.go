@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/compiled"
 )
 
 // Questions about a class as a whole, for a professor's class view. They
@@ -17,22 +18,22 @@ import (
 // token's or the policy's).
 // The zero ClassID names no class and is allowed nothing.
 func (a *Authorizer) CanViewClass(p facade.Principal, classID facade.ClassID) bool {
-	st, q := a.state(), subjectOf(p)
-	if p.ID != "" && !classID.IsZero() && st.hasRole(p, facade.RoleProfessor) && st.enforce(q, prefixClass+classID.String(), actView) {
+	st, q := a.force.state(), compiled.SubjectOf(p)
+	if p.ID != "" && !classID.IsZero() && st.HasRole(p, facade.RoleProfessor) && st.enforce(q, PrefixClass+classID.String(), ActView) {
 		st.usedRole(q, tokenRoleOf(p, facade.RoleProfessor), facade.RoleProfessor)
-		return a.record(opViewClass, true)
+		return a.count.record(opViewClass, true)
 	}
-	return a.record(opViewClass, false)
+	return a.count.record(opViewClass, false)
 }
 
 // ClassStudents returns the students enrolled in classID (g, student:S,
 // class:C, directly or through nested groups) whose grade p may view,
 // sorted. Ask CanViewClass first.
 func (a *Authorizer) ClassStudents(p facade.Principal, classID facade.ClassID) []facade.StudentID {
-	st := a.state()
+	st := a.force.state()
 	var visible []facade.StudentID
-	for _, s := range st.classIndex().students[prefixClass+classID.String()] {
-		if st.grade(p, s.String(), actView) {
+	for _, s := range st.classIndex().students[PrefixClass+classID.String()] {
+		if st.grade(p, s.String(), ActView) {
 			visible = append(visible, s)
 		}
 	}
@@ -43,20 +44,20 @@ func (a *Authorizer) ClassStudents(p facade.Principal, classID facade.ClassID) [
 // changeable: a row without change controls is not a refusal, so it is
 // counted apart, as list entries are.
 func (a *Authorizer) MayChangeGrade(p facade.Principal, studentID facade.StudentID) bool {
-	return a.recordListed(a.state().grade(p, studentID.String(), actUpdate))
+	return a.count.listed(a.force.state().grade(p, studentID.String(), ActUpdate))
 }
 
 // ViewableClasses returns the classes the principal may view (see
 // CanViewClass), sorted; none for a principal who is not a professor.
 func (a *Authorizer) ViewableClasses(p facade.Principal) []string {
-	st, q := a.state(), subjectOf(p)
-	if p.ID == "" || !st.hasRole(p, facade.RoleProfessor) {
+	st, q := a.force.state(), compiled.SubjectOf(p)
+	if p.ID == "" || !st.HasRole(p, facade.RoleProfessor) {
 		return nil
 	}
 	var classes []string
 	for _, c := range st.classIndex().classes {
-		if st.enforce(q, c, actView) {
-			classes = append(classes, strings.TrimPrefix(c, prefixClass))
+		if st.enforce(q, c, ActView) {
+			classes = append(classes, strings.TrimPrefix(c, PrefixClass))
 		}
 	}
 	return classes
@@ -73,29 +74,30 @@ type classIndex struct {
 	students map[string][]facade.StudentID // class:C -> student ids enrolled (any depth casbin follows)
 }
 
-func (st *state) classIndex() *classIndex {
+func (st *Loaded) classIndex() *classIndex {
 	ix := &st.classes
 	ix.once.Do(func() {
 		ix.students = map[string][]facade.StudentID{}
 		var classes []string
 		var links [][2]string
-		for _, r := range st.rules {
-			for _, f := range r.fields {
-				if _, err := facade.ParseClassID(strings.TrimPrefix(f, prefixClass)); err == nil && strings.HasPrefix(f, prefixClass) {
+		for _, r := range st.pol.Rules {
+			for _, f := range r.Fields {
+				if _, err := facade.ParseClassID(strings.TrimPrefix(f, PrefixClass)); err == nil && strings.HasPrefix(f, PrefixClass) {
 					classes = append(classes, f)
 				}
 			}
-			if r.ptype == "g" || strings.HasPrefix(r.ptype, "g") && len(r.fields) == 2 {
-				links = append(links, [2]string{r.fields[0], r.fields[1]})
+			if r.Type == "g" || strings.HasPrefix(r.Type, "g") && len(r.Fields) == 2 {
+				links = append(links, [2]string{r.Fields[0], r.Fields[1]})
 			}
 		}
-		ix.classes = sortedStrings(classes)
+		slices.Sort(classes)
+		ix.classes = slices.Compact(classes)
 		isClass := map[string]bool{}
 		for _, c := range ix.classes {
 			isClass[c] = true
 		}
-		for name, reached := range buildClosures(links, isClass) {
-			name, ok := strings.CutPrefix(name, prefixStudent)
+		for name, reached := range compiled.Closures(links, isClass) {
+			name, ok := strings.CutPrefix(name, PrefixStudent)
 			sid, err := facade.ParseStudentID(name)
 			if !ok || err != nil {
 				continue

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
 // TestClassStudentsHonourDenyRules: under a model with deny rules, a
@@ -17,8 +18,8 @@ import (
 func TestClassStudentsHonourDenyRules(t *testing.T) {
 	dir := t.TempDir()
 	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
-	writeFile(t, modelPath, families["deny-keymatch"])
-	writeFile(t, policyPath, `p, bob, class:english-101, view, allow
+	policytest.WriteFile(t, modelPath, policytest.Families["deny-keymatch"])
+	policytest.WriteFile(t, policyPath, `p, bob, class:english-101, view, allow
 p, erin, class:english-101, view, allow
 p, bob, student:zoe, view, deny
 g, student:alice, class:english-101

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
 // TestClassPageListsOnlyEnrolledStudents: a class page lists the students
@@ -36,12 +37,12 @@ func TestClassPageListsOnlyEnrolledStudents(t *testing.T) {
 // the class page lists the students the professor's grade question
 // reaches through it, as casbin answers it.
 func TestClassPageFollowsResourceGroupEnrollment(t *testing.T) {
-	modelPath, policyPath := policyFiles(t,
+	modelPath, policyPath := policytest.Files(t,
 		"p, bob, class:english-101, view",
 		"g2, student:alice, class:english-101",
 		"g2, student:zoe, class:english-101",
 	)
-	writeFile(t, modelPath, `[request_definition]
+	policytest.WriteFile(t, modelPath, `[request_definition]
 r = sub, obj, act
 [policy_definition]
 p = sub, obj, act

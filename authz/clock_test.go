@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facade-dev/facade/authz/internal/policytest"
 	"github.com/facade-dev/facade/internal/testkit/testclock"
 	"github.com/facade-dev/facade/metrics"
 )
@@ -14,7 +15,7 @@ import (
 func TestLoadAndReloadTimesComeFromTheGivenClock(t *testing.T) {
 	clock := testclock.New()
 	m := metrics.New()
-	modelPath, policyPath := policyFiles(t, "p, alice, account:1001, view_account")
+	modelPath, policyPath := policytest.Files(t, "p, alice, account:1001, view_account")
 	a, err := New(modelPath, policyPath, Config{Now: clock.Now, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
@@ -27,14 +28,14 @@ func TestLoadAndReloadTimesComeFromTheGivenClock(t *testing.T) {
 	if err := a.Reload(); err != nil || !a.Status().LoadedAt.Equal(loaded) {
 		t.Fatalf("a reload of unchanged files moved LoadedAt to %v (err %v)", a.Status().LoadedAt, err)
 	}
-	replaceFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
+	policytest.ReplaceFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
 	if err := a.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if got := a.Status().LoadedAt; !got.Equal(clock.Now()) {
 		t.Fatalf("LoadedAt after a reload %v, want the clock's %v", got, clock.Now())
 	}
-	if got := counterValue(m.PolicyLoadedTimestamp); got != float64(clock.Now().Unix()) {
+	if got := policytest.CounterValue(m.PolicyLoadedTimestamp); got != float64(clock.Now().Unix()) {
 		t.Fatalf("loaded-at metric %v, want %d", got, clock.Now().Unix())
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
 // specPolicy is docs/contract.md §3's example plus the lines the table needs.
@@ -122,14 +120,14 @@ func TestDecisionsAreCounted(t *testing.T) {
 	a, _ := newAuthorizer(t, specPolicy...)
 	allow := a.metrics.Decisions.WithLabelValues("transfer", "allow")
 	deny := a.metrics.Decisions.WithLabelValues("transfer", "deny")
-	allowBefore, denyBefore := counterValue(allow), counterValue(deny)
+	allowBefore, denyBefore := policytest.CounterValue(allow), policytest.CounterValue(deny)
 	a.CanTransfer(facade.Principal{ID: "alice"}, accountID("1001"), accountID("2002"))
 	a.CanTransfer(facade.Principal{ID: "mallory"}, accountID("1001"), accountID("2002"))
 	a.CanTransfer(facade.Principal{ID: "mallory"}, accountID("2002"), accountID("1001"))
-	if got := counterValue(allow) - allowBefore; got != 1 {
+	if got := policytest.CounterValue(allow) - allowBefore; got != 1 {
 		t.Errorf("allow counter moved by %v, want 1", got)
 	}
-	if got := counterValue(deny) - denyBefore; got != 2 {
+	if got := policytest.CounterValue(deny) - denyBefore; got != 2 {
 		t.Errorf("deny counter moved by %v, want 2", got)
 	}
 }
@@ -169,7 +167,7 @@ func TestConcurrentDecisionsDuringReloads(t *testing.T) {
 		}()
 	}
 	for i := range 20 {
-		replaceFile(t, policyPath, fmt.Sprintf("%s\np, alice, account:%d, view_account\n", joinLines(specPolicy), 9000+i))
+		policytest.ReplaceFile(t, policyPath, fmt.Sprintf("%s\np, alice, account:%d, view_account\n", joinLines(specPolicy), 9000+i))
 		if err := a.Reload(); err != nil {
 			t.Fatal(err)
 		}
@@ -187,18 +185,6 @@ func joinLines(lines []string) string {
 		out += l + "\n"
 	}
 	return out
-}
-
-// value reads a counter or gauge.
-func counterValue(c prometheus.Metric) float64 {
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		panic(err)
-	}
-	if m.Counter != nil {
-		return m.Counter.GetValue()
-	}
-	return m.Gauge.GetValue()
 }
 
 func facadePrincipal(id, role string) facade.Principal { return facade.Principal{ID: id, Role: role} }

@@ -11,6 +11,8 @@ import (
 	"github.com/casbin/casbin/v2"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/compiled"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
 // groupPolicy grants through token groups: group:devs sees project DEV,
@@ -64,20 +66,11 @@ func withLines(t *testing.T, policyPath string, p facade.Principal) string {
 	t.Helper()
 	b := readFile(t, policyPath)
 	for _, g := range p.Groups {
-		b += "g, " + p.ID + ", " + csvField("group:"+g) + "\n"
+		b += "g, " + p.ID + ", " + policytest.CSVField("group:"+g) + "\n"
 	}
 	out := filepath.Join(t.TempDir(), "policy.csv")
-	writeFile(t, out, b)
+	policytest.WriteFile(t, out, b)
 	return out
-}
-
-// csvField writes one policy.csv field as ops would: quoted when casbin's
-// CSV reading needs it (a comma or a quote inside, a space at either end).
-func csvField(f string) string {
-	if f != "" && !strings.ContainsAny(f, `,"`) && strings.TrimSpace(f) == f {
-		return f
-	}
-	return `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
 }
 
 // providerGroups are group names real identity providers send, each
@@ -101,7 +94,7 @@ var providerGroups = map[string]string{
 func providerPolicy() []string {
 	lines := slices.Clone(groupPolicy)
 	for _, name := range slices.Sorted(maps.Keys(providerGroups)) {
-		lines = append(lines, "p, "+csvField("group:"+name)+", project:"+providerGroups[name]+", view")
+		lines = append(lines, "p, "+policytest.CSVField("group:"+name)+", project:"+providerGroups[name]+", view")
 	}
 	return lines
 }
@@ -158,8 +151,8 @@ func TestGroupNamesNoTokenCanCarryGrantNothing(t *testing.T) {
 	a, _ := newAuthorizer(t, append(groupPolicy, "p, group:x y, project:XY, view")...)
 	for _, name := range []string{"", "devs\n", "devs\x00", "\tdevs", "x\ty", "x\u200by", "x\u202ey", "de\x7fvs", "\xffdevs", strings.Repeat("d", 257)} {
 		p := facade.Principal{ID: "mallory", Groups: []string{name}}
-		if q := subjectOf(p); len(q.groups) != 0 {
-			t.Errorf("group %q kept as %q", name, q.groups)
+		if q := compiled.SubjectOf(p); len(q.Groups) != 0 {
+			t.Errorf("group %q kept as %q", name, q.Groups)
 		}
 		for _, project := range []string{"DEV", "XY", "PROJ"} {
 			if a.CanViewProject(p, projectKey(project)) {
@@ -178,10 +171,10 @@ func TestGroupNamesNoTokenCanCarryGrantNothing(t *testing.T) {
 func TestGroupsOnTheCasbinPath(t *testing.T) {
 	dir := t.TempDir()
 	modelPath, policyPath := filepath.Join(dir, "model.conf"), filepath.Join(dir, "policy.csv")
-	writeFile(t, modelPath, abacModel)
-	writeFile(t, policyPath, "p, group:devs, account:1001, view_account\ng, bob, group:devs\n")
+	policytest.WriteFile(t, modelPath, policytest.AbacModel)
+	policytest.WriteFile(t, policyPath, "p, group:devs, account:1001, view_account\ng, bob, group:devs\n")
 	a, err := New(modelPath, policyPath, Config{Log: discardLogger()})
-	if err != nil || a.Status().Decider != deciderCasbin {
+	if err != nil || a.Status().Decider != compiled.DeciderCasbin {
 		t.Fatalf("New: %v, decider %q", err, a.Status().Decider)
 	}
 	var wg sync.WaitGroup

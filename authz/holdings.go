@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/compiled"
 )
 
 // Holdings says whether a principal has anything here of each kind, for
@@ -19,24 +20,24 @@ type Holdings struct {
 // Holdings answers from the policy alone, without reading any data: an
 // allow row on an account, or on a project or plan, for the principal, one
 // of its groups, or a name they reach through g links (as casbin follows
-// them, maxDepth deep); classes for a student (their own grade) or a
+// them, MaxDepth deep); classes for a student (their own grade) or a
 // professor who may view some class.
 func (a *Authorizer) Holdings(p facade.Principal) Holdings {
 	if p.ID == "" {
 		return Holdings{}
 	}
-	st := a.state()
+	st := a.force.state()
 	grants := st.grantIndex()
-	q := subjectOf(p)
+	q := compiled.SubjectOf(p)
 	var h Holdings
-	grants.walk(append([]string{q.id}, q.groups...), func(k kinds) bool {
+	grants.walk(append([]string{q.ID}, q.Groups...), func(k kinds) bool {
 		h.Accounts = h.Accounts || k&kindAccount != 0
 		h.Builds = h.Builds || k&kindBuild != 0
 		return h.Accounts && h.Builds
 	})
 	// Roles as the grade rules read them: the token's or the policy's.
-	h.Classes = st.hasRole(p, facade.RoleStudent) ||
-		(st.hasRole(p, facade.RoleProfessor) && len(a.ViewableClasses(p)) > 0)
+	h.Classes = st.HasRole(p, facade.RoleStudent) ||
+		(st.HasRole(p, facade.RoleProfessor) && len(a.ViewableClasses(p)) > 0)
 	return h
 }
 
@@ -56,16 +57,16 @@ type grants struct {
 	links map[string][]string
 }
 
-func (st *state) grantIndex() *grants {
+func (st *Loaded) grantIndex() *grants {
 	g := &st.grants
 	g.once.Do(func() {
 		g.bySub, g.links = map[string]kinds{}, map[string][]string{}
-		for _, r := range st.rules {
+		for _, r := range st.pol.Rules {
 			switch {
-			case r.ptype == groupRole && len(r.fields) >= 2:
-				g.links[r.fields[0]] = append(g.links[r.fields[0]], r.fields[1])
-			case r.ptype == "p" && len(r.fields) >= 2 && (len(r.fields) < 4 || r.fields[3] != "deny"):
-				g.bySub[r.fields[0]] |= kindOf(r.fields[1])
+			case r.Type == compiled.GroupRole && len(r.Fields) >= 2:
+				g.links[r.Fields[0]] = append(g.links[r.Fields[0]], r.Fields[1])
+			case r.Type == "p" && len(r.Fields) >= 2 && (len(r.Fields) < 4 || r.Fields[3] != "deny"):
+				g.bySub[r.Fields[0]] |= kindOf(r.Fields[1])
 			}
 		}
 	})
@@ -74,20 +75,20 @@ func (st *state) grantIndex() *grants {
 
 func kindOf(obj string) kinds {
 	switch {
-	case strings.HasPrefix(obj, prefixAccount):
+	case strings.HasPrefix(obj, PrefixAccount):
 		return kindAccount
-	case strings.HasPrefix(obj, prefixProject), strings.HasPrefix(obj, prefixPlan):
+	case strings.HasPrefix(obj, PrefixProject), strings.HasPrefix(obj, PrefixPlan):
 		return kindBuild
 	}
 	return 0
 }
 
 // walk calls seen with the kinds granted to each name reachable from
-// starts (breadth first, maxDepth links) until seen answers true.
+// starts (breadth first, MaxDepth links) until seen answers true.
 func (g *grants) walk(starts []string, seen func(kinds) bool) {
 	visited := map[string]bool{}
 	level := starts
-	for depth := 0; depth <= maxDepth && len(level) > 0; depth++ {
+	for depth := 0; depth <= compiled.MaxDepth && len(level) > 0; depth++ {
 		var next []string
 		for _, n := range level {
 			if visited[n] {

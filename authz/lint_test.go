@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/facade-dev/facade/authz/compiled"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
 // TestCheckReportsLinesThatCanNeverMatter: what an ops person wants
@@ -30,7 +33,7 @@ func TestCheckReportsLinesThatCanNeverMatter(t *testing.T) {
 	lines = append(lines, "p, chain:11, account:2002, view_account") // 19
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "policy.csv")
-	writeFile(t, policy, strings.Join(lines, "\n")+"\n")
+	policytest.WriteFile(t, policy, strings.Join(lines, "\n")+"\n")
 	var got []string
 	for _, p := range Check("../model.conf", policy) {
 		got = append(got, p.String())
@@ -71,7 +74,7 @@ func TestCheckWarnsOfGroupsNoTokenCanCarry(t *testing.T) {
 	}
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "policy.csv")
-	writeFile(t, policy, strings.Join(lines, "\n")+"\n")
+	policytest.WriteFile(t, policy, strings.Join(lines, "\n")+"\n")
 	byLine := map[int]string{}
 	for _, p := range Check("../model.conf", policy) {
 		if !p.Warning {
@@ -90,12 +93,12 @@ func TestCheckWarnsOfGroupsNoTokenCanCarry(t *testing.T) {
 		}
 	}
 	// A grant to group: with no member line is warned of too.
-	writeFile(t, policy, "p, group:, account:1001, view_account\n")
+	policytest.WriteFile(t, policy, "p, group:, account:1001, view_account\n")
 	if ps := Check("../model.conf", policy); len(ps) != 1 || !strings.Contains(ps[0].Msg, "empty") {
 		t.Errorf("group: without members: %v", ps)
 	}
-	writeFile(t, policy, "p, group:trailing , account:1001, view_account\n")
-	if ps := Check("../model.conf", policy); !HasErrors(ps) || !strings.Contains(ps[0].Msg, "quote the field") {
+	policytest.WriteFile(t, policy, "p, group:trailing , account:1001, view_account\n")
+	if ps := Check("../model.conf", policy); !compiled.HasErrors(ps) || !strings.Contains(ps[0].Msg, "quote the field") {
 		t.Errorf("unquoted trailing space: %v", ps)
 	}
 }
@@ -104,7 +107,7 @@ func TestCheckWarnsOfGroupsNoTokenCanCarry(t *testing.T) {
 // nothing reads; check says which one was meant. Other roles are quiet.
 func TestCheckWarnsOfAMisspelledRole(t *testing.T) {
 	policy := filepath.Join(t.TempDir(), "policy.csv")
-	writeFile(t, policy, "g, group:graders, role:profesor\ng, ann, role:professor\ng, bob, role:auditor\ng, cy, role:studnet\n")
+	policytest.WriteFile(t, policy, "g, group:graders, role:profesor\ng, ann, role:professor\ng, bob, role:auditor\ng, cy, role:studnet\n")
 	var got []string
 	for _, p := range Check("../model.conf", policy) {
 		got = append(got, p.String())
@@ -115,5 +118,13 @@ func TestCheckWarnsOfAMisspelledRole(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("check:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTheShippedFilesCheckClean: the repository's model.conf and
+// policy.csv pass `policy check` without a finding.
+func TestTheShippedFilesCheckClean(t *testing.T) {
+	if problems := Check("../model.conf", "../policy.csv"); len(problems) != 0 {
+		t.Fatalf("the shipped files: %v", problems)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
 // TestListFiltersDecideAsTheSingleRoutesAndCountApart: the account and
@@ -16,7 +17,7 @@ func TestListFiltersDecideAsTheSingleRoutesAndCountApart(t *testing.T) {
 	shown := a.metrics.ListEntries.WithLabelValues("shown")
 	hidden := a.metrics.ListEntries.WithLabelValues("hidden")
 	denied := a.metrics.Decisions.WithLabelValues("view_account", "deny")
-	shownBefore, hiddenBefore, deniedBefore := counterValue(shown), counterValue(hidden), counterValue(denied)
+	shownBefore, hiddenBefore, deniedBefore := policytest.CounterValue(shown), policytest.CounterValue(hidden), policytest.CounterValue(denied)
 	alice, carol, ivan := facade.Principal{ID: "alice"}, facade.Principal{ID: "carol"}, facade.Principal{ID: "ivan"}
 	for _, c := range []struct {
 		name      string
@@ -36,13 +37,13 @@ func TestListFiltersDecideAsTheSingleRoutesAndCountApart(t *testing.T) {
 			t.Errorf("%s: listed %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if got := counterValue(shown) - shownBefore; got != 5 {
+	if got := policytest.CounterValue(shown) - shownBefore; got != 5 {
 		t.Errorf("shown entries counted %v, want 5", got)
 	}
-	if got := counterValue(hidden) - hiddenBefore; got != 4 {
+	if got := policytest.CounterValue(hidden) - hiddenBefore; got != 4 {
 		t.Errorf("hidden entries counted %v, want 4", got)
 	}
-	if got := counterValue(denied) - deniedBefore; got != 0 {
+	if got := policytest.CounterValue(denied) - deniedBefore; got != 0 {
 		t.Errorf("hidden list entries counted as %v denials", got)
 	}
 }

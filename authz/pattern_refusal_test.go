@@ -3,6 +3,8 @@ package authz
 import (
 	"strings"
 	"testing"
+
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
 // TestAWildcardCasbinFailsOnIsRefusedAtItsLine: with a wildcard matcher,
@@ -12,8 +14,8 @@ import (
 func TestAWildcardCasbinFailsOnIsRefusedAtItsLine(t *testing.T) {
 	for fn, bad := range map[string]string{"regexMatch": "project:(WEB", "globMatch": "project:[WEB"} {
 		t.Run(fn, func(t *testing.T) {
-			modelPath, policyPath := policyFiles(t, "p, carol, project:WEB, view", "p, dave, "+bad+", view")
-			writeFile(t, modelPath, `[request_definition]
+			modelPath, policyPath := policytest.Files(t, "p, carol, project:WEB, view", "p, dave, "+bad+", view")
+			policytest.WriteFile(t, modelPath, `[request_definition]
 r = sub, obj, act
 [policy_definition]
 p = sub, obj, act

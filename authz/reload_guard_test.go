@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/facade-dev/facade/authz/internal/policytest"
 	"github.com/facade-dev/facade/internal/testkit/testlog"
 )
 
@@ -18,7 +19,7 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 		"g, carol, team:platform",
 		"p, team:platform, project:PROJ, view",
 	}
-	modelPath, policyPath := policyFiles(t, lines...)
+	modelPath, policyPath := policytest.Files(t, lines...)
 	logs := &testlog.Buffer{}
 	a, err := New(modelPath, policyPath, Config{Log: slog.New(slog.NewJSONHandler(logs, nil))})
 	if err != nil {
@@ -33,13 +34,13 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 		"one of five": lines[4] + "\n",
 	} {
 		// Each refusal is logged once, naming the way out.
-		replaceFile(t, policyPath, text)
+		policytest.ReplaceFile(t, policyPath, text)
 		err := a.Reload()
 		if err == nil || !strings.Contains(err.Error(), "FACADE_POLICY_ALLOW_SHRINK") {
 			t.Fatalf("%s: Reload error = %v, want a refusal naming FACADE_POLICY_ALLOW_SHRINK", name, err)
 		}
 		st := a.Status()
-		if !st.Loaded || st.LastReloadOK || st.Hash != hash || st.Rules != 5 || counterValue(a.metrics.PolicyLastReloadOK) != 0 {
+		if !st.Loaded || st.LastReloadOK || st.Hash != hash || st.Rules != 5 || policytest.CounterValue(a.metrics.PolicyLastReloadOK) != 0 {
 			t.Fatalf("%s: status %+v after a refused shrink, want the old policy (hash %s) in force", name, st, hash)
 		}
 		if !a.CanViewAccount(alice, accountID("1001")) || !a.CanViewProject(carol, projectKey("PROJ")) {
@@ -51,7 +52,7 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 		refusals++
 	}
 	// Three of five lines stay: not more than half removed.
-	replaceFile(t, policyPath, strings.Join(lines[2:], "\n")+"\n")
+	policytest.ReplaceFile(t, policyPath, strings.Join(lines[2:], "\n")+"\n")
 	if err := a.Reload(); err != nil {
 		t.Fatalf("a 2-of-5 removal was refused: %v", err)
 	}
@@ -59,7 +60,7 @@ func TestReloadRefusesAnEmptyOrHalvedPolicy(t *testing.T) {
 		t.Fatal("the smaller policy is not in force")
 	}
 	a.AllowShrink(true)
-	replaceFile(t, policyPath, "")
+	policytest.ReplaceFile(t, policyPath, "")
 	if err := a.Reload(); err != nil || a.Status().Rules != 0 || a.CanViewProject(carol, projectKey("PROJ")) {
 		t.Fatalf("with the guard lifted, an empty policy must load: err %v, status %+v", err, a.Status())
 	}
@@ -74,7 +75,7 @@ func TestPolicyHashIsTheSameForTheSameFiles(t *testing.T) {
 	if a.Status().Hash != b.Status().Hash || a.Status().Hash == c.Status().Hash {
 		t.Fatalf("hashes %s %s %s: same files must agree, different files differ", a.Status().Hash, b.Status().Hash, c.Status().Hash)
 	}
-	if v := counterValue(c.metrics.PolicyInfo.WithLabelValues(c.Status().Hash, "index")); v != 1 {
+	if v := policytest.CounterValue(c.metrics.PolicyInfo.WithLabelValues(c.Status().Hash, "index")); v != 1 {
 		t.Fatalf("facade_policy_info{hash=%s,decider=index} = %v, want 1", c.Status().Hash, v)
 	}
 }

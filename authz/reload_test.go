@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
@@ -24,7 +25,7 @@ func TestReloadBringsInAnEditedPolicy(t *testing.T) {
 	if a.CanViewAccount(alice, accountID("2002")) {
 		t.Fatal("allowed before the grant exists")
 	}
-	replaceFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
+	policytest.ReplaceFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
 	if err := a.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -42,9 +43,9 @@ func TestReloadBringsInAnEditedPolicy(t *testing.T) {
 func TestReloadRefusesABrokenFileAndKeepsTheLastGoodPolicy(t *testing.T) {
 	a, policyPath := newAuthorizer(t, "p, alice, account:1001, view_account")
 	errors := a.metrics.PolicyReloads.WithLabelValues("error")
-	errorsBefore := counterValue(errors)
+	errorsBefore := policytest.CounterValue(errors)
 
-	writeFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_acount\n")
+	policytest.WriteFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_acount\n")
 	err := a.Reload()
 	if err == nil || !strings.Contains(err.Error(), policyPath+":2: ") {
 		t.Fatalf("Reload error = %v, want one naming %s:2", err, policyPath)
@@ -59,22 +60,22 @@ func TestReloadRefusesABrokenFileAndKeepsTheLastGoodPolicy(t *testing.T) {
 	if strings.Contains(st.LastError, policyPath) || strings.Contains(st.LastError, "acount") {
 		t.Fatalf("status leaks file details: %q", st.LastError)
 	}
-	if counterValue(a.metrics.PolicyLastReloadOK) != 0 || counterValue(errors) != errorsBefore+1 {
+	if policytest.CounterValue(a.metrics.PolicyLastReloadOK) != 0 || policytest.CounterValue(errors) != errorsBefore+1 {
 		t.Fatalf("metrics: last_reload_ok %v, errors +%v; want 0 and +1",
-			counterValue(a.metrics.PolicyLastReloadOK), counterValue(errors)-errorsBefore)
+			policytest.CounterValue(a.metrics.PolicyLastReloadOK), policytest.CounterValue(errors)-errorsBefore)
 	}
-	if a.Reload() == nil || counterValue(errors) != errorsBefore+1 {
+	if a.Reload() == nil || policytest.CounterValue(errors) != errorsBefore+1 {
 		t.Fatal("the same broken file must be refused again but reported once")
 	}
 
-	writeFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
+	policytest.WriteFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
 	if err := a.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if st := a.Status(); !st.LastReloadOK || st.LastError != "" || st.Version != 2 || !a.CanViewAccount(alice, accountID("2002")) {
 		t.Fatalf("after fixing the file: status %+v", st)
 	}
-	if counterValue(a.metrics.PolicyLastReloadOK) != 1 {
+	if policytest.CounterValue(a.metrics.PolicyLastReloadOK) != 1 {
 		t.Fatal("last_reload_ok gauge not back to 1")
 	}
 }
@@ -89,7 +90,7 @@ func TestReloadTakesRemovedRulesAway(t *testing.T) {
 		t.Fatal("grants not in effect")
 	}
 	// grant and membership gone (half of the lines: the shrink guard lets it through)
-	replaceFile(t, policyPath, "p, team:platform, project:PROJ, view\np, dave, account:3003, view_account\n")
+	policytest.ReplaceFile(t, policyPath, "p, team:platform, project:PROJ, view\np, dave, account:3003, view_account\n")
 	if err := a.Reload(); err != nil {
 		t.Fatal(err)
 	}
@@ -135,29 +136,29 @@ func watch(t *testing.T, a *Authorizer, rdb redis.UniversalClient) {
 
 func TestWatchFollowsFileEdits(t *testing.T) {
 	a, policyPath := newAuthorizer(t, "p, alice, account:1001, view_account")
-	a.debounce = 20 * time.Millisecond
+	a.force.debounce = 20 * time.Millisecond
 	watch(t, a, nil)
 
 	// An editor's save: write a temp file, rename it over the old one.
-	replaceFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
+	policytest.ReplaceFile(t, policyPath, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
 	eventually(t, "the renamed-in grant applies", func() bool { return a.CanViewAccount(alice, accountID("2002")) })
 
 	// An in-place write that removes a grant.
-	writeFile(t, policyPath, "p, alice, account:2002, view_account\n")
+	policytest.WriteFile(t, policyPath, "p, alice, account:2002, view_account\n")
 	eventually(t, "the removed grant stops applying", func() bool { return !a.CanViewAccount(alice, accountID("1001")) })
 
 	// A broken save is refused; the last good policy stays.
-	replaceFile(t, policyPath, "p, alice, account:2002\n")
+	policytest.ReplaceFile(t, policyPath, "p, alice, account:2002\n")
 	eventually(t, "the broken file is refused", func() bool { return !a.Status().LastReloadOK })
 	if !a.CanViewAccount(alice, accountID("2002")) {
 		t.Fatal("the last good policy was dropped")
 	}
 
 	// Fixed again, and a model edit is noticed too.
-	replaceFile(t, policyPath, "p, alice, account:3003, view_account\n")
+	policytest.ReplaceFile(t, policyPath, "p, alice, account:3003, view_account\n")
 	eventually(t, "the fixed file applies", func() bool { return a.CanViewAccount(alice, accountID("3003")) })
 	modelPath := filepath.Join(filepath.Dir(policyPath), "model.conf")
-	replaceFile(t, modelPath, strings.Replace(shippedModel(t), "[policy_effect]", "", 1))
+	policytest.ReplaceFile(t, modelPath, strings.Replace(policytest.ShippedModel(t), "[policy_effect]", "", 1))
 	eventually(t, "the broken model is refused", func() bool { return !a.Status().LastReloadOK })
 	if !a.CanViewAccount(alice, accountID("3003")) {
 		t.Fatal("a broken model dropped the policy")
@@ -169,14 +170,14 @@ func TestWatchFollowsFileEdits(t *testing.T) {
 // first instance sees the edit; Pub/Sub must carry it to the second.
 func TestPubSubCarriesAReloadToAnotherInstance(t *testing.T) {
 	rdb := testredis.Client(t)
-	sharedModel, sharedPolicy := policyFiles(t, "p, alice, account:1001, view_account")
+	sharedModel, sharedPolicy := policytest.Files(t, "p, alice, account:1001, view_account")
 	a, err := New(sharedModel, sharedPolicy, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dirB := t.TempDir()
 	modelB, policyB := filepath.Join(dirB, "model.conf"), filepath.Join(dirB, "policy.csv")
-	writeFile(t, modelB, shippedModel(t))
+	policytest.WriteFile(t, modelB, policytest.ShippedModel(t))
 	if err := os.Symlink(sharedPolicy, policyB); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestPubSubCarriesAReloadToAnotherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, x := range []*Authorizer{a, b} {
-		x.debounce, x.pollEvery = 20*time.Millisecond, time.Hour // no poll within the test
+		x.force.debounce, x.force.pollEvery = 20*time.Millisecond, time.Hour // no poll within the test
 		watch(t, x, rdb)
 	}
 	eventually(t, "both instances subscribe", func() bool {
@@ -193,7 +194,7 @@ func TestPubSubCarriesAReloadToAnotherInstance(t *testing.T) {
 		return err == nil && n[reloadChannel] == 2
 	})
 
-	replaceFile(t, sharedPolicy, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
+	policytest.ReplaceFile(t, sharedPolicy, "p, alice, account:1001, view_account\np, alice, account:2002, view_account\n")
 	eventually(t, "instance A applies its edit", func() bool { return a.CanViewAccount(alice, accountID("2002")) })
 	eventually(t, "instance B applies it through Pub/Sub", func() bool { return b.CanViewAccount(alice, accountID("2002")) })
 	if b.Version() != 2 {

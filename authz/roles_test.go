@@ -11,6 +11,7 @@ import (
 	"github.com/casbin/casbin/v2"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz/internal/policytest"
 )
 
 // TestRolesFromThePolicyReachGrades: a provider without a role claim
@@ -89,7 +90,7 @@ func TestPolicyRolesAreCasbinsLinks(t *testing.T) {
 	for round := range 40 {
 		var lines []string
 		for range 4 + rng.IntN(20) {
-			lines = append(lines, fmt.Sprintf("g, %s, %s", pick(rng, names[:8]), pick(rng, names)))
+			lines = append(lines, fmt.Sprintf("g, %s, %s", policytest.Pick(rng, names[:8]), policytest.Pick(rng, names)))
 		}
 		if round%4 == 0 {
 			// c:0 is 10 links from role:professor: ann, one more, is past
@@ -102,7 +103,7 @@ func TestPolicyRolesAreCasbinsLinks(t *testing.T) {
 		}
 		lines = append(lines, "p, nobody, account:1, view_account")
 		a, policyPath := newAuthorizer(t, lines...)
-		st := a.state()
+		st := a.force.state()
 		for _, sub := range []string{"ann", "ben", "cat"} {
 			for _, groups := range [][]string{nil, {"g1"}, {"Domain Users", "acme:pay"}, {"acme"}} {
 				p := facade.Principal{ID: sub, Groups: groups}
@@ -111,8 +112,8 @@ func TestPolicyRolesAreCasbinsLinks(t *testing.T) {
 					t.Fatal(err)
 				}
 				for _, role := range []string{"professor", "student"} {
-					want, _ := stock.GetRoleManager().HasLink(sub, prefixRole+role)
-					if got := st.hasRole(p, role); got != want {
+					want, _ := stock.GetRoleManager().HasLink(sub, PrefixRole+role)
+					if got := st.HasRole(p, role); got != want {
 						t.Fatalf("%+v role %s: service %v, casbin HasLink %v\n%s", p, role, got, want, strings.Join(lines, "\n"))
 					}
 					asked++
@@ -121,75 +122,6 @@ func TestPolicyRolesAreCasbinsLinks(t *testing.T) {
 		}
 	}
 	t.Logf("%d role questions", asked)
-}
-
-// TestExplainAnswersTheGradeQuestionAsTheServiceDoes: over random
-// policies with enrollments, class grants, roles by line and by group,
-// and principals of every kind of role, Explain's verdict on a grade is
-// the Authorizer's.
-func TestExplainAnswersTheGradeQuestionAsTheServiceDoes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(27, 29))
-	asked := 0
-	for range 30 {
-		lines := randomGradePolicy(rng)
-		_, policyPath := policyFiles(t, lines...)
-		a, err := New(filepath.Join(filepath.Dir(policyPath), "model.conf"), policyPath, Config{Log: discardLogger()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pol, err := Open(filepath.Join(filepath.Dir(policyPath), "model.conf"), policyPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range gradePrincipals {
-			for _, s := range gradeStudents {
-				for _, act := range []string{actView, actUpdate} {
-					want := a.CanViewGrade(p, studentID(s))
-					if act == actUpdate {
-						want = a.CanWriteGrade(p, studentID(s))
-					}
-					x, err := pol.Explain(p, prefixStudent+s, act)
-					if err != nil || x.Allow != want {
-						t.Fatalf("%+v %s student:%s: explain %v (%v), service %v\n%s\n%s", p, act, s, x.Allow, err, want,
-							strings.Join(x.Lines(), "\n"), strings.Join(lines, "\n"))
-					}
-					asked++
-				}
-			}
-		}
-	}
-	t.Logf("%d grade questions", asked)
-}
-
-// gradePrincipals and gradeStudents are who asks and about whom in the
-// generated grade policies: token roles of every kind, groups from a
-// provider, an id shaped like a group.
-var (
-	gradePrincipals = []facade.Principal{
-		{ID: "pat"}, {ID: "pat", Role: "professor"}, {ID: "pat", Role: "student"}, {ID: "pat", Role: "developer"},
-		{ID: "sue", Groups: []string{"english-graders"}}, {ID: "sue", Role: "student", Groups: []string{"english-graders"}},
-		{ID: "s1", Role: "student"}, {ID: "s1"}, {ID: "s2", Groups: []string{"Domain Users"}},
-		{ID: "kim", Groups: []string{"acme:staff", "english-graders"}}, {ID: "team:staff"}, {ID: "team:staff", Role: "professor"},
-	}
-	gradeStudents = []string{"s1", "s2", "s3"}
-)
-
-// randomGradePolicy draws enrollments, class grants (view, update) to
-// principals, teams and token groups, and role lines (professor, student)
-// to principals, teams and groups, nested.
-func randomGradePolicy(rng *rand.Rand) []string {
-	subjects := []string{"pat", "sue", "kim", "s1", "s2", "team:staff", "group:english-graders", `"group:Domain Users"`, "group:acme:staff"}
-	var lines []string
-	for range 1 + rng.IntN(6) {
-		lines = append(lines, fmt.Sprintf("g, student:%s, class:%s", pick(rng, gradeStudents), pick(rng, []string{"c1", "c2"})))
-	}
-	for range 1 + rng.IntN(8) {
-		lines = append(lines, fmt.Sprintf("p, %s, %s, %s", pick(rng, subjects), pick(rng, []string{"class:c1", "class:c2", "student:s1", "student:s3"}), pick(rng, []string{actView, actUpdate})))
-	}
-	for range rng.IntN(6) {
-		lines = append(lines, fmt.Sprintf("g, %s, %s", pick(rng, subjects), pick(rng, []string{"role:professor", "role:student", "team:staff", "role:professor"})))
-	}
-	return lines
 }
 
 // BenchmarkGradeWithPolicyRoles: a grade read by a principal whose

@@ -14,7 +14,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	facade "github.com/facade-dev/facade"
-	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/authz/policytool"
 )
 
 // TestServiceAnswersWhatStockCasbinDecides: for every kind of principal
@@ -89,7 +89,7 @@ func TestServiceAnswersWhatStockCasbinDecides(t *testing.T) {
 // grants to principals, teams and provider groups named with ':' and
 // spaces, enrollments, roles given by the policy to principals, teams and
 // groups, account grants) the running service lets a call through
-// authorization exactly when `facade policy explain` (authz.Policy.Explain,
+// authorization exactly when `facade policy explain` (policytool.Policy.Explain,
 // the same code) says allow, grade questions included, for principals of
 // every kind: a token role or none, groups or none.
 func TestServiceAnswersWhatPolicyExplainSays(t *testing.T) {
@@ -127,7 +127,7 @@ func TestServiceAnswersWhatPolicyExplainSays(t *testing.T) {
 		if err := os.WriteFile(policyPath, []byte(policyText), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		pol, err := authz.Open(modelFile, policyPath)
+		pol, err := policytool.Open(modelFile, policyPath)
 		if err != nil {
 			t.Fatalf("round %d: %v\n%s", round, err, policyText)
 		}

@@ -20,7 +20,7 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/accounts"
 	"github.com/facade-dev/facade/auth"
-	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/authz/grantusage"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/testkit/testlog"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
@@ -428,7 +428,7 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	// The policy lines carol's listing went through were written on the
 	// way out (docs/policy.md, "Which lines are used").
-	usage, err := authz.ReadUsage(context.Background(), redisFromURL(t, redisURL), time.Now(), time.Hour)
+	usage, err := grantusage.ReadUsage(context.Background(), redisFromURL(t, redisURL), time.Now(), time.Hour)
 	if err != nil || usage.Uses["g, carol, team:platform"] == 0 {
 		t.Errorf("after a graceful stop, carol's membership has no recorded use (%v): %v", err, usage)
 	}

@@ -11,7 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/authz/grantusage"
+	"github.com/facade-dev/facade/authz/policytool"
 	"github.com/facade-dev/facade/redisdb"
 )
 
@@ -39,7 +40,7 @@ func (t *policyTool) usage() int {
 	ctx, cancel := context.WithTimeout(context.Background(), usageReadTimeout)
 	defer cancel()
 	now := time.Now()
-	u, err := authz.ReadUsage(ctx, rdb, now, window)
+	u, err := grantusage.ReadUsage(ctx, rdb, now, window)
 	if err != nil {
 		return t.fail(err)
 	}
@@ -62,11 +63,11 @@ func (t *policyTool) usage() int {
 	return 0
 }
 
-func (t *policyTool) writeUsage(lines []authz.LineUse, unused, total int, since time.Time) error {
+func (t *policyTool) writeUsage(lines []policytool.LineUse, unused, total int, since time.Time) error {
 	switch *t.format {
 	case "json":
 		if lines == nil {
-			lines = []authz.LineUse{}
+			lines = []policytool.LineUse{}
 		}
 		enc := json.NewEncoder(t.stdout)
 		enc.SetIndent("", "  ")
@@ -98,7 +99,7 @@ func (t *policyTool) writeUsage(lines []authz.LineUse, unused, total int, since 
 
 // attachLastUse gives the report's rows their last use when Redis is
 // configured; without it the column stays empty.
-func (t *policyTool) attachLastUse(p *authz.Policy) error {
+func (t *policyTool) attachLastUse(p *policytool.Policy) error {
 	rdb, err := redisdb.Open(t.settings.redisConfig())
 	if errors.Is(err, redisdb.ErrNotConfigured) {
 		return nil
@@ -108,7 +109,7 @@ func (t *policyTool) attachLastUse(p *authz.Policy) error {
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), usageReadTimeout)
 	defer cancel()
-	u, err := authz.ReadLastUse(ctx, rdb)
+	u, err := grantusage.ReadLastUse(ctx, rdb)
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func (t *policyTool) attachLastUse(p *authz.Policy) error {
 }
 
 // parseWindow reads --since: whole days ("90d") or a Go duration ("36h"),
-// at most authz.MaxUsageWindow.
+// at most grantusage.MaxWindow.
 func parseWindow(v string) (time.Duration, error) {
 	var d time.Duration
 	if days, ok := strings.CutSuffix(v, "d"); ok {
@@ -132,8 +133,8 @@ func parseWindow(v string) (time.Duration, error) {
 			return 0, fmt.Errorf("--since %q: a number of days such as 90d, or a duration such as 36h", v)
 		}
 	}
-	if d <= 0 || d > authz.MaxUsageWindow {
-		return 0, fmt.Errorf("--since %q: from 1s to %dd (usage is kept that long)", v, authz.MaxUsageWindow/(24*time.Hour))
+	if d <= 0 || d > grantusage.MaxWindow {
+		return 0, fmt.Errorf("--since %q: from 1s to %dd (usage is kept that long)", v, grantusage.MaxWindow/(24*time.Hour))
 	}
 	return d, nil
 }

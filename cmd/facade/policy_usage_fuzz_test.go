@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/authz/grantusage"
 )
 
 // FuzzParseWindow: whatever --since says, the window is refused or lies
@@ -15,7 +15,7 @@ func FuzzParseWindow(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v string) {
 		d, err := parseWindow(v)
-		if err == nil && (d <= 0 || d > authz.MaxUsageWindow) {
+		if err == nil && (d <= 0 || d > grantusage.MaxWindow) {
 			t.Fatalf("--since %q gave a window of %v", v, d)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 
 	facade "github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
+	"github.com/facade-dev/facade/authz/policytool"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
@@ -58,7 +59,7 @@ func TestPolicyUsageEndToEnd(t *testing.T) {
 
 	env := settingsFrom(map[string]string{"FACADE_MODEL": model, "FACADE_POLICY": policy, "FACADE_REDIS_URL": url})
 	code, out, stderr := runCmd(env, "policy", "usage", "--format", "json")
-	var lines []authz.LineUse
+	var lines []policytool.LineUse
 	if err := json.Unmarshal([]byte(out), &lines); code != 0 || err != nil || len(lines) != 4 {
 		t.Fatalf("usage --format json: exit %d, %v, %q %s", code, err, out, stderr)
 	}
