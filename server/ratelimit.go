@@ -1,7 +1,10 @@
 package server
 
 import (
+	"log/slog"
+
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/ratelimit"
@@ -17,12 +20,19 @@ const rateLimitPrefix = "facade:rl:"
 
 // newRateLimiter allows FACADE_RATE_LIMIT requests per second per
 // principal with a burst of twice that; nil when the limit is off.
-func (s *Server) newRateLimiter() (*ratelimit.Limiter, error) {
-	if s.cfg.RateLimit <= 0 {
+func newRateLimiter(rdb redis.UniversalClient, cfg Config, log *slog.Logger) (*ratelimit.Limiter, error) {
+	if cfg.RateLimit <= 0 {
 		return nil, nil
 	}
-	return ratelimit.New(s.rdb, rateLimitPrefix, ratelimit.PerSecond(s.cfg.RateLimit, 2*s.cfg.RateLimit),
-		ratelimit.Config{Log: s.log, Now: s.cfg.Now})
+	return ratelimit.New(rdb, rateLimitPrefix, ratelimit.PerSecond(cfg.RateLimit, 2*cfg.RateLimit),
+		ratelimit.Config{Log: log, Now: cfg.Now})
+}
+
+// principalLimit is the per-principal rate limit stage; a nil limiter
+// means the limit is off.
+type principalLimit struct {
+	limiter *ratelimit.Limiter
+	log     *slog.Logger
 }
 
 // rateLimit answers 429 with Retry-After beyond the principal's limit.
@@ -30,8 +40,8 @@ func (s *Server) newRateLimiter() (*ratelimit.Limiter, error) {
 // When Redis cannot be reached the request is let through (logged): the
 // stores behind the handlers answer 503 themselves, and the build endpoints
 // can still serve cached data, which refusing here would prevent.
-func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	if s.limiter == nil {
+func (l principalLimit) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	if l.limiter == nil {
 		return next
 	}
 	return func(c echo.Context) error {
@@ -39,9 +49,9 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		if p.ID == "" { // a public ops endpoint
 			return next(c)
 		}
-		ok, retry, err := s.limiter.Allow(c.Request().Context(), p.ID)
+		ok, retry, err := l.limiter.Allow(c.Request().Context(), p.ID)
 		if err != nil {
-			s.log.Warn("rate limiter unavailable; request allowed", "request_id", requestID(c), "err", err.Error())
+			l.log.Warn("rate limiter unavailable; request allowed", "request_id", requestID(c), "err", err.Error())
 			return next(c)
 		}
 		if !ok {

@@ -17,15 +17,15 @@ import (
 // upstream calls and Redis round trips below are its children, and its
 // trace id goes on every log line of the request (LogHandler). Only in the
 // chain when Config.Tracer is set.
-func (s *Server) traceRequest(next echo.HandlerFunc) echo.HandlerFunc {
+func (o *observer) traceRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		route := c.Path()
 		if route == "" {
 			route = "unmatched"
 		}
-		ctx := s.cfg.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := s.cfg.Tracer.Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
+		ctx := o.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := o.tracer.Start(ctx, r.Method+" "+route, trace.WithSpanKind(trace.SpanKindServer),
 			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("http.route", route)))
 		defer span.End()
 		if rc := requestContextOf(ctx); rc != nil {
