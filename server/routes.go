@@ -66,28 +66,28 @@ func (s *Server) routes(a areas, p stages, opsOnAPI bool, gatherer prometheus.Ga
 	}
 
 	// Grades (docs/contract.md §4).
-	read("/student/:student_id/english/grade", a.grades.getGrade)
-	e.POST("/student/:student_id/english/grade", chain(a.grades.createGrade, api...))
-	e.PUT("/student/:student_id/english/grade", chain(a.grades.updateGrade, api...))
-	read("/student/:student_id/english/grade/history", a.grades.getGradeHistory)
+	read("/student/:studentId/english/grade", a.grades.getGrade)
+	e.POST("/student/:studentId/english/grade", chain(a.grades.createGrade, api...))
+	e.PUT("/student/:studentId/english/grade", chain(a.grades.updateGrade, api...))
+	read("/student/:studentId/english/grade/history", a.grades.getGradeHistory)
 	read("/class", a.grades.listClasses)
 	// A class's grades answer JSON or, asked with Accept: text/csv, the
 	// gradebook; the handler negotiates, so no JSON-only Accept check. Each
 	// form has its own ETag, from its own bytes.
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", chain(a.grades.getClassGrades, requireXSRF, limitBody, conditional))
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:classId/grades", chain(a.grades.getClassGrades, requireXSRF, limitBody, conditional))
 	// A gradebook upload is CSV of up to 2 MiB (a lecture's), read as it
 	// streams; every other body stays within 16 KiB.
-	e.POST("/class/:class_id/grades", chain(a.grades.uploadGradebook, requireXSRF, requireJSONAccept, limitBodyTo(maxGradebookBody)))
+	e.POST("/class/:classId/grades", chain(a.grades.uploadGradebook, requireXSRF, requireJSONAccept, limitBodyTo(maxGradebookBody)))
 
 	// Accounts (docs/contract.md §5).
 	read("/rs/account", a.accounts.listAccounts)
-	read("/rs/account/:id", a.accounts.getAccount)
-	read("/rs/account/:id/balance", a.accounts.getBalance)
+	read("/rs/account/:accountId", a.accounts.getAccount)
+	read("/rs/account/:accountId/balance", a.accounts.getBalance)
 	// A statement answers JSON pages or, asked with Accept: text/csv, the
 	// range as a streamed download (no ETag: it is not held whole).
 	statement := chain(a.accounts.getStatement, reads...)
 	statementCSV := chain(a.accounts.getStatementCSV, requireXSRF, limitBody, p.deadlines.streaming)
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:id/transfers", func(c echo.Context) error {
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:accountId/transfers", func(c echo.Context) error {
 		if acceptOf(c.Request()).asksFor("text/csv") {
 			return statementCSV(c)
 		}
@@ -95,7 +95,7 @@ func (s *Server) routes(a areas, p stages, opsOnAPI bool, gatherer prometheus.Ga
 	})
 	// The same CSV at a path of its own, for a link the browser downloads
 	// itself (a link cannot send Accept; the session cookie authorizes it).
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:id/transfers.csv", statementCSV)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:accountId/transfers.csv", statementCSV)
 	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", chain(a.accounts.transfer, api...))
 
 	// Build results: Bamboo's read API and its artifact and log links,

@@ -11,7 +11,7 @@ import (
 )
 
 // traceRequest makes the request a server span named by its method and
-// route template ("GET /rs/account/:id/balance", never a concrete id),
+// route template ("GET /rs/account/:accountId/balance", never a concrete id),
 // the child of the caller's span when the request carries a W3C
 // traceparent. The span's context is the request's from here on, so the
 // upstream calls and Redis round trips below are its children, and its
