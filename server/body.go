@@ -82,9 +82,9 @@ func decodeJSON(r *http.Request, dst any) error {
 // for, and nothing but white space may follow the object. encoding/json
 // alone would also take a member named in another case ("GRADE" for
 // "grade") and keep the last of a repeated member, two readings of one
-// body that another parser may not share: the contract refuses both
-// (docs/contract.md §2), so exactMembers checks the names first. Any
-// refusal is 400 malformed-body.
+// body that another parser may not share: the service refuses both
+// (TestJSONKeysAreExact), so exactMembers checks the names first. Any
+// refusal is 400 malformed-body (docs/contract.md §2: input validation).
 func decodeObject(body []byte, dst any) error {
 	if err := exactMembers(body, dst); err != nil {
 		return err
