@@ -97,6 +97,16 @@ func Refuse(kind *Error, parameter string, reason Reason) *Error {
 	return &Error{Code: kind.Code, Invalid: []Invalid{{Parameter: parameter, Reason: reason}}}
 }
 
+// RefuseEach returns an error of kind's code saying that each of
+// parameters broke reason (a range whose from is after its to names both).
+func RefuseEach(kind *Error, reason Reason, parameters ...string) *Error {
+	e := &Error{Code: kind.Code, Invalid: make([]Invalid, len(parameters))}
+	for i, p := range parameters {
+		e.Invalid[i] = Invalid{Parameter: p, Reason: reason}
+	}
+	return e
+}
+
 // CodeOf returns the code of err, ErrInternal's when err is not an *Error.
 func CodeOf(err error) Code {
 	var e *Error

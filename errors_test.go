@@ -50,6 +50,23 @@ func TestRetryAfterIsSetByRetryLaterOnly(t *testing.T) {
 	}
 }
 
+// TestRefusalsAreBuiltByRefuse: an error naming what was wrong in the
+// input is built by Refuse or RefuseEach, never as an Error literal
+// listing its Invalid items outside errors.go, so each refusal keeps its
+// kind's code and nothing else.
+func TestRefusalsAreBuiltByRefuse(t *testing.T) {
+	eachErrorLiteral(t, func(at token.Position, lit *ast.CompositeLit) {
+		if field(lit, "Invalid") != nil && at.Filename != "errors.go" {
+			t.Errorf("%s: an Error listing what was invalid built by hand; use Refuse or RefuseEach", at)
+		}
+	})
+	err := RefuseEach(ErrBadParameter, ReasonReversed, "from", "to")
+	want := []Invalid{{Parameter: "from", Reason: ReasonReversed}, {Parameter: "to", Reason: ReasonReversed}}
+	if !errors.Is(err, ErrBadParameter) || len(err.Invalid) != 2 || err.Invalid[0] != want[0] || err.Invalid[1] != want[1] {
+		t.Errorf("RefuseEach: %v %+v, want bad_parameter %+v", err, err.Invalid, want)
+	}
+}
+
 // eachErrorLiteral calls found with every Error composite literal in the
 // module's Go files (tests, which may make up errors of their own, aside).
 func eachErrorLiteral(t *testing.T, found func(token.Position, *ast.CompositeLit)) {

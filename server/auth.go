@@ -1,27 +1,45 @@
 package server
 
 import (
+	"log/slog"
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
 )
 
+// authenticator is the pipeline's authentication stage: bearer tokens,
+// session cookies when browser sign-in is configured (signin and sessions
+// both nil otherwise), the failed-authentication limit, and the one list
+// of public routes, which routes fills as it registers them: tokenFree
+// every route that needs no token, by the router's match (c.Path()), and
+// opsPaths the ops endpoints, by the request's path.
+type authenticator struct {
+	tokens              *auth.Tokens
+	signin              *auth.SignIn
+	sessions            *auth.Sessions
+	failures            *failureLimit
+	log                 *slog.Logger
+	tokenFree, opsPaths map[string]bool
+}
+
 // authenticate requires a valid bearer token (auth.Tokens) or, on a
 // same-origin request without one, a current session (auth.Sessions), and
 // stores the caller's identity in the request context. A refusal says why
 // in its code (token-*, session-*). Token verification, but not a cached
 // token, counts against the client address's failed-authentication limit.
-func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+func (a *authenticator) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.needsNoToken(c) {
+		if a.needsNoToken(c) {
 			return next(c)
 		}
 		raw, ok := auth.BearerToken(c.Request().Header.Get("Authorization"))
 		if !ok {
 			// No bearer token: the session cookie, if this request may
 			// use it. A bearer token, when sent, always decides.
-			id, ok, err := s.session(c.Request(), c.RealIP())
+			id, ok, err := a.session(c.Request(), c.RealIP())
 			if c.Path() == auth.MePath && (err == nil && !ok) {
 				return next(c) // /auth/me answers "signed out"
 			}
@@ -38,15 +56,15 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			setIdentity(c, id)
 			return next(c)
 		}
-		id, ok := s.auth.Cached(raw)
+		id, ok := a.tokens.Cached(raw)
 		if !ok {
-			if retry, throttled := s.authThrottled(c); throttled {
+			if retry, throttled := a.failures.throttled(c); throttled {
 				return errAuthThrottled(retry)
 			}
 			var err error
-			if id, err = s.auth.Identity(c.Request().Context(), raw); err != nil {
-				s.countAuthFailure(c)
-				s.log.Info("authentication failed", "request_id", requestID(c),
+			if id, err = a.tokens.Identity(c.Request().Context(), raw); err != nil {
+				a.failures.count(c)
+				a.log.Info("authentication failed", "request_id", requestID(c),
 					"code", string(facade.CodeOf(err)), "reason", err.Error())
 				return err
 			}
@@ -60,6 +78,16 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 // token (routes.go): the ops endpoints by path, the rest by the router's
 // match, not the raw path, so no spelling of a path can reach an API route
 // without a token.
-func (s *Server) needsNoToken(c echo.Context) bool {
-	return s.opsPaths[c.Request().URL.Path] || s.tokenFree[c.Path()]
+func (a *authenticator) needsNoToken(c echo.Context) bool {
+	return a.opsPaths[c.Request().URL.Path] || a.tokenFree[c.Path()]
+}
+
+// session authenticates r by the session cookie, when sign-in is
+// configured and r may use it (same origin only: auth.SameOrigin). ok is
+// false when the request has no session to offer.
+func (a *authenticator) session(r *http.Request, client string) (id auth.Identity, ok bool, err error) {
+	if a.sessions == nil || !auth.SameOrigin(r, a.signin.Origin()) {
+		return auth.Identity{}, false, nil
+	}
+	return a.sessions.Open(r.Context(), r, client)
 }

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"log/slog"
 	"net"
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/ratelimit"
@@ -25,48 +27,60 @@ func authFailureKey(addr string) string {
 	return addr
 }
 
-// newAuthFailureLimiter allows FACADE_AUTH_FAILURE_LIMIT failed
-// authentications per minute per client address, as a burst; nil when
-// the limit is off. Failures are counted in Redis alone (Spend, Peek), so
-// every instance sees each at once.
-func (s *Server) newAuthFailureLimiter() (*ratelimit.Limiter, error) {
-	n := s.cfg.AuthFailureLimit
-	if n <= 0 {
-		return nil, nil
-	}
-	return ratelimit.New(s.rdb, authFailurePrefix, ratelimit.Limit{Rate: n, Period: time.Minute, Burst: n},
-		ratelimit.Config{Log: s.log, Now: s.cfg.Now})
+// failureLimit counts failed authentications per client address
+// (FACADE_AUTH_FAILURE_LIMIT): the token check (authenticator) and the
+// back-channel logout (signInHandlers) spend and look at it. A nil
+// limiter means no limit.
+type failureLimit struct {
+	limiter *ratelimit.Limiter
+	log     *slog.Logger
 }
 
-// authThrottled reports whether c's client address has used up its failed
+// newFailureLimit allows FACADE_AUTH_FAILURE_LIMIT failed
+// authentications per minute per client address, as a burst; no limit
+// when it is 0. Failures are counted in Redis alone (Spend, Peek), so
+// every instance sees each at once.
+func newFailureLimit(rdb redis.UniversalClient, cfg Config, log *slog.Logger) (*failureLimit, error) {
+	f := &failureLimit{log: log}
+	n := cfg.AuthFailureLimit
+	if n <= 0 {
+		return f, nil
+	}
+	var err error
+	f.limiter, err = ratelimit.New(rdb, authFailurePrefix, ratelimit.Limit{Rate: n, Period: time.Minute, Burst: n},
+		ratelimit.Config{Log: log, Now: cfg.Now})
+	return f, err
+}
+
+// throttled reports whether c's client address has used up its failed
 // authentications, and when to retry. It only looks (Peek), so a blocked
 // address cannot push its own release further away; while it is blocked
 // no token from it is verified at all. When Redis cannot be reached the
 // request goes on, as with the per-principal limit.
-func (s *Server) authThrottled(c echo.Context) (time.Duration, bool) {
-	if s.authFailures == nil {
+func (f *failureLimit) throttled(c echo.Context) (time.Duration, bool) {
+	if f.limiter == nil {
 		return 0, false
 	}
-	ok, err := s.authFailures.Peek(c.Request().Context(), authFailureKey(c.RealIP()))
+	ok, err := f.limiter.Peek(c.Request().Context(), authFailureKey(c.RealIP()))
 	if err != nil {
-		s.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
+		f.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
 		return 0, false
 	}
 	if ok {
 		return 0, false
 	}
 	// The next failure is allowed one emission interval after the last.
-	limit := s.authFailures.Limit()
+	limit := f.limiter.Limit()
 	return max(limit.Period/time.Duration(limit.Rate), time.Second), true
 }
 
-// countAuthFailure spends one of c's client address's failures.
-func (s *Server) countAuthFailure(c echo.Context) {
-	if s.authFailures == nil {
+// count spends one of c's client address's failures.
+func (f *failureLimit) count(c echo.Context) {
+	if f.limiter == nil {
 		return
 	}
-	if _, err := s.authFailures.Spend(c.Request().Context(), authFailureKey(c.RealIP())); err != nil {
-		s.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
+	if _, err := f.limiter.Spend(c.Request().Context(), authFailureKey(c.RealIP())); err != nil {
+		f.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
 	}
 }
 

@@ -8,8 +8,8 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
-	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -77,56 +77,60 @@ func decodeJSON(r *http.Request, dst any) error {
 	return decodeObject(body, dst)
 }
 
-// decodeObject decodes body into *struct dst in one pass: one JSON object
-// whose keys are json tag names of dst's fields, exactly (encoding/json
-// alone would take "GRADE" for "grade") and each at most once (it would
-// keep the last), each value of its field's type, and nothing after the
-// object but white space (400 malformed-body otherwise).
+// decodeObject decodes body, one JSON object, into *struct dst with
+// encoding/json: DisallowUnknownFields refuses a member dst has no field
+// for, and nothing but white space may follow the object. encoding/json
+// alone would also take a member named in another case ("GRADE" for
+// "grade") and keep the last of a repeated member, two readings of one
+// body that another parser may not share: the service refuses both
+// (TestJSONKeysAreExact), so exactMembers checks the names first. Any
+// refusal is 400 malformed-body (docs/contract.md §2: input validation).
 func decodeObject(body []byte, dst any) error {
-	fields := jsonFields(reflect.TypeOf(dst).Elem())
-	v := reflect.ValueOf(dst).Elem()
+	if err := exactMembers(body, dst); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	bad := facade.ErrMalformedBody
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return bad
+	if err := dec.Decode(dst); err != nil {
+		return facade.Wrap(facade.ErrMalformedBody, err)
 	}
-	seen := make(map[string]bool, len(fields))
-	for dec.More() {
-		t, err := dec.Token()
-		key, ok := t.(string)
-		field, known := fields[key]
-		if err != nil || !ok || !known || seen[key] {
-			return bad
-		}
-		seen[key] = true
-		if err := dec.Decode(v.Field(field).Addr().Interface()); err != nil {
-			return facade.Wrap(bad, err)
-		}
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return bad
-	}
-	if dec.InputOffset() != int64(len(bytes.TrimRight(body, " \t\r\n"))) {
-		return bad
+	if _, err := dec.Token(); err != io.EOF {
+		return facade.ErrMalformedBody // something after the object
 	}
 	return nil
 }
 
-// jsonFields maps the json names of struct t's fields to their indexes,
-// worked out once per type.
-func jsonFields(t reflect.Type) map[string]int {
-	if fields, ok := fieldIndexes.Load(t); ok {
-		return fields.(map[string]int)
+// exactMembers refuses body unless it is an object each of whose members
+// is named exactly as one of *struct dst's fields is tagged, and at most
+// once. The values are checked by the decode that follows.
+func exactMembers(body []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return facade.ErrMalformedBody
 	}
-	fields := map[string]int{}
-	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
-			fields[name] = i
+	fields := reflect.TypeOf(dst).Elem()
+	var seen []string
+	for dec.More() {
+		t, err := dec.Token()
+		name, _ := t.(string)
+		if err != nil || slices.Contains(seen, name) || !hasJSONName(fields, name) {
+			return facade.ErrMalformedBody
+		}
+		seen = append(seen, name)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return facade.Wrap(facade.ErrMalformedBody, err)
 		}
 	}
-	fieldIndexes.Store(t, fields)
-	return fields
+	return nil
 }
 
-var fieldIndexes sync.Map // reflect.Type -> map[string]int
+// hasJSONName reports whether a field of struct t is tagged with name.
+func hasJSONName(t reflect.Type, name string) bool {
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); tag == name && tag != "-" {
+			return true
+		}
+	}
+	return false
+}

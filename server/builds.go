@@ -56,7 +56,7 @@ func buildRequest(c echo.Context) *proxy.Request {
 }
 
 // buildRead serves a JSON build route (GET and HEAD) of ep.
-func (s *Server) buildRead(ep *proxy.Endpoint) echo.HandlerFunc {
+func (s *bambooHandlers) buildRead(ep *proxy.Endpoint) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		a, err := s.builds.Read(c.Request().Context(), ep, buildRequest(c))
 		if err != nil {
@@ -68,7 +68,7 @@ func (s *Server) buildRead(ep *proxy.Endpoint) echo.HandlerFunc {
 
 // buildFavourite serves POST (mark) and DELETE (unmark) of a favourite
 // route of ep: 204.
-func (s *Server) buildFavourite(ep *proxy.Endpoint) echo.HandlerFunc {
+func (s *bambooHandlers) buildFavourite(ep *proxy.Endpoint) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		mark := c.Request().Method != http.MethodDelete
 		if err := s.builds.Favourite(c.Request().Context(), ep, buildRequest(c), mark); err != nil {
@@ -79,7 +79,7 @@ func (s *Server) buildFavourite(ep *proxy.Endpoint) echo.HandlerFunc {
 }
 
 // buildDownload streams an artifact or log of ep as an attachment.
-func (s *Server) buildDownload(ep *proxy.Endpoint) echo.HandlerFunc {
+func (s *bambooHandlers) buildDownload(ep *proxy.Endpoint) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		req := buildRequest(c)

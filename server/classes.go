@@ -11,7 +11,6 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/grades"
-	"github.com/facade-dev/facade/internal/tracing"
 	"github.com/facade-dev/facade/server/problem"
 )
 
@@ -51,9 +50,9 @@ type classGradesView struct {
 
 // listClasses answers the classes the caller may view (a professor's
 // classes; an empty list for anyone else), so a client can offer them.
-func (s *Server) listClasses(c echo.Context) error {
+func (h *gradeHandlers) listClasses(c echo.Context) error {
 	view := classesView{Classes: []classLink{}}
-	for _, id := range s.authz.ViewableClasses(principal(c)) {
+	for _, id := range h.az.ViewableClasses(principal(c)) {
 		view.Classes = append(view.Classes, classLink{ClassID: id, Grades: classGradesPath(id)})
 	}
 	return writeJSON(c, http.StatusOK, view)
@@ -62,7 +61,7 @@ func (s *Server) listClasses(c echo.Context) error {
 // getClassGrades answers the students enrolled in a class, sorted by id and
 // paged, with their english grades, for a principal with view on the class;
 // with Accept: text/csv, the whole class as a gradebook (getClassGradebook).
-func (s *Server) getClassGrades(c echo.Context) error {
+func (h *gradeHandlers) getClassGrades(c echo.Context) error {
 	limit, err := pageLimit(c.QueryParam("limit"), defaultClassPage, maxPageLimit)
 	if err != nil {
 		return err
@@ -80,21 +79,18 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	if !csv && !accept.admitsJSON() {
 		return facade.ErrNotAcceptable
 	}
-	span := tracing.Authorize(c.Request().Context(), "class.view")
-	allowed := s.authz.CanViewClass(principal(c), class)
-	tracing.Allowed(span, allowed)
-	if !allowed {
-		return s.deny(c, "class.view", "class:"+class.String())
+	if err := h.authorizeClass(c, "class.view", class); err != nil {
+		return err
 	}
 	if csv {
-		return s.getClassGradebook(c, class)
+		return h.getClassGradebook(c, class)
 	}
-	enrolled := s.authz.ClassStudents(principal(c), class)
+	enrolled := h.az.ClassStudents(principal(c), class)
 	// Bounds from lengths only: start may be any int a client wrote.
 	lo := min(start, len(enrolled))
 	hi := lo + min(limit, len(enrolled)-lo)
 	page := enrolled[lo:hi]
-	recs, err := s.grades.GetMany(c.Request().Context(), page, grades.SubjectEnglish)
+	recs, err := h.grades.GetMany(c.Request().Context(), page, grades.SubjectEnglish)
 	if err != nil {
 		return err
 	}
@@ -106,7 +102,7 @@ func (s *Server) getClassGrades(c echo.Context) error {
 			view.Students[i] = studentGrade{StudentID: id.String(), Grade: &rec.Grade, Version: rec.Version,
 				UpdatedAt: &rec.UpdatedAt, UpdatedBy: rec.UpdatedBy}
 		}
-		view.Students[i].CanChange = s.authz.MayChangeGrade(principal(c), id)
+		view.Students[i].CanChange = h.az.MayChangeGrade(principal(c), id)
 	}
 	if hi < len(enrolled) {
 		view.Next = classGradesPath(class.String()) + "?" + url.Values{
@@ -116,14 +112,23 @@ func (s *Server) getClassGrades(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, view)
 }
 
+// authorizeClass asks authz whether the caller may view class, for op
+// (reading its grades, uploading a gradebook: each row is then decided on
+// its own student).
+func (h *gradeHandlers) authorizeClass(c echo.Context, op string, class facade.ClassID) error {
+	return h.authorize(c, question{op: op,
+		allow:  func(p facade.Principal) bool { return h.az.CanViewClass(p, class) },
+		target: func() string { return "class:" + class.String() }})
+}
+
 func classGradesPath(class string) string { return "/class/" + url.PathEscape(class) + "/grades" }
 
 // getClassGradebook answers every enrolled student the caller may view,
 // as a CSV gradebook (docs/contract.md §4). Authorization is checked by
 // getClassGrades before it hands over.
-func (s *Server) getClassGradebook(c echo.Context, class facade.ClassID) error {
-	enrolled := s.authz.ClassStudents(principal(c), class)
-	recs, err := s.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
+func (h *gradeHandlers) getClassGradebook(c echo.Context, class facade.ClassID) error {
+	enrolled := h.az.ClassStudents(principal(c), class)
+	recs, err := h.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
 	if err != nil {
 		return err
 	}
@@ -138,8 +143,7 @@ func (s *Server) getClassGradebook(c echo.Context, class facade.ClassID) error {
 	if err := grades.WriteGradebook(&buf, entries); err != nil {
 		return err
 	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+class.String()+`-grades.csv"`)
+	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+class.String()+`-grades.csv"`)
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
 }
 
@@ -171,7 +175,7 @@ type gradebookView struct {
 // ?dry_run=1 stops there. Otherwise each row that would change is written
 // with its version as If-Match, and a change made in between makes it
 // stale. The answer lists every row's outcome with its line.
-func (s *Server) uploadGradebook(c echo.Context) error {
+func (h *gradeHandlers) uploadGradebook(c echo.Context) error {
 	body, err := csvBody(c.Request())
 	if err != nil {
 		return err
@@ -188,20 +192,16 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := principal(c)
-	span := tracing.Authorize(c.Request().Context(), "class.upload")
-	allowed := s.authz.CanViewClass(p, class)
-	tracing.Allowed(span, allowed)
-	if !allowed {
-		return s.deny(c, "class.upload", "class:"+class.String())
+	if err := h.authorizeClass(c, "class.upload", class); err != nil {
+		return err
 	}
 	view := gradebookView{ClassID: class.String(), DryRun: dryRun, Rows: make([]gradebookRow, len(rows))}
-	plan, err := s.checkGradebook(c, class, rows, view.Rows)
+	plan, err := h.checkGradebook(c, class, rows, view.Rows)
 	if err != nil {
 		return err
 	}
 	if !dryRun {
-		if err := s.applyGradebook(c, rows, plan, view.Rows); err != nil {
+		if err := h.applyGradebook(c, rows, plan, view.Rows); err != nil {
 			return err
 		}
 	}
@@ -213,10 +213,10 @@ func (s *Server) uploadGradebook(c echo.Context) error {
 
 // checkGradebook fills out[i] with what row i would do and reports which
 // rows would change. Nothing is written.
-func (s *Server) checkGradebook(c echo.Context, class facade.ClassID, rows []grades.GradebookRow, out []gradebookRow) ([]bool, error) {
+func (h *gradeHandlers) checkGradebook(c echo.Context, class facade.ClassID, rows []grades.GradebookRow, out []gradebookRow) ([]bool, error) {
 	p := principal(c)
 	inClass := map[facade.StudentID]bool{}
-	for _, id := range s.authz.ClassStudents(p, class) {
+	for _, id := range h.az.ClassStudents(p, class) {
 		inClass[id] = true
 	}
 	var ids []facade.StudentID
@@ -227,14 +227,14 @@ func (s *Server) checkGradebook(c echo.Context, class facade.ClassID, rows []gra
 			out[i].refuse(r.Problem)
 		case !inClass[r.Student()]:
 			out[i].refuse(facade.ErrNotInClass)
-		case !s.authz.CanWriteGrade(p, r.Student()):
-			_ = s.deny(c, "grade.write", "student:"+r.StudentID)
+		case !h.az.CanWriteGrade(p, r.Student()):
+			_ = h.refuse(c, "grade.write", "student:"+r.StudentID)
 			out[i].refuse(facade.ErrForbidden)
 		default:
 			ids = append(ids, r.Student())
 		}
 	}
-	recs, err := s.grades.GetMany(c.Request().Context(), ids, grades.SubjectEnglish)
+	recs, err := h.grades.GetMany(c.Request().Context(), ids, grades.SubjectEnglish)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (s *Server) checkGradebook(c echo.Context, class facade.ClassID, rows []gra
 
 // applyGradebook writes the rows plan marks, in pipelines
 // (grades.Store.ApplyRows), and records what each did in out.
-func (s *Server) applyGradebook(c echo.Context, rows []grades.GradebookRow, plan []bool, out []gradebookRow) error {
+func (h *gradeHandlers) applyGradebook(c echo.Context, rows []grades.GradebookRow, plan []bool, out []gradebookRow) error {
 	var todo []grades.GradebookRow
 	var at []int
 	for i, r := range rows {
@@ -264,7 +264,7 @@ func (s *Server) applyGradebook(c echo.Context, rows []grades.GradebookRow, plan
 			todo, at = append(todo, r), append(at, i)
 		}
 	}
-	results, err := s.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID)
+	results, err := h.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID)
 	if err != nil {
 		return err
 	}

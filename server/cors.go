@@ -79,37 +79,37 @@ func (o Origins) allowOriginValue(origin, method string) string {
 // cors answers pre-flights without a token, decorates actual cross-origin
 // responses, and refuses unsafe requests from an origin that may not write
 // before any handler runs (the browser alone is not trusted to enforce it).
-func (s *Server) cors(next echo.HandlerFunc) echo.HandlerFunc {
+func (o Origins) cors(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		origin := r.Header.Get("Origin")
 		h := c.Response().Header()
 		addVaryOrigin(h)
 		if r.Method == http.MethodOptions {
-			return s.preflight(c, origin)
+			return o.preflight(c, origin)
 		}
 		if origin == "" {
 			return next(c)
 		}
-		if !auth.SafeMethod(r.Method) && !s.cfg.Origins.canWrite(origin) {
+		if !auth.SafeMethod(r.Method) && !o.canWrite(origin) {
 			return facade.ErrOriginRefused
 		}
-		if s.cfg.Origins.allows(origin, r.Method) {
-			h.Set("Access-Control-Allow-Origin", s.cfg.Origins.allowOriginValue(origin, r.Method))
+		if o.allows(origin, r.Method) {
+			h.Set("Access-Control-Allow-Origin", o.allowOriginValue(origin, r.Method))
 			h.Set("Access-Control-Expose-Headers", exposedHeaders)
 		}
 		return next(c)
 	}
 }
 
-func (s *Server) preflight(c echo.Context, origin string) error {
+func (o Origins) preflight(c echo.Context, origin string) error {
 	method := c.Request().Header.Get("Access-Control-Request-Method")
-	if origin == "" || method == "" || !s.cfg.Origins.allows(origin, method) {
+	if origin == "" || method == "" || !o.allows(origin, method) {
 		return facade.ErrOriginRefused
 	}
 	h := c.Response().Header()
-	h.Set("Access-Control-Allow-Origin", s.cfg.Origins.allowOriginValue(origin, method))
-	h.Set("Access-Control-Allow-Methods", s.cfg.Origins.methodsFor(origin))
+	h.Set("Access-Control-Allow-Origin", o.allowOriginValue(origin, method))
+	h.Set("Access-Control-Allow-Methods", o.methodsFor(origin))
 	h.Set("Access-Control-Allow-Headers", allowedHeaders)
 	h.Set("Access-Control-Max-Age", "600")
 	return c.NoContent(http.StatusNoContent)

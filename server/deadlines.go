@@ -11,29 +11,26 @@ import (
 // Config.WriteTimeout is zero.
 const defaultWriteTimeout = 30 * time.Second
 
-func (s *Server) writeTimeout() time.Duration {
-	if s.cfg.WriteTimeout > 0 {
-		return s.cfg.WriteTimeout
-	}
-	return defaultWriteTimeout
-}
+// writeDeadlines bound how long a response may take to be written
+// (Config.WriteTimeout).
+type writeDeadlines struct{ timeout time.Duration }
 
-// writeDeadline gives every response writeTimeout to be written, so a
+// writeDeadline gives every response the timeout to be written, so a
 // client that stops reading does not hold a connection and its goroutine.
-func (s *Server) writeDeadline(next echo.HandlerFunc) echo.HandlerFunc {
+func (d writeDeadlines) writeDeadline(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		setWriteDeadline(c.Response().Writer, time.Now().Add(s.writeTimeout()))
+		setWriteDeadline(c.Response().Writer, time.Now().Add(d.timeout))
 		return next(c)
 	}
 }
 
 // streaming lets a download take as long as it needs while bytes flow:
-// every write gets writeTimeout from its start, so only a reader that
+// every write gets the timeout from its start, so only a reader that
 // stalls for that long is cut off.
-func (s *Server) streaming(next echo.HandlerFunc) echo.HandlerFunc {
+func (d writeDeadlines) streaming(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		w := c.Response().Writer
-		c.Response().Writer = &extendingWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: s.writeTimeout()}
+		c.Response().Writer = &extendingWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: d.timeout}
 		return next(c)
 	}
 }

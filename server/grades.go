@@ -8,53 +8,52 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/grades"
-	"github.com/facade-dev/facade/internal/tracing"
 )
+
+// gradeHandlers answer the grade routes (docs/contract.md §4): a
+// student's grade and its history, a class's grades and gradebook. They
+// reach the grade store and authz, nothing else.
+type gradeHandlers struct {
+	gate
+	grades *grades.Store
+}
 
 type gradeBody struct {
 	Grade *string `json:"grade"`
 }
 
 // authorizeGrade asks authz about the student; write says whether the
-// operation changes the grade. It runs before any data is read.
-func (s *Server) authorizeGrade(c echo.Context, student facade.StudentID, write bool) error {
-	p, op := principal(c), "grade.view"
+// operation changes the grade.
+func (h *gradeHandlers) authorizeGrade(c echo.Context, student facade.StudentID, write bool) error {
+	q := question{op: "grade.view", allow: func(p facade.Principal) bool { return h.az.CanViewGrade(p, student) }}
 	if write {
-		op = "grade.write"
+		q = question{op: "grade.write", allow: func(p facade.Principal) bool { return h.az.CanWriteGrade(p, student) }}
 	}
-	span := tracing.Authorize(c.Request().Context(), op)
-	allowed := s.authz.CanViewGrade(p, student)
-	if write {
-		allowed = s.authz.CanWriteGrade(p, student)
-	}
-	tracing.Allowed(span, allowed)
-	if !allowed {
-		return s.deny(c, op, "student:"+student.String())
-	}
-	return nil
+	q.target = func() string { return "student:" + student.String() }
+	return h.authorize(c, q)
 }
 
-func (s *Server) getGrade(c echo.Context) error {
+func (h *gradeHandlers) getGrade(c echo.Context) error {
 	student, err := pathID(c, studentParam, facade.ParseStudentID)
 	if err != nil {
 		return err
 	}
-	if err := s.authorizeGrade(c, student, false); err != nil {
+	if err := h.authorizeGrade(c, student, false); err != nil {
 		return err
 	}
-	rec, err := s.grades.Get(c.Request().Context(), student, grades.SubjectEnglish)
+	rec, err := h.grades.Get(c.Request().Context(), student, grades.SubjectEnglish)
 	if err != nil {
 		return err
 	}
 	return writeGrade(c, http.StatusOK, rec)
 }
 
-func (s *Server) createGrade(c echo.Context) error {
-	student, grade, err := s.gradeWrite(c)
+func (h *gradeHandlers) createGrade(c echo.Context) error {
+	student, grade, err := h.gradeWrite(c)
 	if err != nil {
 		return err
 	}
-	rec, err := s.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID)
+	rec, err := h.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID)
 	if err != nil {
 		return err
 	}
@@ -62,16 +61,16 @@ func (s *Server) createGrade(c echo.Context) error {
 	return writeGrade(c, http.StatusCreated, rec)
 }
 
-func (s *Server) updateGrade(c echo.Context) error {
+func (h *gradeHandlers) updateGrade(c echo.Context) error {
 	ifMatch, err := grades.ParseIfMatch(c.Request().Header.Get("If-Match"))
 	if err != nil {
 		return err
 	}
-	student, grade, err := s.gradeWrite(c)
+	student, grade, err := h.gradeWrite(c)
 	if err != nil {
 		return err
 	}
-	rec, err := s.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch)
+	rec, err := h.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch)
 	if err != nil {
 		return err
 	}
@@ -80,7 +79,7 @@ func (s *Server) updateGrade(c echo.Context) error {
 
 // gradeWrite runs the checks shared by POST and PUT in the order of docs/contract.md §2: the
 // path and body (400/413/415) are input validation, then authorization.
-func (s *Server) gradeWrite(c echo.Context) (student facade.StudentID, grade grades.Grade, err error) {
+func (h *gradeHandlers) gradeWrite(c echo.Context) (student facade.StudentID, grade grades.Grade, err error) {
 	if student, err = pathID(c, studentParam, facade.ParseStudentID); err != nil {
 		return student, grade, err
 	}
@@ -94,7 +93,7 @@ func (s *Server) gradeWrite(c echo.Context) (student facade.StudentID, grade gra
 	if grade, err = grades.ParseGrade(*body.Grade); err != nil {
 		return student, grade, err
 	}
-	return student, grade, s.authorizeGrade(c, student, true)
+	return student, grade, h.authorizeGrade(c, student, true)
 }
 
 func writeGrade(c echo.Context, status int, rec grades.Record) error {
@@ -125,7 +124,7 @@ type historyView struct {
 // getGradeHistory answers the grade's audit trail, newest first, under the
 // rule for reading the grade. A grade that never existed is 404, as GET
 // on the grade is.
-func (s *Server) getGradeHistory(c echo.Context) error {
+func (h *gradeHandlers) getGradeHistory(c echo.Context) error {
 	limit, err := pageLimit(c.QueryParam("limit"), defaultHistoryLimit, maxPageLimit)
 	if err != nil {
 		return err
@@ -134,10 +133,10 @@ func (s *Server) getGradeHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.authorizeGrade(c, student, false); err != nil {
+	if err := h.authorizeGrade(c, student, false); err != nil {
 		return err
 	}
-	trail, err := s.grades.Audit(c.Request().Context(), student, grades.SubjectEnglish, limit)
+	trail, err := h.grades.Audit(c.Request().Context(), student, grades.SubjectEnglish, limit)
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // Every JSON answer leaves through this file: writeJSON for a value,
-// writeEncodedJSON for bytes already encoded (the API description, a
-// transfer's hand-built answer), writeAnswer for a build route's view.
+// writeEncodedJSON for bytes already encoded (the API description),
+// writeAnswer for a build route's view.
 // Errors are the one error path's (server/problem).
 
 // writeJSON answers v as JSON, encoded as Echo encodes it (encoding/json:

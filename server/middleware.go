@@ -11,9 +11,12 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/auth"
+	"github.com/facade-dev/facade/metrics"
 )
 
 const (
@@ -95,16 +98,27 @@ func setBaseHeaders(h http.Header, id string) {
 	h["Content-Security-Policy"] = v[5:6:6]
 }
 
+// observer is the pipeline's outer stages: the request's span
+// (tracing.go), its metrics and access line, and the recovery from a
+// panic. A nil tracer means no tracing.
+type observer struct {
+	log        *slog.Logger
+	now        func() time.Time
+	metrics    *metrics.Metrics
+	tracer     trace.Tracer
+	propagator propagation.TextMapPropagator
+}
+
 // recoverPanics turns a panic into a generic 500; the stack goes to the log
 // only.
-func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+func (o *observer) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				if r == http.ErrAbortHandler {
 					panic(r)
 				}
-				s.log.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				o.log.Error("panic", "request_id", requestID(c), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 				err = facade.ErrInternal
 			}
 		}()
@@ -113,9 +127,9 @@ func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // observe records metrics and one JSON access log line per request.
-func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+func (o *observer) observe(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		start := s.cfg.Now()
+		start := o.now()
 		err := next(c)
 		if err != nil {
 			// Write the error now so the status below is the one sent.
@@ -126,9 +140,9 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 			route = "unmatched"
 		}
 		status := c.Response().Status
-		elapsed := s.cfg.Now().Sub(start)
-		s.metrics.Request(route, methodLabel(c.Request().Method), status, elapsed)
-		s.accessLine(c, route, status, elapsed)
+		elapsed := o.now().Sub(start)
+		o.metrics.Request(route, methodLabel(c.Request().Method), status, elapsed)
+		o.accessLine(c, route, status, elapsed)
 		return nil
 	}
 }
@@ -138,9 +152,9 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 // Attributes are built as slog.Attr values (no key/value boxing) in a
 // fixed-size array, and logged without the request's context: the request
 // id is on the line already.
-func (s *Server) accessLine(c echo.Context, route string, status int, elapsed time.Duration) {
+func (o *observer) accessLine(c echo.Context, route string, status int, elapsed time.Duration) {
 	level := slog.LevelInfo
-	if !s.log.Enabled(context.Background(), level) {
+	if !o.log.Enabled(context.Background(), level) {
 		return
 	}
 	ctx := c.Request().Context()
@@ -164,9 +178,9 @@ func (s *Server) accessLine(c echo.Context, route string, status int, elapsed ti
 	// The record goes to the handler directly: Logger.LogAttrs would also
 	// walk the stack for the caller's program counter, which no handler
 	// of the service writes.
-	rec := slog.NewRecord(s.cfg.Now(), level, "request", 0) // the injected clock, as every record
+	rec := slog.NewRecord(o.now(), level, "request", 0) // the injected clock, as every record
 	rec.AddAttrs(attrs...)
-	_ = s.log.Handler().Handle(context.Background(), rec)
+	_ = o.log.Handler().Handle(context.Background(), rec)
 }
 
 // methodLabel bounds the method label: callers choose the method, and an
@@ -200,6 +214,38 @@ func requireJSONAccept(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return next(c)
 	}
+}
+
+// maxHeaderBytes is the service's own limit on a request's header block
+// (request line included). The http.Server's limit is set well above it so
+// that the service, not net/http, refuses oversize headers, with the same
+// problem body and headers as every other error (limitHeaders).
+const (
+	maxHeaderBytes    = 16 << 10
+	serverHeaderBytes = 64 << 10
+)
+
+// limitHeaders answers 431 when the request line and headers exceed
+// maxHeaderBytes.
+func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if headerSize(c.Request()) > maxHeaderBytes {
+			return facade.ErrHeadersTooLarge
+		}
+		return next(c)
+	}
+}
+
+// headerSize counts the header block as it was on the wire: the request
+// line, and "Name: value\r\n" for every header line.
+func headerSize(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n + len(r.Host) + len("Host: \r\n")
 }
 
 // limitBody caps every request body at 16 KiB.

@@ -132,6 +132,37 @@ func TestOpenAPIAndRouteTableAgree(t *testing.T) {
 	}
 }
 
+// TestPathParametersAreNamedAsDocumented: outside the build routes (whose
+// table is package proxy's), each path parameter has one name, the route
+// table's and api/openapi.json's alike, so that the name a handler asks
+// Echo for is the one a refusal's errors item gives a client.
+func TestPathParametersAreNamedAsDocumented(t *testing.T) {
+	d, err := openAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, withSignIn(&signInEnv{}))
+	toDoc := regexp.MustCompile(`:([A-Za-z_]+)`)
+	for _, r := range server.RoutesOf(e.srv) {
+		if !strings.Contains(r.Path, ":") || isBuildPath(r.Path) {
+			continue
+		}
+		if doc := toDoc.ReplaceAllString(r.Path, "{$1}"); d.doc.Paths.Value(doc) == nil {
+			t.Errorf("route %s: api/openapi.json has no path %s (a parameter named otherwise?)", r.Path, doc)
+		}
+	}
+}
+
+// isBuildPath reports whether path is one of the Bamboo routes.
+func isBuildPath(path string) bool {
+	for _, prefix := range []string{"/rest/api/", "/browse/", "/download/"} {
+		if strings.HasPrefix(path, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 var (
 	echoParam = regexp.MustCompile(`:[A-Za-z_]+|\*`)
 	docParam  = regexp.MustCompile(`\{[^}]+\}`)

@@ -4,40 +4,55 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/facade-dev/facade/authz"
 )
 
-func (s *Server) healthz(c echo.Context) error {
+// opsHandlers answer /healthz and /readyz (routes.go mounts /metrics
+// beside them): whether Redis answers, the policy authz holds, the
+// upstream's breaker (nil: no upstream), and whether the instance is
+// draining (Server.Drain).
+type opsHandlers struct {
+	rdb      redis.UniversalClient
+	az       *authz.Authorizer
+	upstream func() string
+	draining atomic.Bool
+}
+
+func (h *opsHandlers) healthz(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz reports whether this instance can serve: Redis reachable and a
 // policy loaded. A refused policy reload does not make it unready (the last
 // good policy is in force) but is shown.
-func (s *Server) readyz(c echo.Context) error {
+func (h *opsHandlers) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	redisOK := s.rdb.Ping(ctx).Err() == nil
-	st := s.authz.Status()
+	redisOK := h.rdb.Ping(ctx).Err() == nil
+	st := h.az.Status()
 	body := map[string]any{
 		"redis": okString(redisOK),
 		"policy": map[string]any{"loaded": st.Loaded, "last_reload_ok": st.LastReloadOK, "version": st.Version,
 			"hash": st.Hash, "loaded_at": st.LoadedAt.UTC().Format(time.RFC3339), "decider": st.Decider},
 	}
-	if s.upstream != nil {
-		body["upstream_breaker"] = s.upstream()
+	if h.upstream != nil {
+		body["upstream_breaker"] = h.upstream()
 	}
 	status := http.StatusOK
-	if !redisOK || !st.Loaded || s.draining.Load() {
+	if !redisOK || !st.Loaded || h.draining.Load() {
 		status = http.StatusServiceUnavailable
 		c.Response().Header().Set("Retry-After", "1")
 	}
 	body["status"] = okString(status == http.StatusOK)
-	if s.draining.Load() {
+	if h.draining.Load() {
 		body["status"] = "draining"
 	}
 	return writeJSON(c, status, body)

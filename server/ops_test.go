@@ -27,8 +27,8 @@ func TestOpsEndpoints(t *testing.T) {
 	}
 	r = e.do(req{method: "GET", path: "/metrics"})
 	for _, m := range []string{
-		`facade_http_requests_total{method="GET",route="/student/:student_id/english/grade",status="200"}`,
-		`facade_http_requests_total{method="GET",route="/student/:student_id/english/grade",status="403"}`,
+		`facade_http_requests_total{method="GET",route="/student/:studentId/english/grade",status="200"}`,
+		`facade_http_requests_total{method="GET",route="/student/:studentId/english/grade",status="403"}`,
 		"facade_http_request_duration_seconds_bucket",
 		`facade_authz_decisions_total{op=`,
 		`facade_policy_last_reload_ok 1`,

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"log/slog"
+
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/ratelimit"
@@ -17,12 +20,19 @@ const rateLimitPrefix = "facade:rl:"
 
 // newRateLimiter allows FACADE_RATE_LIMIT requests per second per
 // principal with a burst of twice that; nil when the limit is off.
-func (s *Server) newRateLimiter() (*ratelimit.Limiter, error) {
-	if s.cfg.RateLimit <= 0 {
+func newRateLimiter(rdb redis.UniversalClient, cfg Config, log *slog.Logger) (*ratelimit.Limiter, error) {
+	if cfg.RateLimit <= 0 {
 		return nil, nil
 	}
-	return ratelimit.New(s.rdb, rateLimitPrefix, ratelimit.PerSecond(s.cfg.RateLimit, 2*s.cfg.RateLimit),
-		ratelimit.Config{Log: s.log, Now: s.cfg.Now})
+	return ratelimit.New(rdb, rateLimitPrefix, ratelimit.PerSecond(cfg.RateLimit, 2*cfg.RateLimit),
+		ratelimit.Config{Log: log, Now: cfg.Now})
+}
+
+// principalLimit is the per-principal rate limit stage; a nil limiter
+// means the limit is off.
+type principalLimit struct {
+	limiter *ratelimit.Limiter
+	log     *slog.Logger
 }
 
 // rateLimit answers 429 with Retry-After beyond the principal's limit.
@@ -32,8 +42,8 @@ func (s *Server) newRateLimiter() (*ratelimit.Limiter, error) {
 // still serve cached data, which refusing here would prevent. The limiter
 // logs the outage itself, once when it starts and once when it ends with a
 // count (package ratelimit), not once per request.
-func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
-	if s.limiter == nil {
+func (l principalLimit) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
+	if l.limiter == nil {
 		return next
 	}
 	return func(c echo.Context) error {
@@ -41,7 +51,7 @@ func (s *Server) rateLimit(next echo.HandlerFunc) echo.HandlerFunc {
 		if p.ID == "" { // a public ops endpoint
 			return next(c)
 		}
-		ok, retry, _ := s.limiter.Allow(c.Request().Context(), p.ID)
+		ok, retry, _ := l.limiter.Allow(c.Request().Context(), p.ID)
 		if !ok {
 			return facade.RetryLater(facade.ErrRateLimited, retry, nil)
 		}

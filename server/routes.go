@@ -5,46 +5,52 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/api"
+	"github.com/facade-dev/facade/auth"
 	"github.com/facade-dev/facade/proxy"
 	"github.com/facade-dev/facade/server/problem"
 	"github.com/facade-dev/facade/web"
 )
 
-// routes shows every route the service answers. Pre-routing middleware
-// (request id, headers) is set in newEcho; CORS runs first of the rest so
-// pre-flights on any path are answered without a token.
-func (s *Server) routes() {
-	e := s.e
-	s.tokenFree, s.opsPaths = map[string]bool{}, map[string]bool{}
+// routes shows every route the service answers, the handlers of each
+// area (a) and the pipeline's stages (p) in their order. Pre-routing work
+// (request id, headers) is done in ServeHTTP; CORS runs first of the rest
+// so pre-flights on any path are answered without a token.
+func (s *Server) routes(a areas, p stages, opsOnAPI bool, gatherer prometheus.Gatherer) {
+	e := s.api
 	// Authentication and the rate limit are global so unknown paths (404)
 	// and wrong methods (405) reveal nothing to callers without a token and
 	// cost the same as any other request; only the routes registered by
-	// serveTokenFree and opsRoutes are public.
+	// tokenFree and the ops routes are public.
 	// Composed once around whatever handler the router chose (c.Handler(),
 	// the route's or the 404's or 405's): Echo v4 composes e.Use's list
 	// anew for every request, an allocation per middleware per request.
-	outer := []echo.MiddlewareFunc{s.observe}
-	if s.cfg.Tracer != nil {
-		outer = []echo.MiddlewareFunc{s.traceRequest, s.observe} // not composed at all when tracing is off
+	outer := []echo.MiddlewareFunc{p.observe.observe}
+	if p.observe.tracer != nil {
+		outer = []echo.MiddlewareFunc{p.observe.traceRequest, p.observe.observe} // not composed at all when tracing is off
 	}
 	global := chain(func(c echo.Context) error { return c.Handler()(c) },
-		append(outer, s.recoverPanics, s.writeDeadline, limitHeaders, s.cors, s.authenticate, s.rateLimit)...)
+		append(outer, p.observe.recoverPanics, p.deadlines.writeDeadline, limitHeaders, p.origins.cors,
+			p.authn.authenticate, p.limit.rateLimit)...)
 	e.Use(func(echo.HandlerFunc) echo.HandlerFunc { return global })
-	if s.cfg.OpsOnAPI {
-		s.opsRoutes(e, promhttp.HandlerFor(withoutVersions(s.gatherer), promhttp.HandlerOpts{}))
+	// The ops endpoints need no token. When FACADE_OPS_ADDR sets them
+	// apart, the API address answers their paths 404 to anyone; the API
+	// listener's /metrics carries no version.
+	if opsOnAPI {
+		opsRoutes(e, p.authn, a.ops, promhttp.HandlerFor(withoutVersions(gatherer), promhttp.HandlerOpts{}))
 	}
-	s.opsRoutes(s.ops, promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}))
+	opsRoutes(s.ops, p.authn, a.ops, promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 
 	// Route-level middleware, not a Group: an Echo group with middleware
 	// registers a catch-all that turns every 405 into a 404. Each route's
 	// is composed once, by chain, not by Echo (which would compose it anew
 	// for every request).
 	api := []echo.MiddlewareFunc{requireXSRF, requireJSONAccept, limitBody}
-	files := []echo.MiddlewareFunc{requireXSRF, limitBody, s.streaming}
+	files := []echo.MiddlewareFunc{requireXSRF, limitBody, p.deadlines.streaming}
 	// Reads answer whole documents: each gets its ETag and If-None-Match
 	// (conditional.go). Downloads stream, so they do not.
 	reads := append(api[:len(api):len(api)], conditional)
@@ -56,32 +62,32 @@ func (s *Server) routes() {
 	// public registers a GET and HEAD route that needs no token and
 	// answers whatever the client accepts (a page, the description).
 	public := func(path string, h echo.HandlerFunc) {
-		s.serveTokenFree(e, []string{http.MethodGet, http.MethodHead}, path, chain(h, conditional))
+		tokenFree(e, p.authn, []string{http.MethodGet, http.MethodHead}, path, chain(h, conditional))
 	}
 
 	// Grades (docs/contract.md §4).
-	read("/student/:student_id/english/grade", s.getGrade)
-	e.POST("/student/:student_id/english/grade", chain(s.createGrade, api...))
-	e.PUT("/student/:student_id/english/grade", chain(s.updateGrade, api...))
-	read("/student/:student_id/english/grade/history", s.getGradeHistory)
-	read("/class", s.listClasses)
+	read("/student/:studentId/english/grade", a.grades.getGrade)
+	e.POST("/student/:studentId/english/grade", chain(a.grades.createGrade, api...))
+	e.PUT("/student/:studentId/english/grade", chain(a.grades.updateGrade, api...))
+	read("/student/:studentId/english/grade/history", a.grades.getGradeHistory)
+	read("/class", a.grades.listClasses)
 	// A class's grades answer JSON or, asked with Accept: text/csv, the
 	// gradebook; the handler negotiates, so no JSON-only Accept check. Each
 	// form has its own ETag, from its own bytes.
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:class_id/grades", chain(s.getClassGrades, requireXSRF, limitBody, conditional))
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/class/:classId/grades", chain(a.grades.getClassGrades, requireXSRF, limitBody, conditional))
 	// A gradebook upload is CSV of up to 2 MiB (a lecture's), read as it
 	// streams; every other body stays within 16 KiB.
-	e.POST("/class/:class_id/grades", chain(s.uploadGradebook, requireXSRF, requireJSONAccept, limitBodyTo(maxGradebookBody)))
+	e.POST("/class/:classId/grades", chain(a.grades.uploadGradebook, requireXSRF, requireJSONAccept, limitBodyTo(maxGradebookBody)))
 
 	// Accounts (docs/contract.md §5).
-	read("/rs/account", s.listAccounts)
-	read("/rs/account/:id", s.getAccount)
-	read("/rs/account/:id/balance", s.getBalance)
+	read("/rs/account", a.accounts.listAccounts)
+	read("/rs/account/:accountId", a.accounts.getAccount)
+	read("/rs/account/:accountId/balance", a.accounts.getBalance)
 	// A statement answers JSON pages or, asked with Accept: text/csv, the
 	// range as a streamed download (no ETag: it is not held whole).
-	statement := chain(s.getStatement, reads...)
-	statementCSV := chain(s.getStatementCSV, requireXSRF, limitBody, s.streaming)
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:id/transfers", func(c echo.Context) error {
+	statement := chain(a.accounts.getStatement, reads...)
+	statementCSV := chain(a.accounts.getStatementCSV, requireXSRF, limitBody, p.deadlines.streaming)
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:accountId/transfers", func(c echo.Context) error {
 		if acceptOf(c.Request()).asksFor("text/csv") {
 			return statementCSV(c)
 		}
@@ -89,8 +95,8 @@ func (s *Server) routes() {
 	})
 	// The same CSV at a path of its own, for a link the browser downloads
 	// itself (a link cannot send Accept; the session cookie authorizes it).
-	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:id/transfers.csv", statementCSV)
-	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", chain(s.transfer, api...))
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/rs/account/:accountId/transfers.csv", statementCSV)
+	e.POST("/rs/transfer/from/:from/to/:to/amount/:amount", chain(a.accounts.transfer, api...))
 
 	// Build results: Bamboo's read API and its artifact and log links,
 	// proxied (docs/contract.md §6). Every path comes from the one route
@@ -102,11 +108,11 @@ func (s *Server) routes() {
 		ep := &eps[i]
 		switch {
 		case ep.File:
-			e.GET(ep.Pattern, chain(s.buildDownload(ep), files...))
+			e.GET(ep.Pattern, chain(a.builds.buildDownload(ep), files...))
 		case ep.Write:
-			e.Match([]string{http.MethodPost, http.MethodDelete}, ep.Pattern, chain(s.buildFavourite(ep), api...))
+			e.Match([]string{http.MethodPost, http.MethodDelete}, ep.Pattern, chain(a.builds.buildFavourite(ep), api...))
 		default:
-			read(ep.Pattern, s.buildRead(ep))
+			read(ep.Pattern, a.builds.buildRead(ep))
 		}
 	}
 	const rest = "/rest/api/latest"
@@ -119,8 +125,17 @@ func (s *Server) routes() {
 	e.Any(rest+"/result/:key/label/:name", writeRefused(""))
 	e.Any(rest+"/result/:key/comment/:id", writeRefused(""))
 
-	// Who is calling, and browser sign-in (package auth).
-	s.signInRoutes(e, api)
+	// Who is calling, and browser sign-in (package auth): the routes that
+	// sign in or out take no credential, and exist only when sign-in is
+	// configured.
+	e.Match([]string{http.MethodGet, http.MethodHead}, auth.MePath, chain(a.signIn.me, api...))
+	if a.signIn.signin != nil {
+		get, post := []string{http.MethodGet}, []string{http.MethodPost}
+		tokenFree(e, p.authn, get, auth.LoginPath, a.signIn.login)
+		tokenFree(e, p.authn, get, auth.CallbackPath, a.signIn.callback)
+		tokenFree(e, p.authn, post, auth.LogoutPath, chain(a.signIn.logout, limitBody))
+		tokenFree(e, p.authn, post, auth.BackchannelLogoutPath, chain(a.signIn.backchannelLogout, limitBody))
+	}
 
 	// This API's description (package api): public, like the page.
 	public("/openapi.json", openAPI)
@@ -194,25 +209,25 @@ func writeRefused(allow string) echo.HandlerFunc {
 	}
 }
 
-// serveTokenFree registers a route that needs no token, and lists it as
-// such for authenticate: a route is public exactly when it was registered
+// tokenFree registers a route that needs no token, and lists it as such
+// for the authenticator: a route is public exactly when it was registered
 // here, so no second list can forget one or name one that is gone.
-func (s *Server) serveTokenFree(e *echo.Echo, methods []string, path string, h echo.HandlerFunc) {
-	s.tokenFree[path] = true
+func tokenFree(e *echo.Echo, authn *authenticator, methods []string, path string, h echo.HandlerFunc) {
+	authn.tokenFree[path] = true
 	e.Match(methods, path, h)
 }
 
-// opsRoutes serves the ops endpoints; metrics is the /metrics handler of
-// that listener (the API listener's carries no version). They need no
-// token, and are listed by path (opsPaths): when FACADE_OPS_ADDR sets them
-// apart, the API address answers their paths 404 to anyone.
-func (s *Server) opsRoutes(g *echo.Echo, metrics http.Handler) {
-	for path, h := range map[string]echo.HandlerFunc{
-		"/healthz": s.healthz,
-		"/readyz":  s.readyz,
+// opsRoutes serves the ops endpoints on g; metrics is the /metrics handler
+// of that listener. They need no token, and are listed by path
+// (opsPaths), so that the API listener, when it does not serve them,
+// answers their paths 404 to anyone.
+func opsRoutes(g *echo.Echo, authn *authenticator, h *opsHandlers, metrics http.Handler) {
+	for path, handler := range map[string]echo.HandlerFunc{
+		"/healthz": h.healthz,
+		"/readyz":  h.readyz,
 		"/metrics": echo.WrapHandler(metrics),
 	} {
-		s.opsPaths[path] = true
-		g.GET(path, h, conditional)
+		authn.opsPaths[path] = true
+		g.GET(path, handler, conditional)
 	}
 }

@@ -11,11 +11,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -25,7 +23,6 @@ import (
 	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/metrics"
-	"github.com/facade-dev/facade/ratelimit"
 	"github.com/facade-dev/facade/server/problem"
 )
 
@@ -90,35 +87,37 @@ type Deps struct {
 	UpstreamState func() string
 }
 
-// Server is the API's http.Handler.
+// Server is the API's http.Handler. It holds the two routers; each area's
+// handlers hold only the stores that area uses (grades.go, accounts.go,
+// builds.go, signin.go, ops.go), and each stage of the pipeline its own
+// settings (auth.go, cors.go, ratelimit.go, deadlines.go, middleware.go).
+// routes.go wires them into every route, in one place.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	e        *echo.Echo
-	ops      *echo.Echo
-	rdb      redis.UniversalClient
-	auth     *auth.Tokens
-	signin   *auth.SignIn
-	sessions *auth.Sessions
-	authz    *authz.Authorizer
-	grades   *grades.Store
-	accounts *accounts.Store
-	builds   BuildHandlers
-	limiter  *ratelimit.Limiter // per principal; nil: no rate limit
-	// authFailures counts failed authentications per client address
-	// (authlimit.go); asked only when a token is not in the token cache.
-	// Nil: no limit.
-	authFailures *ratelimit.Limiter
-	upstream     func() string
-	metrics      *metrics.Metrics
-	gatherer     prometheus.Gatherer
-	draining     atomic.Bool
-	// tokenFree is every route that needs no token, by the router's match
-	// (c.Path()), and opsPaths the ops endpoints, by the request's path:
-	// the one list of public routes, filled as routes registers them
-	// (routes.go) and read by authenticate (auth.go).
-	tokenFree, opsPaths map[string]bool
+	api, ops *echo.Echo
+	health   *opsHandlers // Drain turns its /readyz to 503
 }
+
+// areas are the handlers of each area of the API, as routes mounts them.
+type areas struct {
+	grades   *gradeHandlers
+	accounts *accountHandlers
+	builds   *bambooHandlers
+	signIn   *signInHandlers
+	ops      *opsHandlers
+}
+
+// stages are the pipeline's middleware (docs/contract.md §2), each built
+// from its own settings; routes gives their order.
+type stages struct {
+	observe   *observer
+	deadlines writeDeadlines
+	origins   Origins
+	authn     *authenticator
+	limit     principalLimit
+}
+
+// bambooHandlers serve the build routes (builds.go) from package proxy.
+type bambooHandlers struct{ builds BuildHandlers }
 
 // New builds the server and its routes on the collaborators d, tuned by
 // cfg.
@@ -136,46 +135,59 @@ func New(d Deps, cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{
-		cfg: cfg, log: log, rdb: d.Redis, auth: d.Auth, authz: d.Authz, signin: d.SignIn, sessions: d.Sessions,
-		grades: d.Grades, accounts: d.Accounts, builds: d.Builds,
-		upstream: d.UpstreamState,
-	}
-	var err error
-	if s.limiter, err = s.newRateLimiter(); err != nil {
+	m := metrics.Or(cfg.Metrics)
+	limiter, err := newRateLimiter(d.Redis, cfg, log)
+	if err != nil {
 		return nil, err
 	}
-	if s.authFailures, err = s.newAuthFailureLimiter(); err != nil {
+	failures, err := newFailureLimit(d.Redis, cfg, log)
+	if err != nil {
 		return nil, err
 	}
-	s.metrics = metrics.Or(cfg.Metrics)
-	s.gatherer = s.metrics.Registry()
-	if s.builds == nil {
-		s.builds = noUpstream{}
+	builds := d.Builds
+	if builds == nil {
+		builds = noUpstream{}
 	}
-	s.e = s.newEcho()
-	s.ops = s.newEcho()
-	s.routes()
+	a := areas{
+		grades:   &gradeHandlers{gate: gate{d.Authz}, grades: d.Grades},
+		accounts: &accountHandlers{gate: gate{d.Authz}, accounts: d.Accounts, maxTransfer: cfg.MaxTransfer},
+		builds:   &bambooHandlers{builds: builds},
+		signIn:   &signInHandlers{signin: d.SignIn, az: d.Authz, failures: failures, log: log},
+		ops:      &opsHandlers{rdb: d.Redis, az: d.Authz, upstream: d.UpstreamState},
+	}
+	p := stages{
+		observe:   &observer{log: log, now: cfg.Now, metrics: m, tracer: cfg.Tracer, propagator: cfg.Propagator},
+		deadlines: writeDeadlines{timeout: cfg.WriteTimeout},
+		origins:   cfg.Origins,
+		authn: &authenticator{tokens: d.Auth, signin: d.SignIn, sessions: d.Sessions, failures: failures, log: log,
+			tokenFree: map[string]bool{}, opsPaths: map[string]bool{}},
+		limit: principalLimit{limiter: limiter, log: log},
+	}
+	if p.deadlines.timeout <= 0 {
+		p.deadlines.timeout = defaultWriteTimeout
+	}
+	s := &Server{api: newEcho(log, cfg.TrustedProxies), ops: newEcho(log, cfg.TrustedProxies), health: a.ops}
+	s.routes(a, p, cfg.OpsOnAPI, m.Registry())
 	return s, nil
 }
 
-func (s *Server) newEcho() *echo.Echo {
+func newEcho(log *slog.Logger, trustedProxies []*net.IPNet) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort, e.Debug = true, true, false
-	e.HTTPErrorHandler = problem.Handler(s.log, problem.ErrorMessagesOn(isBambooPath))
+	e.HTTPErrorHandler = problem.Handler(log, problem.ErrorMessagesOn(isBambooPath))
 	// X-Forwarded-For counts only from FACADE_TRUSTED_PROXIES: the
 	// failed-authentication limit is keyed by client address.
-	e.IPExtractor = ipExtractor(s.cfg.TrustedProxies)
+	e.IPExtractor = ipExtractor(trustedProxies)
 	return e
 }
 
 // Drain marks the instance as leaving: /readyz answers 503 from now on, so
 // load balancers stop sending while requests are still accepted.
-func (s *Server) Drain() { s.draining.Store(true) }
+func (s *Server) Drain() { s.health.draining.Store(true) }
 
 // ServeHTTP serves the API (and the ops endpoints when OpsOnAPI).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.e.ServeHTTP(w, baseHeaders(w, r))
+	s.api.ServeHTTP(w, baseHeaders(w, r))
 }
 
 // Ops returns the handler for /healthz, /readyz and /metrics, for a
@@ -205,8 +217,5 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		// "OPTIONS *" would otherwise get net/http's bare 200, without
 		// the headers every response carries; the router answers it.
 		DisableGeneralOptionsHandler: true,
-		// Lets an answer reach its connection to send itself in one
-		// write (answeringConn.gather).
-		ConnContext: connContext,
 	}
 }

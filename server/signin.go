@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -17,24 +18,19 @@ import (
 	"github.com/facade-dev/facade/web"
 )
 
-// signInRoutes mounts /auth/me (for bearer and session callers alike)
-// and, when browser sign-in is configured, the relying party's routes
-// (docs/contract.md §2, "Browser sign-in"): package auth keeps the
-// protocol and returns a Result; these handlers write it. Those three
-// need no credential and run their own checks: the sign-in cookie, state
-// and ID token on the callback; same origin and the session's
-// X-XSRF-TOKEN on logout.
-func (s *Server) signInRoutes(e *echo.Echo, api []echo.MiddlewareFunc) {
-	e.Match([]string{http.MethodGet, http.MethodHead}, auth.MePath, chain(s.me, api...))
-	if s.signin == nil {
-		return
-	}
-	// The routes that sign in or out take no credential.
-	get, post := []string{http.MethodGet}, []string{http.MethodPost}
-	s.serveTokenFree(e, get, auth.LoginPath, s.login)
-	s.serveTokenFree(e, get, auth.CallbackPath, s.callback)
-	s.serveTokenFree(e, post, auth.LogoutPath, chain(s.logout, limitBody))
-	s.serveTokenFree(e, post, auth.BackchannelLogoutPath, chain(s.backchannelLogout, limitBody))
+// signInHandlers answer /auth/me (for bearer and session callers alike)
+// and, when browser sign-in is configured (signin not nil), the relying
+// party's routes (docs/contract.md §2, "Browser sign-in"): package auth
+// keeps the protocol and returns a Result; these handlers write it. The
+// sign-in routes need no credential and run their own checks: the
+// sign-in cookie, state and ID token on the callback; same origin and the
+// session's X-XSRF-TOKEN on logout. authz only tells /auth/me what the
+// caller holds.
+type signInHandlers struct {
+	signin   *auth.SignIn
+	az       *authz.Authorizer
+	failures *failureLimit
+	log      *slog.Logger
 }
 
 // backchannelLogout is the provider ending sessions server to server
@@ -45,25 +41,25 @@ func (s *Server) signInRoutes(e *echo.Echo, api []echo.MiddlewareFunc) {
 // nothing and spends one of the client address's failed authentications
 // (FACADE_AUTH_FAILURE_LIMIT), so forged tokens are throttled like forged
 // bearer tokens.
-func (s *Server) backchannelLogout(c echo.Context) error {
-	if retry, throttled := s.authThrottled(c); throttled {
+func (h *signInHandlers) backchannelLogout(c echo.Context) error {
+	if retry, throttled := h.failures.throttled(c); throttled {
 		return errAuthThrottled(retry)
 	}
-	ended, err := s.signin.BackchannelLogout(c.Request())
+	ended, err := h.signin.BackchannelLogout(c.Request())
 	if errors.Is(err, auth.ErrLogoutToken) {
-		s.countAuthFailure(c)
-		s.log.Info("back-channel logout refused", "request_id", requestID(c), "reason", err.Error())
+		h.failures.count(c)
+		h.log.Info("back-channel logout refused", "request_id", requestID(c), "reason", err.Error())
 		return c.JSON(http.StatusBadRequest, map[string]string{"error": "invalid_request"})
 	}
 	if err != nil {
 		return err
 	}
-	s.log.Info("back-channel logout", "request_id", requestID(c), "sessions", len(ended), "principals", ended)
+	h.log.Info("back-channel logout", "request_id", requestID(c), "sessions", len(ended), "principals", ended)
 	return c.NoContent(http.StatusOK)
 }
 
-func (s *Server) login(c echo.Context) error {
-	res, err := s.signin.Login(c.Request())
+func (h *signInHandlers) login(c echo.Context) error {
+	res, err := h.signin.Login(c.Request())
 	return writeSignIn(c, res, err)
 }
 
@@ -71,8 +67,8 @@ func (s *Server) login(c echo.Context) error {
 // the page's style saying what happened, with a link that starts a new
 // sign-in; programs asking for JSON (application/problem+json) get the
 // problem.
-func (s *Server) callback(c echo.Context) error {
-	res, err := s.signin.Callback(c.Request(), c.RealIP())
+func (h *signInHandlers) callback(c echo.Context) error {
+	res, err := h.signin.Callback(c.Request(), c.RealIP())
 	if err != nil && errors.Is(err, facade.ErrSignInFailed) && acceptOf(c.Request()).asksFor("text/html") {
 		return writeSignInFailedPage(c, res, err)
 	}
@@ -92,8 +88,8 @@ func writeSignInFailedPage(c echo.Context, res auth.Result, refused error) error
 	return c.HTMLBlob(problem.Status(facade.ErrSignInFailed), page)
 }
 
-func (s *Server) logout(c echo.Context) error {
-	res, err := s.signin.Logout(c.Request())
+func (h *signInHandlers) logout(c echo.Context) error {
+	res, err := h.signin.Logout(c.Request())
 	return writeSignIn(c, res, err)
 }
 
@@ -172,12 +168,12 @@ type meView struct {
 
 // me answers who the caller is; authenticate let it through without a
 // credential, or with a session that has ended.
-func (s *Server) me(c echo.Context) error {
+func (h *signInHandlers) me(c echo.Context) error {
 	id := identity(c)
 	if id.Principal.ID == "" {
 		v := meView{}
 		v.Reason, _ = c.Get(signedOutKey).(string)
-		if s.signin != nil {
+		if h.signin != nil {
 			v.SignIn = auth.LoginPath
 		}
 		return writeJSON(c, http.StatusOK, v)
@@ -187,8 +183,8 @@ func (s *Server) me(c echo.Context) error {
 	if groups == nil {
 		groups = []string{}
 	}
-	has := s.authz.Holdings(p)
-	roles := s.authz.Roles(p)
+	has := h.az.Holdings(p)
+	roles := h.az.Roles(p)
 	if roles == nil {
 		roles = []string{}
 	}
@@ -207,14 +203,4 @@ func signedOut(err error) (reason string, ok bool) {
 		return "", true
 	}
 	return "", false
-}
-
-// session authenticates r by the session cookie, when sign-in is
-// configured and r may use it (same origin only: auth.SameOrigin). ok is
-// false when the request has no session to offer.
-func (s *Server) session(r *http.Request, client string) (id auth.Identity, ok bool, err error) {
-	if s.sessions == nil || !auth.SameOrigin(r, s.signin.Origin()) {
-		return auth.Identity{}, false, nil
-	}
-	return s.sessions.Open(r.Context(), r, client)
 }

@@ -151,7 +151,7 @@ func TestTracesReachBambooAndTheLogs(t *testing.T) {
 		}
 		byName[s.Name] = append(byName[s.Name], s)
 	}
-	for _, name := range []string{"GET /rest/api/latest/project", "GET /student/:student_id/english/grade"} {
+	for _, name := range []string{"GET /rest/api/latest/project", "GET /student/:studentId/english/grade"} {
 		got := byName[name]
 		if len(got) != 1 || hexID(got[0].ParentSpanId) != callerSpan || got[0].Kind != tracepb.Span_SPAN_KIND_SERVER {
 			t.Errorf("server span %q: %d of it, want one, child of the caller's span; spans: %v", name, len(got), names(spans))
@@ -165,7 +165,7 @@ func TestTracesReachBambooAndTheLogs(t *testing.T) {
 	// Each authorization step is a child of its request's span, and says
 	// whether it allowed.
 	for step, request := range map[string]string{
-		"authorize grade.view":   "GET /student/:student_id/english/grade",
+		"authorize grade.view":   "GET /student/:studentId/english/grade",
 		"authorize project.list": "GET /rest/api/latest/project",
 	} {
 		got, parent := byName[step], byName[request]
