@@ -28,8 +28,11 @@ func (s *Server) routes() {
 	// the route's or the 404's or 405's): Echo v4 composes e.Use's list
 	// anew for every request, an allocation per middleware per request.
 	outer := []echo.MiddlewareFunc{s.observe}
-	if s.cfg.Tracer != nil {
-		outer = []echo.MiddlewareFunc{s.traceRequest, s.observe} // not composed at all when tracing is off
+	switch { // neither is composed at all when there is no tracing
+	case s.cfg.Tracer != nil:
+		outer = []echo.MiddlewareFunc{s.traceRequest, s.observe}
+	case s.cfg.Propagator != nil:
+		outer = []echo.MiddlewareFunc{s.continueTrace(), s.observe}
 	}
 	global := chain(func(c echo.Context) error { return c.Handler()(c) },
 		append(outer, s.recoverPanics, s.writeDeadline, limitHeaders, s.cors, s.authenticate, s.rateLimit)...)
