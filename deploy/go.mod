@@ -9,6 +9,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require github.com/redis/go-redis/v9 v9.23.0 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
