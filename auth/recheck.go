@@ -113,6 +113,7 @@ func (s *SignIn) refresh(ctx context.Context, rt string) (facade.Principal, stri
 	ctx = oidc.ClientContext(ctx, s.cfg.HTTPClient)
 	tok, err := s.oauth.TokenSource(ctx, &oauth2.Token{RefreshToken: rt}).Token()
 	if err != nil {
+		s.countProvider("refresh", err)
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.ErrorCode == "invalid_grant" {
 			return facade.Principal{}, "", true, nil
@@ -121,9 +122,11 @@ func (s *SignIn) refresh(ctx context.Context, rt string) (facade.Principal, stri
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
+		s.countProvider("refresh", nil)
 		return facade.Principal{}, tok.RefreshToken, false, nil
 	}
 	idt, err := s.verifier.Verify(ctx, raw)
+	s.countProvider("refresh", err)
 	if err != nil {
 		return facade.Principal{}, "", false, errors.New("refreshed ID token: " + err.Error())
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/metrics"
 )
 
 // DefaultScopes are the scopes asked for when none are configured
@@ -43,6 +44,9 @@ type SignInConfig struct {
 	Now func() time.Time
 	// Log receives the sign-in lines; nil means slog.Default().
 	Log *slog.Logger
+	// Metrics counts the calls to the provider by result
+	// (facade_signin_provider_calls_total); nil means a private set.
+	Metrics *metrics.Metrics
 }
 
 // SignIn is the OpenID Connect relying party: the authorization code flow
@@ -80,6 +84,7 @@ func NewSignIn(ctx context.Context, sessions *Sessions, cfg SignInConfig) (*Sign
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	cfg.Metrics = metrics.Or(cfg.Metrics)
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = slices.Clone(DefaultScopes)
 	}
@@ -264,13 +269,17 @@ func (s *SignIn) verify(r *http.Request, f flow) (facade.Principal, *oidc.IDToke
 	defer cancel()
 	tok, err := s.oauth.Exchange(ctx, code, oauth2.VerifierOption(f.Verifier))
 	if err != nil {
+		s.countProvider("exchange", err)
 		return none, nil, "", "", errors.New("code exchange: " + err.Error())
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return none, nil, "", "", errors.New("no ID token in the provider's answer")
+		err = errors.New("no ID token in the provider's answer")
+		s.countProvider("exchange", err)
+		return none, nil, "", "", err
 	}
 	idt, err := s.verifier.Verify(s.ctx, raw)
+	s.countProvider("exchange", err)
 	if err != nil {
 		return none, nil, "", "", errors.New("ID token: " + err.Error())
 	}

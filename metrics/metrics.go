@@ -19,7 +19,10 @@ import (
 type Metrics struct {
 	// Requests counts HTTP requests by route template, method and status.
 	Requests *prometheus.CounterVec
-	// Latency is the request duration by route template.
+	// Latency is the request duration by route template and method: the
+	// latency SLO counts reads (GET and HEAD) only, and its threshold,
+	// 300 ms, is one of the buckets (docs/operations.md, "Service level
+	// objectives").
 	Latency *prometheus.HistogramVec
 	// Decisions counts authorization outcomes ("allow" or "deny") by operation.
 	Decisions *prometheus.CounterVec
@@ -54,6 +57,16 @@ type Metrics struct {
 	BreakerState prometheus.Gauge
 	// Cache counts response-cache lookups by result ("hit", "miss", "stale").
 	Cache *prometheus.CounterVec
+	// SignInProvider counts the calls made to the sign-in provider (the code
+	// exchange at /auth/callback and a session's refresh) by result: "ok",
+	// "refused" (the provider answered that the code or refresh token is
+	// not valid: a person's or client's doing) or "error" (it could not be
+	// reached, failed, or gave an ID token that does not verify): the
+	// errors are the provider's failures an alert watches.
+	SignInProvider *prometheus.CounterVec
+	// RedisUp is 1 when Redis answered a PING when /metrics was scraped, 0
+	// when it did not (see ProbeRedis); absent until ProbeRedis is called.
+	RedisUp *Probe
 	// BuildInfo is 1 for the version, commit and Go version answering
 	// (SetBuild), so a dashboard can tell which build runs where.
 	BuildInfo *prometheus.GaugeVec
@@ -82,7 +95,7 @@ func (m *Metrics) Request(route, method string, status int, elapsed time.Duratio
 	if !ok {
 		v, _ = m.requestSeries.LoadOrStore(key, requestSeries{
 			count:    m.Requests.WithLabelValues(route, method, strconv.Itoa(status)),
-			duration: m.Latency.WithLabelValues(route),
+			duration: m.Latency.WithLabelValues(route, method),
 		})
 	}
 	series := v.(requestSeries)
@@ -94,14 +107,31 @@ func (m *Metrics) Request(route, method string, status int, elapsed time.Duratio
 // the set is what components' Config.Metrics receive, not a component
 // (README, after the Layout table).
 func New() *Metrics {
+	m := newCollectors()
+	// The results the alerts watch exist from the start, at 0: rate() and
+	// increase() see a series' first increment only once the series has
+	// a sample before it (docs/operations.md, "Alerts").
+	for _, result := range []string{"ok", "error"} {
+		m.PolicyReloads.WithLabelValues(result)
+		m.PolicyUsageFlushes.WithLabelValues(result)
+	}
+	for _, step := range []string{"exchange", "refresh"} {
+		for _, result := range []string{"ok", "refused", "error"} {
+			m.SignInProvider.WithLabelValues(step, result)
+		}
+	}
+	return m
+}
+
+func newCollectors() *Metrics {
 	return &Metrics{
 		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "facade_http_requests_total", Help: "HTTP requests by route, method and status.",
 		}, []string{"route", "method", "status"}),
 		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "facade_http_request_duration_seconds", Help: "HTTP request latency by route.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
-		}, []string{"route"}),
+			Name: "facade_http_request_duration_seconds", Help: "HTTP request latency by route and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .3, .5, 1, 2.5, 10},
+		}, []string{"route", "method"}),
 		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "facade_authz_decisions_total", Help: "Authorization decisions by operation and outcome.",
 		}, []string{"op", "outcome"}),
@@ -138,6 +168,10 @@ func New() *Metrics {
 		Cache: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "facade_cache_lookups_total", Help: "Response cache lookups by result.",
 		}, []string{"result"}),
+		SignInProvider: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "facade_signin_provider_calls_total", Help: "Calls to the sign-in provider by step and result.",
+		}, []string{"step", "result"}),
+		RedisUp: newProbe(prometheus.NewDesc("facade_redis_up", "1 if Redis answered a PING at this scrape.", nil, nil)),
 		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "facade_build_info", Help: "Always 1: the version, commit and Go version of this build.",
 		}, []string{"version", "commit", "goversion"}),
@@ -168,7 +202,7 @@ func (m *Metrics) Registry() *prometheus.Registry {
 		m.Requests, m.Latency, m.Decisions, m.PolicyReloads, m.PolicyLastReloadOK,
 		m.PolicyInfo, m.PolicyLoadedTimestamp, m.PolicyUsageFlushes, m.ListEntries,
 		m.Transfers, m.UpstreamCalls, m.UpstreamLatency, m.BreakerState, m.Cache,
-		m.BuildInfo,
+		m.SignInProvider, m.RedisUp, m.BuildInfo,
 	)
 	return reg
 }

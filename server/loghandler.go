@@ -7,7 +7,7 @@ import (
 )
 
 // LogHandler wraps h so that every record logged with a request's context
-// carries that request's id (and its trace_id when tracing is on), and so that the audit record a store or the
+// carries that request's id (and its trace_id when it has one), and so that the audit record a store or the
 // authorizer logs during a request (a denial, a grade change, a transfer:
 // records with audit=true) is written on the request's one access line
 // instead of a line of its own. Outside a request (seeding, tests of a
@@ -24,11 +24,22 @@ func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
 	if rc.audit.fold(r) {
 		return nil
 	}
-	r.AddAttrs(slog.String("request_id", rc.id))
+	if !hasAttr(r, "request_id") { // the error handler names it itself (server/problem)
+		r.AddAttrs(slog.String("request_id", rc.id))
+	}
 	if rc.traceID != "" {
 		r.AddAttrs(slog.String("trace_id", rc.traceID))
 	}
 	return h.Handler.Handle(ctx, r)
+}
+
+func hasAttr(r slog.Record, key string) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == key
+		return !found
+	})
+	return found
 }
 
 func (h ctxHandler) WithAttrs(as []slog.Attr) slog.Handler {

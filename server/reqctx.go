@@ -23,7 +23,7 @@ import (
 type requestContext struct {
 	context.Context
 	id        string
-	traceID   string // the request's trace, when tracing is on (Config.Tracer)
+	traceID   string // the request's trace, when it has one (Config.Tracer or Propagator)
 	principal facade.Principal
 	identity  auth.Identity
 	authed    bool

@@ -30,8 +30,11 @@ func (s *Server) routes(a areas, p stages, opsOnAPI bool, gatherer prometheus.Ga
 	// the route's or the 404's or 405's): Echo v4 composes e.Use's list
 	// anew for every request, an allocation per middleware per request.
 	outer := []echo.MiddlewareFunc{p.observe.observe}
-	if p.observe.tracer != nil {
-		outer = []echo.MiddlewareFunc{p.observe.traceRequest, p.observe.observe} // not composed at all when tracing is off
+	switch { // neither is composed at all when there is no tracing
+	case p.observe.tracer != nil:
+		outer = []echo.MiddlewareFunc{p.observe.traceRequest, p.observe.observe}
+	case p.observe.propagator != nil:
+		outer = []echo.MiddlewareFunc{p.observe.continueTrace(), p.observe.observe}
 	}
 	global := chain(func(c echo.Context) error { return c.Handler()(c) },
 		append(outer, p.observe.recoverPanics, p.deadlines.writeDeadline, limitHeaders, p.origins.cors,

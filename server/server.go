@@ -60,7 +60,9 @@ type Config struct {
 	// Tracer, with Propagator, makes each API request a server span named
 	// by its route template, continuing a caller's W3C traceparent, and
 	// puts its trace_id on the request's log lines (internal/tracing).
-	// Nil means no tracing and no per-request cost.
+	// Propagator alone records nothing but continues a caller's trace
+	// context (passed on upstream, its trace_id on the log lines). Both
+	// nil means no tracing and no per-request cost.
 	Tracer     trace.Tracer
 	Propagator propagation.TextMapPropagator
 	// Metrics are the collectors every part records into (pass the same

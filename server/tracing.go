@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"net/textproto"
 
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/attribute"
@@ -40,4 +41,46 @@ func (o *observer) traceRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return err
 	}
+}
+
+// continueTrace is traceRequest for a service that records nothing
+// (Config.Tracer nil, Config.Propagator set): a caller's trace context
+// becomes the request's, so the upstream transport passes it on to Bamboo
+// (internal/tracing) and its trace id goes on the request's log lines,
+// as W3C Trace Context asks of a participant that records nothing. A
+// request carrying none of the propagator's headers passes straight
+// through: one map look-up a header, no allocation (docs/performance.md,
+// "Trace context without export").
+func (o *observer) continueTrace() echo.MiddlewareFunc {
+	var headers []string
+	for _, f := range o.propagator.Fields() {
+		headers = append(headers, textproto.CanonicalMIMEHeaderKey(f))
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if !carriesAny(r.Header, headers) {
+				return next(c)
+			}
+			ctx := o.propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+			sc := trace.SpanContextFromContext(ctx)
+			if !sc.IsValid() {
+				return next(c)
+			}
+			if rc := requestContextOf(ctx); rc != nil {
+				rc.traceID = sc.TraceID().String()
+			}
+			c.SetRequest(r.WithContext(ctx))
+			return next(c)
+		}
+	}
+}
+
+func carriesAny(h http.Header, canonical []string) bool {
+	for _, k := range canonical {
+		if len(h[k]) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -26,10 +26,9 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 		log.Warn("FACADE_UPSTREAM_URL is not set: build-result endpoints will answer 503")
 		return nil, nil, nil
 	}
-	var hc *http.Client
-	if tr != nil { // each Bamboo call a client span, with the request's traceparent
-		hc = &http.Client{Transport: tr.Transport(nil)}
-	}
+	// Each Bamboo call carries the request's traceparent (a client span of
+	// its own when spans are recorded).
+	hc := &http.Client{Transport: tr.Transport(nil)}
 	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout,
 		HTTPClient: hc, Metrics: m, Now: now, Log: log})
 	if err != nil {

@@ -16,8 +16,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/propagation"
-	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/facade-dev/facade/accounts"
@@ -95,7 +93,7 @@ type app struct {
 	srv      *server.Server
 	authz    *authz.Authorizer
 	rdb      redis.UniversalClient
-	tracing  *tracing.Tracing // nil: tracing off
+	tracing  *tracing.Tracing
 }
 
 // newApp builds every part from the settings. Configuration errors name the
@@ -112,11 +110,13 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	if err != nil {
 		return nil, err
 	}
-	signin, sessions, err := newSignIn(ctx, s, rdb, log, now)
+	m := metrics.New() // one set, shown on /metrics, recorded into by every part
+	signin, sessions, err := newSignIn(ctx, s, rdb, log, now, m)
 	if err != nil {
 		return nil, err
 	}
-	m := metrics.New() // one set, shown on /metrics, recorded into by every part
+	// facade_redis_up, asked at every scrape (docs/operations.md, "Alerts").
+	m.ProbeRedis(func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
 	info, _ := debug.ReadBuildInfo()
 	version, commit := buildStamp(info)
 	m.SetBuild(version, commit, runtime.Version())
@@ -124,12 +124,9 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	if err != nil {
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)
 	}
-	var srvTracer trace.Tracer
-	var propagator propagation.TextMapPropagator
-	if tr != nil { // tracing off: no hook, no wrapped transport, no middleware
-		logOTelErrors(log)
+	logOTelErrors(log)
+	if tr.Recording() { // nothing recorded: no hook; the caller's context is only passed on
 		rdb.AddHook(tr.RedisHook())
-		srvTracer, propagator = tr.Tracer, tr.Propagator
 	}
 	az, err := authz.New(s.Model, s.Policy, authz.Config{Log: log, Metrics: m, Now: now, RecordUsage: s.PolicyUsageFlush > 0})
 	if err != nil {
@@ -148,7 +145,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 	}, server.Config{
 		Origins: origins, RateLimit: s.RateLimit, MaxTransfer: s.MaxTransfer, OpsOnAPI: s.OpsAddr == s.Addr,
 		AuthFailureLimit: s.AuthFailureLimit, TrustedProxies: s.TrustedProxies, Now: now,
-		Log: log, Metrics: m, Tracer: srvTracer, Propagator: propagator,
+		Log: log, Metrics: m, Tracer: tr.Tracer, Propagator: tr.Propagator,
 	})
 	if err != nil {
 		return nil, err
@@ -159,7 +156,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 // newSignIn builds browser sign-in when FACADE_OIDC_ISSUER is set (both
 // nil otherwise): the sealed sessions and the relying party, which reads
 // the provider's discovery document now, so a wrong issuer stops start-up.
-func newSignIn(ctx context.Context, s settings, rdb redis.UniversalClient, log *slog.Logger, now func() time.Time) (*auth.SignIn, *auth.Sessions, error) {
+func newSignIn(ctx context.Context, s settings, rdb redis.UniversalClient, log *slog.Logger, now func() time.Time, m *metrics.Metrics) (*auth.SignIn, *auth.Sessions, error) {
 	if s.OIDCIssuer == "" {
 		return nil, nil, nil
 	}
@@ -167,7 +164,9 @@ func newSignIn(ctx context.Context, s settings, rdb redis.UniversalClient, log *
 	if err != nil {
 		return nil, nil, err
 	}
-	signin, err := auth.NewSignIn(ctx, sessions, s.signInConfig(now, log))
+	cfg := s.signInConfig(now, log)
+	cfg.Metrics = m
+	signin, err := auth.NewSignIn(ctx, sessions, cfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,13 +13,14 @@ import (
 // no context (package authz decides from the principal and identifiers
 // alone), so their callers make the span around them.
 //
-// Without a recording span in ctx (tracing off, or work outside a request)
-// it returns that span unchanged: nothing is allocated or recorded, so an
-// untraced request pays one context look-up. End the span when the step
-// is decided; Allowed records the outcome.
+// Without a recording span in ctx (nothing recorded, a caller's trace
+// context only passed on, or work outside a request) it returns that span
+// unchanged: nothing is allocated or recorded, so such a request pays one
+// context look-up. End the span when the step is decided; Allowed records
+// the outcome.
 func Authorize(ctx context.Context, op string) trace.Span {
 	parent := trace.SpanFromContext(ctx)
-	if !parent.SpanContext().IsValid() {
+	if !parent.IsRecording() {
 		return parent
 	}
 	_, span := parent.TracerProvider().Tracer(Name).Start(ctx, "authorize "+op,

@@ -3,10 +3,14 @@
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, spans are exported over
 // OTLP/HTTP (the exporter reads the other OTEL_EXPORTER_OTLP_* variables
 // itself, such as headers and timeout; the SDK reads OTEL_SERVICE_NAME,
-// OTEL_RESOURCE_ATTRIBUTES and OTEL_TRACES_SAMPLER); without it, Setup
-// returns nil and nothing is traced: no middleware, no
-// wrapped transport, no Redis hook, so tracing off costs nothing per
-// request. The propagation is W3C Trace Context (traceparent).
+// OTEL_RESOURCE_ATTRIBUTES and OTEL_TRACES_SAMPLER). Without it nothing
+// is recorded, but a caller's trace context is still continued, as W3C
+// Trace Context asks of a participant that records nothing: its
+// traceparent goes on to Bamboo unchanged and its trace id on the
+// request's log lines; there is no span, no Redis hook, and a request
+// without a traceparent passes straight through (docs/operations.md,
+// "Tracing"; the cost in docs/performance.md). The propagation is W3C
+// Trace Context (traceparent).
 package tracing
 
 import (
@@ -25,20 +29,22 @@ import (
 // Name is the instrumentation scope of every span the service makes.
 const Name = "github.com/facade-dev/facade"
 
-// Tracing is a running tracer provider and its propagator.
+// Tracing is a running tracer provider and its propagator, or the
+// propagator alone when nothing is recorded (Recording).
 type Tracing struct {
-	provider   *sdktrace.TracerProvider
-	Tracer     trace.Tracer
+	provider   *sdktrace.TracerProvider // nil: nothing is recorded
+	Tracer     trace.Tracer             // nil when nothing is recorded
 	Propagator propagation.TextMapPropagator
 }
 
 // Setup starts the exporter to tracesURL (the OTLP/HTTP traces endpoint,
 // from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT
-// + /v1/traces), and returns nil (tracing off) when it is empty. version
-// is the service's version on every span.
+// + /v1/traces). When it is empty, the Tracing records nothing and only
+// passes trace context on. version is the service's version on every
+// span.
 func Setup(ctx context.Context, tracesURL, version string) (*Tracing, error) {
 	if tracesURL == "" {
-		return nil, nil
+		return &Tracing{Propagator: propagation.TraceContext{}}, nil
 	}
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(tracesURL))
 	if err != nil {
@@ -55,22 +61,46 @@ func Setup(ctx context.Context, tracesURL, version string) (*Tracing, error) {
 	return &Tracing{provider: tp, Tracer: tp.Tracer(Name), Propagator: propagation.TraceContext{}}, nil
 }
 
+// Recording reports whether spans are recorded and exported.
+func (t *Tracing) Recording() bool { return t != nil && t.provider != nil }
+
 // Shutdown sends the spans still queued and stops the exporter.
 func (t *Tracing) Shutdown(ctx context.Context) error {
-	if t == nil {
+	if !t.Recording() {
 		return nil
 	}
 	return t.provider.Shutdown(ctx)
 }
 
 // Transport wraps base (nil: http.DefaultTransport) so that every call
-// made through it is a client span, child of the request's, and carries
-// the W3C traceparent to the server it calls (Bamboo).
+// made through it carries the request's W3C traceparent to the server it
+// calls (Bamboo): as a client span of its own, child of the request's,
+// when spans are recorded; the caller's own, unchanged, when not.
 func (t *Tracing) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	if !t.Recording() {
+		return &passOn{base: base, propagator: t.Propagator}
+	}
 	return &transport{base: base, t: t}
+}
+
+// passOn is the transport of a service that records nothing: a request
+// whose context holds a trace context (the caller's, continued by the
+// server) carries it on; any other goes through untouched.
+type passOn struct {
+	base       http.RoundTripper
+	propagator propagation.TextMapPropagator
+}
+
+func (p *passOn) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !trace.SpanContextFromContext(r.Context()).IsValid() {
+		return p.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context()) // a RoundTripper must not change the request it was given
+	p.propagator.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
+	return p.base.RoundTrip(r)
 }
 
 type transport struct {

@@ -159,7 +159,8 @@ func ErrorMessagesOn(match func(*http.Request) bool) Option {
 // Handler is Echo's HTTPErrorHandler, through which every error a
 // middleware, a handler or Echo's router returns is answered. The request
 // id is the one already on the response (X-Request-ID). The cause is
-// logged for 5xx; nothing from err's text reaches the client.
+// logged for 5xx, with the request's context (so its trace_id goes on the
+// line: server.LogHandler); nothing from err's text reaches the client.
 func Handler(log *slog.Logger, opts ...Option) echo.HTTPErrorHandler {
 	var cfg handler
 	for _, o := range opts {
@@ -168,13 +169,13 @@ func Handler(log *slog.Logger, opts ...Option) echo.HTTPErrorHandler {
 	return func(err error, c echo.Context) {
 		id := c.Response().Header().Get("X-Request-ID")
 		if c.Response().Committed {
-			log.Warn("error after response started", "request_id", id, "err", err.Error())
+			log.WarnContext(c.Request().Context(), "error after response started", "request_id", id, "err", err.Error())
 			return
 		}
 		atlassian := cfg.errorMessages != nil && cfg.errorMessages(c.Request())
 		status, b := render(c.Response().Header(), err, id, atlassian)
 		if status >= 500 {
-			log.Error("request failed", "request_id", id, "status", status,
+			log.ErrorContext(c.Request().Context(), "request failed", "request_id", id, "status", status,
 				"code", string(facade.CodeOf(err)), "method", c.Request().Method, "path", c.Path(), "err", err.Error())
 		}
 		if c.Request().Method == http.MethodHead {
