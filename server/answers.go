@@ -7,43 +7,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/server/problem"
 )
-
-// maxHeaderBytes is the service's own limit on a request's header block
-// (request line included). The http.Server's limit is set well above it so
-// that the service, not net/http, refuses oversize headers, with the same
-// problem body and headers as every other error (see limitHeaders).
-const (
-	maxHeaderBytes    = 16 << 10
-	serverHeaderBytes = 64 << 10
-)
-
-// limitHeaders answers 431 when the request line and headers exceed
-// maxHeaderBytes.
-func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if headerSize(c.Request()) > maxHeaderBytes {
-			return facade.ErrHeadersTooLarge
-		}
-		return next(c)
-	}
-}
-
-// headerSize counts the header block as it was on the wire: the request
-// line, and "Name: value\r\n" for every header line.
-func headerSize(r *http.Request) int {
-	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
-	for k, vs := range r.Header {
-		for _, v := range vs {
-			n += len(k) + len(v) + 4
-		}
-	}
-	return n + len(r.Host) + len("Host: \r\n")
-}
 
 // Listener wraps ln so the few answers net/http writes on its own, before
 // any handler runs (400 for a malformed request line, Host or escape, 431

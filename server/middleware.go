@@ -216,6 +216,38 @@ func requireJSONAccept(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// maxHeaderBytes is the service's own limit on a request's header block
+// (request line included). The http.Server's limit is set well above it so
+// that the service, not net/http, refuses oversize headers, with the same
+// problem body and headers as every other error (limitHeaders).
+const (
+	maxHeaderBytes    = 16 << 10
+	serverHeaderBytes = 64 << 10
+)
+
+// limitHeaders answers 431 when the request line and headers exceed
+// maxHeaderBytes.
+func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if headerSize(c.Request()) > maxHeaderBytes {
+			return facade.ErrHeadersTooLarge
+		}
+		return next(c)
+	}
+}
+
+// headerSize counts the header block as it was on the wire: the request
+// line, and "Name: value\r\n" for every header line.
+func headerSize(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n + len(r.Host) + len("Host: \r\n")
+}
+
 // limitBody caps every request body at 16 KiB.
 var limitBody = limitBodyTo(maxBody)
 
