@@ -76,7 +76,7 @@ func (h *accountHandlers) getBalance(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(c, http.StatusOK, balanceView{AccountID: a.ID.String(), Balance: a.BalanceAmount(), Currency: a.Currency})
+	return c.JSON(http.StatusOK, balanceView{AccountID: a.ID.String(), Balance: a.BalanceAmount(), Currency: a.Currency})
 }
 
 func (h *accountHandlers) getAccount(c echo.Context) error {
@@ -89,7 +89,7 @@ func (h *accountHandlers) getAccount(c echo.Context) error {
 		return err
 	}
 	limit := h.maxTransfer
-	return writeJSON(c, http.StatusOK, accountView{AccountID: a.ID.String(), Owner: a.Owner, Currency: a.Currency,
+	return c.JSON(http.StatusOK, accountView{AccountID: a.ID.String(), Owner: a.Owner, Currency: a.Currency,
 		Balance: a.BalanceAmount(), CreatedAt: a.CreatedAt.UTC(), TransferLimit: &limit})
 }
 
@@ -110,7 +110,7 @@ func (h *accountHandlers) listAccounts(c echo.Context) error {
 	if !h.az.Holdings(p).Accounts {
 		// No account grant at all: nothing to walk, and no cursor that
 		// would say how many accounts others hold (docs/contract.md §5).
-		return writeJSON(c, http.StatusOK, accountListView{Accounts: []accountView{}})
+		return c.JSON(http.StatusOK, accountListView{Accounts: []accountView{}})
 	}
 	var after facade.AccountID // the zero id: from the first
 	if cursor := c.QueryParam("cursor"); cursor != "" {
@@ -138,7 +138,7 @@ func (h *accountHandlers) listAccounts(c echo.Context) error {
 		}
 		view.Next = "/rs/account?" + url.Values{"cursor": {cursor}, "limit": {strconv.Itoa(limit)}}.Encode()
 	}
-	return writeJSON(c, http.StatusOK, view)
+	return c.JSON(http.StatusOK, view)
 }
 
 // viewableAccountIDs walks the account index after `after` until it has

@@ -55,7 +55,7 @@ func (h *gradeHandlers) listClasses(c echo.Context) error {
 	for _, id := range h.az.ViewableClasses(principal(c)) {
 		view.Classes = append(view.Classes, classLink{ClassID: id, Grades: classGradesPath(id)})
 	}
-	return writeJSON(c, http.StatusOK, view)
+	return c.JSON(http.StatusOK, view)
 }
 
 // getClassGrades answers the students enrolled in a class, sorted by id and
@@ -109,7 +109,7 @@ func (h *gradeHandlers) getClassGrades(c echo.Context) error {
 			"start": {strconv.Itoa(hi)}, "limit": {strconv.Itoa(limit)},
 		}.Encode()
 	}
-	return writeJSON(c, http.StatusOK, view)
+	return c.JSON(http.StatusOK, view)
 }
 
 // authorizeClass asks authz whether the caller may view class, for op
@@ -208,7 +208,7 @@ func (h *gradeHandlers) uploadGradebook(c echo.Context) error {
 	for i := range view.Rows {
 		view.count(view.Rows[i].Outcome)
 	}
-	return writeJSON(c, http.StatusOK, view)
+	return c.JSON(http.StatusOK, view)
 }
 
 // checkGradebook fills out[i] with what row i would do and reports which

@@ -98,7 +98,7 @@ func (h *gradeHandlers) gradeWrite(c echo.Context) (student facade.StudentID, gr
 
 func writeGrade(c echo.Context, status int, rec grades.Record) error {
 	c.Response().Header().Set("ETag", grades.ETag(rec.Version))
-	return writeJSON(c, status, rec)
+	return c.JSON(status, rec)
 }
 
 // defaultHistoryLimit is how many versions a history page holds when the
@@ -151,5 +151,5 @@ func (h *gradeHandlers) getGradeHistory(c echo.Context) error {
 		}
 		view.Versions[i] = v
 	}
-	return writeJSON(c, http.StatusOK, view)
+	return c.JSON(http.StatusOK, view)
 }

@@ -9,16 +9,11 @@ import (
 	"github.com/facade-dev/facade/proxy"
 )
 
-// Every JSON answer leaves through this file: writeJSON for a value,
-// writeEncodedJSON for bytes already encoded (the API description),
-// writeAnswer for a build route's view.
-// Errors are the one error path's (server/problem).
-
-// writeJSON answers v as JSON, encoded as Echo encodes it (encoding/json:
-// HTML-escaped strings, a closing newline; indented with ?pretty).
-func writeJSON(c echo.Context, status int, v any) error {
-	return c.JSON(status, v)
-}
+// A handler answers a value with Echo's c.JSON (encoding/json:
+// HTML-escaped strings, a closing newline; indented with ?pretty); the
+// answers already encoded leave here: writeEncodedJSON for bytes (the API
+// description), writeAnswer for a build route's view. Errors are the one
+// error path's (server/problem).
 
 // writeEncodedJSON answers b, a JSON document already encoded.
 func writeEncodedJSON(c echo.Context, status int, b []byte) error {

@@ -27,7 +27,7 @@ type opsHandlers struct {
 }
 
 func (h *opsHandlers) healthz(c echo.Context) error {
-	return writeJSON(c, http.StatusOK, map[string]string{"status": "ok"})
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
 // readyz reports whether this instance can serve: Redis reachable and a
@@ -55,7 +55,7 @@ func (h *opsHandlers) readyz(c echo.Context) error {
 	if h.draining.Load() {
 		body["status"] = "draining"
 	}
-	return writeJSON(c, status, body)
+	return c.JSON(status, body)
 }
 
 func okString(ok bool) string {

@@ -43,7 +43,7 @@ func root(c echo.Context) error {
 	if acceptOf(c.Request()).asksFor("text/html") {
 		return c.Redirect(http.StatusSeeOther, "/ui/")
 	}
-	return writeJSON(c, http.StatusOK, rootIndex)
+	return c.JSON(http.StatusOK, rootIndex)
 }
 
 // favicon sends /favicon.ico, which browsers ask for on pages that name

@@ -104,7 +104,7 @@ func writeSignIn(c echo.Context, res auth.Result, err error) error {
 	case res.Redirect != "":
 		return c.Redirect(res.Status, res.Redirect)
 	case res.Body != nil:
-		return writeJSON(c, res.Status, res.Body)
+		return c.JSON(res.Status, res.Body)
 	}
 	return c.NoContent(res.Status)
 }
@@ -176,7 +176,7 @@ func (h *signInHandlers) me(c echo.Context) error {
 		if h.signin != nil {
 			v.SignIn = auth.LoginPath
 		}
-		return writeJSON(c, http.StatusOK, v)
+		return c.JSON(http.StatusOK, v)
 	}
 	p := id.Principal
 	groups := p.Groups
@@ -188,7 +188,7 @@ func (h *signInHandlers) me(c echo.Context) error {
 	if roles == nil {
 		roles = []string{}
 	}
-	return writeJSON(c, http.StatusOK, meView{SignedIn: true, Sub: p.ID, Role: p.Role, Roles: roles, Groups: groups, GroupsIncomplete: p.GroupsIncomplete,
+	return c.JSON(http.StatusOK, meView{SignedIn: true, Sub: p.ID, Role: p.Role, Roles: roles, Groups: groups, GroupsIncomplete: p.GroupsIncomplete,
 		ExpiresAt: id.ExpiresAt.UTC().Format(time.RFC3339), Via: id.Via, Has: &has, XSRFToken: id.XSRFToken()})
 }
 

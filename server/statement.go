@@ -86,7 +86,7 @@ func (h *accountHandlers) getStatement(c echo.Context) error {
 		}
 		view.Next = statementPath(id, c.QueryParams(), sealed)
 	}
-	return writeJSON(c, http.StatusOK, view)
+	return c.JSON(http.StatusOK, view)
 }
 
 // statementPath is the path of the page after this one: the same query

@@ -64,7 +64,7 @@ func (h *accountHandlers) transfer(c echo.Context) error {
 	if replayed {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
-	return writeJSON(c, http.StatusCreated, transferView{
+	return c.JSON(http.StatusCreated, transferView{
 		TransferID: t.ID, FromAccountID: t.From, ToAccountID: t.To,
 		Amount: t.AmountValue(), Currency: t.Currency, CreatedAt: t.CreatedAt.UTC(), Reference: t.Reference,
 	})
