@@ -65,8 +65,8 @@ func BenchmarkWarmListThroughServerParallel(b *testing.B) {
 // warmListServer is the whole server with the bench/run.sh list workload's
 // policy (600 principals of one team) and projects, every principal's view
 // built and the limiter's buckets made; it returns one request per
-// principal and the answer's length.
-func warmListServer(b *testing.B) (*env, []*http.Request, int) {
+// principal and the answer's length. opts come after the workload's own.
+func warmListServer(b *testing.B, opts ...envOption) (*env, []*http.Request, int) {
 	const principals = 600
 	var policy strings.Builder
 	policy.WriteString("p, team:bench, project:PROJ, view\np, team:bench, plan:WEB-NIGHTLY, view\n")
@@ -88,7 +88,8 @@ func warmListServer(b *testing.B) (*env, []*http.Request, int) {
 	b.Cleanup(func() { logs.Close() })
 	buffered := logbuf.New(logs, 50*time.Millisecond, 64<<10) // as facade serve writes its log
 	b.Cleanup(func() { buffered.Close() })
-	e := newEnv(b, withBuilds(), withRateLimit(1_000_000), withPolicyLines(policy.String()), withProductionLog(buffered))
+	e := newEnv(b, append([]envOption{withBuilds(), withRateLimit(1_000_000), withPolicyLines(policy.String()),
+		withProductionLog(buffered)}, opts...)...)
 	for i := 1; i <= 100; i++ {
 		key := fmt.Sprintf("B%03d", i)
 		e.bamboo.AddProject(key, "Bench "+key, "Benchmark project "+key+".")
