@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -34,7 +35,14 @@ const recheckLease = 30 * time.Second
 // for.
 const refreshTimeout = 10 * time.Second
 
-func recheckKey(id string) string { return "facade:session:recheck:" + id }
+// recheckKey names the lease of one interval of one session: the interval
+// that began when the record was last checked. A request that read the
+// record before a re-check finished asks for the finished interval's
+// lease, which stays until it expires, so it cannot ask the provider a
+// second time; the next interval has a lease of its own.
+func recheckKey(id string, checked time.Time) string {
+	return "facade:session:recheck:" + id + ":" + strconv.FormatInt(checked.UnixNano(), 36)
+}
 
 // refresher asks the provider with refresh token rt. refused is the
 // provider's refusal (the session must end); err any other failure (the
@@ -61,7 +69,7 @@ func (s *Sessions) openRefresh(sealed string) (string, bool) {
 // the session's lease; ended says the provider refused and the session
 // has been deleted. Any failure leaves rec as it was.
 func (s *Sessions) recheckSession(ctx context.Context, id string, rec Record) (Record, bool) {
-	won, err := s.rdb.SetNX(ctx, recheckKey(id), "1", recheckLease).Result()
+	won, err := s.rdb.SetNX(ctx, recheckKey(id, rec.Checked), "1", recheckLease).Result()
 	if err != nil || !won {
 		return rec, false
 	}
@@ -93,9 +101,10 @@ func (s *Sessions) recheckSession(ctx context.Context, id string, rec Record) (R
 	}
 	rec.Checked = s.now()
 	s.touch(ctx, id, rec)
-	// Done: the record says when the next is due. (After a failure the
-	// lease stays, so the provider is asked again only after it.)
-	_ = s.rdb.Del(ctx, recheckKey(id)).Err()
+	// Done: the record says when the next is due, and the next interval
+	// has its own lease; this one expires by itself. (After a failure the
+	// record is unchanged, so the provider is asked again only after the
+	// lease.)
 	return rec, false
 }
 
