@@ -32,7 +32,6 @@ func newRateLimiter(rdb redis.UniversalClient, cfg Config, log *slog.Logger) (*r
 // means the limit is off.
 type principalLimit struct {
 	limiter *ratelimit.Limiter
-	log     *slog.Logger
 }
 
 // rateLimit answers 429 with Retry-After beyond the principal's limit.

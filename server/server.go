@@ -163,7 +163,7 @@ func New(d Deps, cfg Config) (*Server, error) {
 		origins:   cfg.Origins,
 		authn: &authenticator{tokens: d.Auth, signin: d.SignIn, sessions: d.Sessions, failures: failures, log: log,
 			tokenFree: map[string]bool{}, opsPaths: map[string]bool{}},
-		limit: principalLimit{limiter: limiter, log: log},
+		limit: principalLimit{limiter: limiter},
 	}
 	if p.deadlines.timeout <= 0 {
 		p.deadlines.timeout = defaultWriteTimeout
