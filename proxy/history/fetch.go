@@ -87,41 +87,32 @@ func (r listedResult) build() build {
 		durationMS: r.DurationMS, passed: r.Passed, failed: r.Failed, skipped: r.Skipped}
 }
 
-// fetchList reads the newest MaxLast finished results, page by page while
-// Bamboo sends fewer than asked, and keeps what the views need of them.
+// fetchList reads the newest MaxLast finished results in one call (a
+// page of MaxLast: Bamboo documents no cap, and a shorter page is taken
+// for the end, as package proxy's collector takes any short page under
+// 100) and keeps what the views need of them.
 func (h *History) fetchList(ctx context.Context, at upstream.Path) ([]byte, error) {
+	q := url.Values{"expand": {listExpand}, "max-results": {strconv.Itoa(MaxLast)}}
+	doc, err := h.up.Document(ctx, "history_results", at, q)
+	if err != nil {
+		return nil, err
+	}
+	results, ok := doc.Object["results"].(map[string]any)
+	if !ok {
+		return nil, facade.Wrap(facade.ErrUpstreamBad, errNoResults)
+	}
 	out := []listedResult{}
-	for seen := 0; seen < MaxLast; {
-		asked := MaxLast - seen
-		q := url.Values{"expand": {listExpand}, "max-results": {strconv.Itoa(asked)}}
-		if seen > 0 {
-			q.Set("start-index", strconv.Itoa(seen))
+	for _, it := range items(results, "result") {
+		r, _ := it.(map[string]any)
+		if str(r["lifeCycleState"]) != "Finished" || str(r["buildResultKey"]) == "" {
+			continue
 		}
-		doc, err := h.up.Document(ctx, "history_results", at, q)
-		if err != nil {
-			return nil, err
-		}
-		results, ok := doc.Object["results"].(map[string]any)
-		if !ok {
-			return nil, facade.Wrap(facade.ErrUpstreamBad, errNoResults)
-		}
-		items, _ := results["result"].([]any)
-		seen += len(items)
-		for _, it := range items {
-			r, _ := it.(map[string]any)
-			if str(r["lifeCycleState"]) != "Finished" || str(r["buildResultKey"]) == "" {
-				continue
-			}
-			out = append(out, listedResult{
-				Key: str(r["buildResultKey"]), Number: num(r["buildNumber"]), State: str(r["buildState"]),
-				Revision: str(r["vcsRevisionKey"]), Completed: str(r["buildCompletedTime"]),
-				DurationMS: int64(num(r["buildDuration"])), Passed: num(r["successfulTestCount"]),
-				Failed: num(r["failedTestCount"]), Skipped: num(r["skippedTestCount"]),
-			})
-		}
-		if len(items) == 0 || len(items) >= asked {
-			break // an empty page, or everything asked for came
-		}
+		out = append(out, listedResult{
+			Key: str(r["buildResultKey"]), Number: num(r["buildNumber"]), State: str(r["buildState"]),
+			Revision: str(r["vcsRevisionKey"]), Completed: str(r["buildCompletedTime"]),
+			DurationMS: int64(num(r["buildDuration"])), Passed: num(r["successfulTestCount"]),
+			Failed: num(r["failedTestCount"]), Skipped: num(r["skippedTestCount"]),
+		})
 	}
 	return json.Marshal(out)
 }
