@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
@@ -25,6 +27,7 @@ type bench struct {
 	srv   *bambootest.Server
 	up    *upstream.Client
 	cache *cache.Cache
+	rdb   *redis.Client
 }
 
 func newBench(tb testing.TB) *bench {
@@ -35,7 +38,7 @@ func newBench(tb testing.TB) *bench {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &bench{srv: srv, up: up, cache: cache.New(rdb, cache.Config{TTL: time.Minute})}
+	return &bench{srv: srv, up: up, cache: cache.New(rdb, cache.Config{TTL: time.Minute}), rdb: rdb}
 }
 
 // instance is one facade instance: its own process memory, the shared cache.
@@ -241,4 +244,53 @@ func TestLastIsOneToAHundred(t *testing.T) {
 			t.Errorf("%q taken", raw)
 		}
 	}
+}
+
+// BenchmarkHistory: /tests of 30 builds of 5,000 tests, cold (an empty
+// shared cache, a new instance: the list and 30 results read upstream)
+// and warm (docs/performance.md, "Builds over time").
+func BenchmarkHistory(b *testing.B) {
+	bb := newBench(b)
+	addSuite(bb.srv, "BIG-P", 30, 5000)
+	plan := planKey(b, "BIG-P")
+	b.Run("cold", func(b *testing.B) {
+		calls := 0
+		for range b.N {
+			b.StopTimer()
+			if err := bb.rdb.FlushDB(context.Background()).Err(); err != nil {
+				b.Fatal(err)
+			}
+			h := bb.instance()
+			bb.srv.ResetCalls()
+			b.StartTimer()
+			if _, err := h.Tests(context.Background(), plan, 30); err != nil {
+				b.Fatal(err)
+			}
+			calls = max(calls, bb.srv.CallCount("/"))
+		}
+		b.ReportMetric(float64(calls), "upstream-calls/op")
+	})
+	b.Run("warm", func(b *testing.B) {
+		h := bb.instance()
+		if _, err := h.Tests(context.Background(), plan, 30); err != nil {
+			b.Fatal(err)
+		}
+		bb.srv.ResetCalls()
+		b.ResetTimer()
+		for range b.N {
+			if _, err := h.Tests(context.Background(), plan, 30); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(bb.srv.CallCount("/")), "upstream-calls")
+	})
+	b.Run("warm-other-instance", func(b *testing.B) {
+		// Another instance's first read: the results' tests come from the
+		// shared cache, the answer is computed here.
+		for range b.N {
+			if _, err := bb.instance().Tests(context.Background(), plan, 30); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
