@@ -294,3 +294,20 @@ func BenchmarkHistory(b *testing.B) {
 		}
 	})
 }
+
+// The demo's history, which the page shows: WEB-NIGHTLY's latest build
+// broke ApiTest.servesBuild again (it failed in 2 as well), and PROJ-CORE
+// passed on the commit that failed before (flaky).
+func TestTheDemosHistory(t *testing.T) {
+	b := newBench(t)
+	bambootest.DemoData(b.srv)
+	a := readTests(t, b.instance(), "WEB-NIGHTLY", 30)
+	first := a.Tests[0]
+	if first.Method != "servesBuild" || strings.Join(first.Outcomes, " ") != "failed passed passed failed passed" || first.FailingSince == nil || *first.FailingSince != 5 || first.Flaky {
+		t.Errorf("WEB-NIGHTLY: %+v", first)
+	}
+	a = readTests(t, b.instance(), "PROJ-CORE", 30)
+	if len(a.Tests) != 1 || !a.Tests[0].Flaky || a.Tests[0].FlakyEvidence.Passed != 4 || a.Tests[0].FlakyEvidence.Failed != 3 || a.Tests[0].FailingSince != nil {
+		t.Errorf("PROJ-CORE: %+v", a.Tests)
+	}
+}
