@@ -3,6 +3,8 @@ package history_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +30,7 @@ type bench struct {
 	up    *upstream.Client
 	cache *cache.Cache
 	rdb   *redis.Client
+	url   string
 }
 
 func newBench(tb testing.TB) *bench {
@@ -38,7 +41,7 @@ func newBench(tb testing.TB) *bench {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &bench{srv: srv, up: up, cache: cache.New(rdb, cache.Config{TTL: time.Minute}), rdb: rdb}
+	return &bench{srv: srv, up: up, cache: cache.New(rdb, cache.Config{TTL: time.Minute}), rdb: rdb, url: ts.URL}
 }
 
 // instance is one facade instance: its own process memory, the shared cache.
@@ -269,6 +272,28 @@ func BenchmarkHistory(b *testing.B) {
 			calls = max(calls, bb.srv.CallCount("/"))
 		}
 		b.ReportMetric(float64(calls), "upstream-calls/op")
+	})
+	b.Run("bamboo-alone", func(b *testing.B) {
+		// The floor of cold: the same 31 documents asked of the test
+		// Bamboo (in this process, on the same cores) by a plain client,
+		// read and dropped.
+		for range b.N {
+			get := func(path string) {
+				req, _ := http.NewRequest(http.MethodGet, bb.url+path, nil)
+				req.Header.Set("Authorization", "Bearer "+bambootest.DefaultToken)
+				req.Header.Set("Accept", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			get("/rest/api/latest/result/BIG-P.json?expand=results.result&max-results=100")
+			for n := 1; n <= 30; n++ {
+				get("/rest/api/latest/result/BIG-P-" + strconv.Itoa(n) + ".json?expand=stages.stage.results.result.testResults.allTests.testResult.errors")
+			}
+		}
 	})
 	b.Run("warm", func(b *testing.B) {
 		h := bb.instance()
