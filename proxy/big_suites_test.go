@@ -39,6 +39,27 @@ func bigSuiteFixture(tb testing.TB) *fixture {
 // sink (the bytes go out; nothing is kept), and reports the largest heap
 // seen meanwhile above the heap before, and the bytes each was sent.
 func viewers(tb testing.TB, f *fixture, n int, target string) (peak, retained uint64, sent int) {
+	peak, retained, sent, _ = viewersSent(tb, f, n, target)
+	return peak, retained, sent
+}
+
+// firstByteSink is a sink that remembers where the first bytes it was
+// written live: viewers sent one shared answer were written one slice.
+type firstByteSink struct {
+	sink
+	first *byte
+}
+
+func (s *firstByteSink) Write(p []byte) (int, error) {
+	if s.first == nil && len(p) > 0 {
+		s.first = &p[0]
+	}
+	return s.sink.Write(p)
+}
+
+// viewersSent is viewers, with whether every viewer was written the same
+// bytes in memory (one answer shared, not a copy each).
+func viewersSent(tb testing.TB, f *fixture, n int, target string) (peak, retained uint64, sent int, shared bool) {
 	tb.Helper()
 	runtime.GC()
 	var before runtime.MemStats
@@ -63,6 +84,7 @@ func viewers(tb testing.TB, f *fixture, n int, target string) (peak, retained ui
 	}()
 	var wg sync.WaitGroup
 	sizes := make([]int, n)
+	firsts := make([]*byte, n)
 	for i := range n {
 		wg.Add(1)
 		go func() {
@@ -70,12 +92,12 @@ func viewers(tb testing.TB, f *fixture, n int, target string) (peak, retained ui
 			req := httptest.NewRequest(http.MethodGet, target, nil)
 			req.Header.Set("X-Test-Sub", "carol")
 			req.Header.Set("X-Test-Role", "developer")
-			w := &sink{header: http.Header{}}
+			w := &firstByteSink{sink: sink{header: http.Header{}}}
 			f.e.ServeHTTP(w, req)
 			if w.status != http.StatusOK {
 				tb.Errorf("viewer %d: %d", i, w.status)
 			}
-			sizes[i] = w.n
+			sizes[i], firsts[i] = w.n, w.first
 		}()
 	}
 	wg.Wait()
@@ -95,7 +117,11 @@ func viewers(tb testing.TB, f *fixture, n int, target string) (peak, retained ui
 	if after.HeapAlloc > before.HeapAlloc {
 		retained = after.HeapAlloc - before.HeapAlloc
 	}
-	return peak, retained, sizes[0]
+	shared = true
+	for _, p := range firsts[1:] {
+		shared = shared && p == firsts[0]
+	}
+	return peak, retained, sizes[0], shared
 }
 
 // TestTenViewersOfABigResultCostOneCallAndOneCopy: ten people opening a
@@ -106,7 +132,10 @@ func TestTenViewersOfABigResultCostOneCallAndOneCopy(t *testing.T) {
 	one := bigSuiteFixture(t)
 	peakOne, _, size := viewers(t, one, 1, bigResult)
 	ten := bigSuiteFixture(t)
-	peakTen, kept, _ := viewers(t, ten, 10, bigResult)
+	peakTen, kept, _, shared := viewersSent(t, ten, 10, bigResult)
+	if !shared {
+		t.Error("the ten viewers were written different copies of the answer")
+	}
 	if n := ten.calls("/rest/api/latest/result/PROJ-HUGE-JOB1-1"); n != 1 {
 		t.Errorf("ten viewers: %d upstream calls, want 1", n)
 	}
@@ -119,8 +148,11 @@ func TestTenViewersOfABigResultCostOneCallAndOneCopy(t *testing.T) {
 	if kept > 5*uint64(size) {
 		t.Errorf("the instance keeps %d bytes for a %d-byte answer: more than the bytes and the answer", kept, size)
 	}
-	if peakTen > 2*peakOne+uint64(size) {
-		t.Errorf("ten viewers grew the heap by %d bytes, one by %d: answers are copied per viewer", peakTen, peakOne)
+	// The heap is sampled, so one viewer's peak may be missed: the bound
+	// is loose (a decode per viewer would be ten times one), the shared
+	// answer above is the exact check.
+	if peakTen > 3*max(peakOne, 10*uint64(size)) {
+		t.Errorf("ten viewers grew the heap by %d bytes, one by %d: the document is decoded per viewer", peakTen, peakOne)
 	}
 }
 
