@@ -134,12 +134,16 @@ const (
 
 // Expand values of results, single and in lists.
 var (
-	// testExpands are Bamboo's test expands, on plan and job results:
-	// counts (testResults), the failing tests (failedTests.testResult) and
-	// each one's messages and stack (errors). The deepest is forwarded as
-	// asked, so a client gets why a build failed in one call.
-	testExpands        = []string{"testResults", "testResults.failedTests", "testResults.failedTests.testResult", "testResults.failedTests.testResult.errors"}
-	resultExpandValues = append([]string{"artifacts", "changes", "changes.change.files", "comments", "jiraIssues", "labels", "stages", "stages.stage.results", "vcsRevisions"}, testExpands...)
+	// testExpands are Bamboo's test expands of a job result: counts
+	// (testResults), each list of tests (allTests, failedTests,
+	// newFailedTests, ...), their tests (.testResult) and each one's
+	// messages and stack (.testResult.errors). The deepest is forwarded
+	// as asked, so a client gets why a build failed in one call. A plan
+	// result has them below its jobs only (planTestExpands), as Bamboo
+	// answers; on the plan result itself it has test counts.
+	testExpands        = testExpandValues()
+	planTestExpands    = prefixed("stages.stage.results.result", testExpands)
+	resultExpandValues = append([]string{"artifacts", "changes", "changes.change.files", "comments", "jiraIssues", "labels", "stages", "stages.stage.results", "vcsRevisions"}, planTestExpands...)
 	jobExpandValues    = append([]string{"artifacts", "changes", "changes.change.files", "comments", "jiraIssues", "labels", "logEntries", "vcsRevisions"}, testExpands...)
 	resultListExpands  = prefixed("results.result", resultExpandValues)
 	resultFilters      = []string{FilterLabel, FilterIssueKey, FilterBuildState, FilterIncludeAllStates, FilterContinuable, FilterFavourite}
@@ -148,6 +152,17 @@ var (
 	// Clover, on the project and plan lists, as Bamboo takes them.
 	planListFilters = []string{FilterFavourite, FilterCloverEnabled}
 )
+
+// testLists are the lists of a job result's testResults.
+var testLists = []string{"allTests", "successfulTests", "failedTests", "newFailedTests", "existingFailedTests", "fixedTests", "quarantinedTests", "skippedTests"}
+
+func testExpandValues() []string {
+	out := []string{"testResults"}
+	for _, l := range testLists {
+		out = append(out, "testResults."+l, "testResults."+l+".testResult", "testResults."+l+".testResult.errors")
+	}
+	return out
+}
 
 func prefixed(prefix string, values []string) []string {
 	out := []string{prefix}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -100,9 +101,15 @@ func shownPath(pattern string, kind KeyKind) string {
 }
 
 // spellList writes expand values or filters: "`a`, `b`", or for a family
-// under one prefix "`p` and below it `a`, `b`".
+// under one prefix "`p` and below it `a`, `b`". Bamboo's test expands
+// (testExpands, 25 values) are written as one: "`testResults.{list}.testResult.errors`
+// and what lies above it".
 func spellList(values []string) string {
-	quote := func(vs []string) string { return "`" + strings.Join(vs, "`, `") + "`" }
+	quote := func(vs []string) string {
+		out := "`" + strings.Join(vs, "`, `") + "`"
+		return strings.ReplaceAll(out, testsMark+"`", "testResults.{list}.testResult.errors` and what lies above it ({list}: `"+strings.Join(testLists, "`, `")+"`)")
+	}
+	values = markTests(values)
 	prefix := values[0]
 	var below []string
 	for _, v := range values[1:] {
@@ -116,4 +123,25 @@ func spellList(values []string) string {
 		return quote(values)
 	}
 	return "`" + prefix + "` and below it " + quote(below)
+}
+
+// testsMark stands for the test expands in a list (spellList).
+const testsMark = "testResults.*"
+
+// markTests replaces the test expands in values (alone or below one
+// prefix) by testsMark once.
+func markTests(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, tv := range testExpands {
+			if v == tv || strings.HasSuffix(v, "."+tv) {
+				v = strings.TrimSuffix(v, tv) + testsMark
+				break
+			}
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/facade-dev/facade/internal/testkit/testredis"
 	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/proxy"
+	"github.com/facade-dev/facade/proxy/history"
 	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream"
 	"github.com/facade-dev/facade/upstream/bambootest"
@@ -289,6 +290,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		}
 		c := cache.New(rdb, cc)
 		deps.Builds = proxy.New(up, c, az, pc)
+		deps.History = history.New(up, c, history.Config{})
 		deps.UpstreamState = func() string { return up.BreakerState().String() }
 	}
 	ts := httptest.NewUnstartedServer(nil) // its address is the page's origin

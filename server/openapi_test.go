@@ -293,6 +293,10 @@ func TestEveryDescribedOperationAnswersAsDescribed(t *testing.T) {
 			calls = append(calls, described{"GET", ex, developer, "", nil, 200})
 		}
 	}
+	// A plan's builds over time (package proxy/history).
+	calls = append(calls,
+		described{"GET", "/builds/PROJ-CORE/tests?last=5", developer, "", nil, 200},
+		described{"GET", "/builds/PROJ-CORE/trend", developer, "", nil, 200})
 	// Every .json twin and every HEAD twin answers as its GET does.
 	n := len(calls)
 	for _, c := range calls[:n] {

@@ -118,6 +118,10 @@ func (s *Server) routes(a areas, p stages, opsOnAPI bool, gatherer prometheus.Ga
 			read(ep.Pattern, a.builds.buildRead(ep))
 		}
 	}
+	// A plan's builds over time (package proxy/history): its recent
+	// finished builds' tests and their trend.
+	read("/builds/:planKey/tests", a.history.tests)
+	read("/builds/:planKey/trend", a.history.trend)
 	const rest = "/rest/api/latest"
 	// Bamboo's writes (queueing, continuing or stopping a build; adding or
 	// removing a label or comment) stay out: a 405 naming what the path

@@ -85,6 +85,9 @@ type Deps struct {
 	Grades   *grades.Store
 	Accounts *accounts.Store
 	Builds   BuildHandlers
+	// History answers a plan's builds over time; nil when Builds is
+	// (its routes then answer 503).
+	History BuildHistory
 	// UpstreamState reports the upstream breaker state for /readyz; may be nil.
 	UpstreamState func() string
 }
@@ -104,6 +107,7 @@ type areas struct {
 	grades   *gradeHandlers
 	accounts *accountHandlers
 	builds   *bambooHandlers
+	history  *historyHandlers
 	signIn   *signInHandlers
 	ops      *opsHandlers
 }
@@ -154,6 +158,7 @@ func New(d Deps, cfg Config) (*Server, error) {
 		grades:   &gradeHandlers{gate: gate{d.Authz}, grades: d.Grades},
 		accounts: &accountHandlers{gate: gate{d.Authz}, accounts: d.Accounts, maxTransfer: cfg.MaxTransfer},
 		builds:   &bambooHandlers{builds: builds},
+		history:  &historyHandlers{gate: gate{d.Authz}, history: d.History},
 		signIn:   &signInHandlers{signin: d.SignIn, az: d.Authz, failures: failures, log: log},
 		ops:      &opsHandlers{rdb: d.Redis, az: d.Authz, upstream: d.UpstreamState},
 	}

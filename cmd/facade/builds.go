@@ -14,17 +14,18 @@ import (
 	"github.com/facade-dev/facade/internal/tracing"
 	"github.com/facade-dev/facade/metrics"
 	"github.com/facade-dev/facade/proxy"
+	"github.com/facade-dev/facade/proxy/history"
 	"github.com/facade-dev/facade/server"
 	"github.com/facade-dev/facade/upstream"
 )
 
 // newBuilds assembles the build-result side: Bamboo client, shared cache,
-// proxy handlers. Without FACADE_UPSTREAM_URL it returns nils and the
-// routes answer 503.
-func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log *slog.Logger, m *metrics.Metrics, now func() time.Time, tr *tracing.Tracing) (server.BuildHandlers, func() string, error) {
+// proxy handlers and the builds over time (proxy/history). Without
+// FACADE_UPSTREAM_URL it returns nils and the routes answer 503.
+func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log *slog.Logger, m *metrics.Metrics, now func() time.Time, tr *tracing.Tracing) (server.BuildHandlers, server.BuildHistory, func() string, error) {
 	if s.UpstreamURL == "" {
 		log.Warn("FACADE_UPSTREAM_URL is not set: build-result endpoints will answer 503")
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	// Each Bamboo call carries the request's traceparent (a client span of
 	// its own when spans are recorded).
@@ -32,7 +33,7 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	up, err := upstream.New(upstream.Config{BaseURL: s.UpstreamURL, Token: s.UpstreamToken, Timeout: s.UpstreamTimeout,
 		HTTPClient: hc, Metrics: m, Now: now, Log: log})
 	if err != nil {
-		return nil, nil, fmt.Errorf("FACADE_UPSTREAM_URL: %w", err)
+		return nil, nil, nil, fmt.Errorf("FACADE_UPSTREAM_URL: %w", err)
 	}
 	stale := s.CacheStale
 	if stale == 0 {
@@ -44,5 +45,6 @@ func newBuilds(s settings, rdb redis.UniversalClient, az *authz.Authorizer, log 
 	favs := favourites.New(rdb, favourites.Config{Now: now})
 	h := proxy.New(up, c, az, proxy.Config{PublicURL: s.PublicURL, CacheTTL: s.CacheTTL,
 		FinishedTTL: s.CacheFinished, LiveInterval: s.LiveInterval, Now: now, Favourites: favs, Log: log})
-	return h, func() string { return up.BreakerState().String() }, nil
+	hist := history.New(up, c, history.Config{FinishedTTL: s.CacheFinished, Log: log})
+	return h, hist, func() string { return up.BreakerState().String() }, nil
 }

@@ -133,7 +133,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, fmt.Errorf("FACADE_MODEL/FACADE_POLICY: %w", err)
 	}
 	az.AllowShrink(s.PolicyAllowShrink)
-	builds, upstreamState, err := newBuilds(s, rdb, az, log, m, now, tr)
+	builds, hist, upstreamState, err := newBuilds(s, rdb, az, log, m, now, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		Redis: rdb, Auth: tokens, SignIn: signin, Sessions: sessions, Authz: az,
 		Grades:   grades.NewStore(rdb, grades.Config{Log: log, Now: now}),
 		Accounts: accounts.NewStore(rdb, accounts.Config{Log: log, Metrics: m, Now: now}),
-		Builds:   builds, UpstreamState: upstreamState,
+		Builds:   builds, History: hist, UpstreamState: upstreamState,
 	}, server.Config{
 		Origins: origins, RateLimit: s.RateLimit, MaxTransfer: s.MaxTransfer, OpsOnAPI: s.OpsAddr == s.Addr,
 		AuthFailureLimit: s.AuthFailureLimit, TrustedProxies: s.TrustedProxies, Now: now,

@@ -67,6 +67,8 @@ var families = []struct {
 		facade.ErrFilterIncludeAllStates, facade.ErrFilterContinuable, facade.ErrFilterCloverEnabled,
 		facade.ErrFilterFavourite, facade.ErrBadIdentifier, facade.ErrBadParameter, facade.ErrForbidden,
 		facade.ErrNotFound}}},
+	{"BuildHistory", "A plan's builds over time", [][]*facade.Error{signedIn, jsonAPI, upstream, {
+		facade.ErrBadIdentifier, facade.ErrBadParameter, facade.ErrForbidden, facade.ErrNotFound}}},
 	{"BuildWriteRefused", "Bamboo's write endpoints, which the facade does not offer", [][]*facade.Error{signedIn, {
 		facade.ErrOriginRefused, facade.ErrMethodNotAllowed}}},
 	{"Artifact", "An artifact or log download", [][]*facade.Error{signedIn, upstream, {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -161,26 +160,16 @@ type result struct {
 	issues      []string // linked Jira issue keys
 	comments    []string
 	lifeCycle   string
-	continuable bool // a manual stage is left to run
+	continuable bool    // a manual stage is left to run
+	suites      []Tests // nil: the generated default (tests.go)
+	revision    string  // empty: one of its own (revision)
 }
 
 func (r *result) key() string { return r.plan.key() + "-" + strconv.Itoa(r.number) }
 
-// jobs are the short keys of the result's jobs: every artifact producer,
-// JOB1 first (every build has it).
-func (r *result) jobs() []string {
-	out := []string{defaultJob}
-	for _, a := range r.artifacts {
-		if !slices.Contains(out, a.ProducerJobKey) {
-			out = append(out, a.ProducerJobKey)
-		}
-	}
-	return out
-}
-
 // AddProject adds a project, or renames and re-describes an existing one.
 // An empty description is left out of documents, as Bamboo does.
-func (s *Server) AddProject(key, name, description string) {
+func (s *Catalogue) AddProject(key, name, description string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.projectLocked(key)
@@ -189,7 +178,7 @@ func (s *Server) AddProject(key, name, description string) {
 
 // AddPlan adds a plan (shortKey "NIGHTLY", name "Nightly Build") to a
 // project, creating the project if needed, or renames an existing plan.
-func (s *Server) AddPlan(projectKey, shortKey, name string) {
+func (s *Catalogue) AddPlan(projectKey, shortKey, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.planLocked(projectKey, shortKey).name = name
@@ -197,7 +186,7 @@ func (s *Server) AddPlan(projectKey, shortKey, name string) {
 
 // AddResult adds (or replaces) build buildNumber of plan "PROJ-PLAN" with
 // state "Successful" or "Failed", creating the project and plan if needed.
-func (s *Server) AddResult(planKey string, buildNumber int, state string, artifacts ...Artifact) {
+func (s *Builds) AddResult(planKey string, buildNumber int, state string, artifacts ...Artifact) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.findPlanLocked(planKey)
@@ -215,7 +204,7 @@ func (s *Server) AddResult(planKey string, buildNumber int, state string, artifa
 	}
 }
 
-func (s *Server) projectLocked(key string) *project {
+func (s *store) projectLocked(key string) *project {
 	for _, p := range s.projects {
 		if p.key == key {
 			return p
@@ -226,7 +215,7 @@ func (s *Server) projectLocked(key string) *project {
 	return p
 }
 
-func (s *Server) planLocked(projectKey, shortKey string) *plan {
+func (s *store) planLocked(projectKey, shortKey string) *plan {
 	proj := s.projectLocked(projectKey)
 	for _, p := range proj.plans {
 		if p.shortKey == shortKey {
@@ -240,10 +229,10 @@ func (s *Server) planLocked(projectKey, shortKey string) *plan {
 }
 
 // findPlanLocked returns the plan or branch with full key "PROJ-PLAN", or nil.
-func (s *Server) findPlanLocked(planKey string) *plan { return s.plans[planKey] }
+func (s *store) findPlanLocked(planKey string) *plan { return s.plans[planKey] }
 
 // findResultLocked returns the result with key "PROJ-PLAN-N", or nil.
-func (s *Server) findResultLocked(resultKey string) *result {
+func (s *store) findResultLocked(resultKey string) *result {
 	cut := strings.LastIndex(resultKey, "-")
 	if cut < 0 {
 		return nil
@@ -304,7 +293,7 @@ func (p *patternReader) Seek(offset int64, whence int) (int64, error) {
 // AddBranch adds a branch (shortKey "CORE1", name "feature-x") to the
 // master plan "PROJ-PLAN", which must exist. As in Bamboo, the branch is a
 // plan of the master's project with its own key and results.
-func (s *Server) AddBranch(masterKey, shortKey, name string) {
+func (s *Catalogue) AddBranch(masterKey, shortKey, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.findPlanLocked(masterKey)
@@ -321,17 +310,17 @@ func (s *Server) AddBranch(masterKey, shortKey, name string) {
 
 // HidePlan makes "PROJ-PLAN" invisible to the service account: Bamboo then
 // answers 403 for it and leaves it out of every list.
-func (s *Server) HidePlan(planKey string) { s.setPlan(planKey, func(p *plan) { p.hidden = true }) }
+func (s *Catalogue) HidePlan(planKey string) { s.setPlan(planKey, func(p *plan) { p.hidden = true }) }
 
 // SetFavourite marks a plan as a favourite of the service account.
-func (s *Server) SetFavourite(planKey string) {
+func (s *Catalogue) SetFavourite(planKey string) {
 	s.setPlan(planKey, func(p *plan) { p.favourite = true })
 }
 
 // SetClover marks a plan as having Clover code coverage enabled.
-func (s *Server) SetClover(planKey string) { s.setPlan(planKey, func(p *plan) { p.clover = true }) }
+func (s *Catalogue) SetClover(planKey string) { s.setPlan(planKey, func(p *plan) { p.clover = true }) }
 
-func (s *Server) setPlan(planKey string, set func(*plan)) {
+func (s *store) setPlan(planKey string, set func(*plan)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if p := s.findPlanLocked(planKey); p != nil {
@@ -340,33 +329,33 @@ func (s *Server) setPlan(planKey string, set func(*plan)) {
 }
 
 // LabelResult adds labels to the result "PROJ-PLAN-N".
-func (s *Server) LabelResult(resultKey string, labels ...string) {
+func (s *Builds) LabelResult(resultKey string, labels ...string) {
 	s.setResult(resultKey, func(r *result) { r.labels = append(r.labels, labels...) })
 }
 
 // LinkIssues links Jira issue keys ("WEB-101") to the result "PROJ-PLAN-N".
-func (s *Server) LinkIssues(resultKey string, issues ...string) {
+func (s *Builds) LinkIssues(resultKey string, issues ...string) {
 	s.setResult(resultKey, func(r *result) { r.issues = append(r.issues, issues...) })
 }
 
 // CommentResult adds comments to the result "PROJ-PLAN-N".
-func (s *Server) CommentResult(resultKey string, comments ...string) {
+func (s *Builds) CommentResult(resultKey string, comments ...string) {
 	s.setResult(resultKey, func(r *result) { r.comments = append(r.comments, comments...) })
 }
 
 // SetInProgress marks the result "PROJ-PLAN-N" as still building: Bamboo
 // leaves it out of result lists unless includeAllStates is set.
-func (s *Server) SetInProgress(resultKey string) {
+func (s *Builds) SetInProgress(resultKey string) {
 	s.setResult(resultKey, func(r *result) { r.lifeCycle, r.state = lifeCycleInProgress, "Unknown" })
 }
 
 // SetContinuable marks the result "PROJ-PLAN-N" as having a manual stage
 // left to run (Bamboo's continuable filter).
-func (s *Server) SetContinuable(resultKey string) {
+func (s *Builds) SetContinuable(resultKey string) {
 	s.setResult(resultKey, func(r *result) { r.continuable = true })
 }
 
-func (s *Server) setResult(resultKey string, set func(*result)) {
+func (s *store) setResult(resultKey string, set func(*result)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.findResultLocked(resultKey); r != nil {

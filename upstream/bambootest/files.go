@@ -14,7 +14,7 @@ import (
 // link with.
 
 // handleArtifact serves /browse/{PROJ-PLAN-N}/artifact/{JOB|shared}/{name}/...
-func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handleArtifact(w http.ResponseWriter, r *http.Request) {
 	job, name := r.PathValue("job"), r.PathValue("name")
 	s.mu.RLock()
 	res := s.findResultLocked(r.PathValue("build"))
@@ -46,7 +46,7 @@ func (s *Server) handleArtifact(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleBuildLog serves /download/{PROJ-PLAN-JOB}/build_logs/{PROJ-PLAN-JOB-N}.log.
-func (s *Server) handleBuildLog(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handleBuildLog(w http.ResponseWriter, r *http.Request) {
 	planJob, file := r.PathValue("planJob"), r.PathValue("file")
 	number, numberOK := strings.CutPrefix(strings.TrimSuffix(file, ".log"), planJob+"-")
 	cut := strings.LastIndex(planJob, "-")
@@ -82,7 +82,7 @@ func serveFile(w http.ResponseWriter, r *http.Request, a Artifact, res *result, 
 
 // listingPage is Bamboo's HTML page for an artifact directory: links to
 // the files on the server's own host, and its version in the footer.
-func (s *Server) listingPage(w http.ResponseWriter, r *http.Request, a Artifact) {
+func (s *handlers) listingPage(w http.ResponseWriter, r *http.Request, a Artifact) {
 	w.Header().Set("Content-Type", "text/html;charset=UTF-8")
 	dir := s.base(r) + r.URL.EscapedPath()
 	_, _ = fmt.Fprintf(w, `<!DOCTYPE html><html><head><title>Artifact %s - Atlassian Bamboo</title></head>

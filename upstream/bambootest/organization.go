@@ -38,7 +38,8 @@ const orgBuilds = 2
 // "Service 7-0" ... ), each with two finished builds, the latest in
 // OrgLatestState. Build numbers differ per plan (10+j, 11+j), so a result
 // shown against the wrong plan is noticed.
-func Organization(s *Server, projects, plansPerProject int) {
+func Organization(srv *Server, projects, plansPerProject int) {
+	s := srv.store
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range projects {
@@ -59,7 +60,7 @@ func Organization(s *Server, projects, plansPerProject int) {
 }
 
 // addResultLocked adds build number of p, newest first.
-func (s *Server) addResultLocked(p *plan, number int, state, lifeCycle string) *result {
+func (s *store) addResultLocked(p *plan, number int, state, lifeCycle string) *result {
 	s.nextID++
 	r := &result{plan: p, number: number, state: state, id: s.nextID, lifeCycle: lifeCycle}
 	p.results = slices.DeleteFunc(p.results, func(old *result) bool { return old.number == number })
@@ -79,7 +80,7 @@ const (
 // StartBuild starts the next build of plan "PROJ-PLAN", which must exist:
 // a result one past the newest, in progress (state Unknown), with an
 // empty log for job JOB1 that AppendLog grows. It returns the result key.
-func (s *Server) StartBuild(planKey string) string {
+func (s *Builds) StartBuild(planKey string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.findPlanLocked(planKey)
@@ -96,20 +97,20 @@ func (s *Server) StartBuild(planKey string) string {
 }
 
 // SetQueued marks the result "PROJ-PLAN-N" as waiting for an agent.
-func (s *Server) SetQueued(resultKey string) {
+func (s *Builds) SetQueued(resultKey string) {
 	s.setResult(resultKey, func(r *result) { r.lifeCycle, r.state = LifeCycleQueued, "Unknown" })
 }
 
 // Finish ends the result "PROJ-PLAN-N" with state "Successful" or
 // "Failed": from then on it is the plan's latest and never changes.
-func (s *Server) Finish(resultKey, state string) {
+func (s *Builds) Finish(resultKey, state string) {
 	s.setResult(resultKey, func(r *result) { r.lifeCycle, r.state = lifeCycleFinished, state })
 }
 
 // AppendLog appends text to the build log of job (a short key, "JOB1") of
 // the result "PROJ-PLAN-N", as a running job writes it. Content already
 // handed out is never modified: the log gets a new slice.
-func (s *Server) AppendLog(resultKey, job, text string) {
+func (s *Builds) AppendLog(resultKey, job, text string) {
 	s.setResult(resultKey, func(r *result) {
 		for i, a := range r.artifacts {
 			if a.isBuildLog() && a.ProducerJobKey == job {

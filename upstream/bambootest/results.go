@@ -65,7 +65,7 @@ func (f resultFilter) planMatches(p *plan) bool {
 	return !p.hidden && (!f.favourite || p.favourite) && (!f.clover || p.clover)
 }
 
-func (s *Server) writeResults(w http.ResponseWriter, r *http.Request, self string, results []*result, from int) {
+func (s *handlers) writeResults(w http.ResponseWriter, r *http.Request, self string, results []*result, from int) {
 	base := s.base(r)
 	ex := expandUnder(r, "results.result.")
 	items := make([]any, 0, len(results))
@@ -97,7 +97,7 @@ func latestOf(plans []*plan, f resultFilter) []*result {
 }
 
 // handleLatestResults serves /result: the latest result of every plan.
-func (s *Server) handleLatestResults(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handleLatestResults(w http.ResponseWriter, r *http.Request) {
 	page := s.pagingOf(r)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -112,7 +112,7 @@ func (s *Server) handleLatestResults(w http.ResponseWriter, r *http.Request) {
 
 // handleResultKey serves /result/{key}: a project's latest results (K), a
 // plan's results (K-P), one result (K-P-N) or one job result (K-P-J-N).
-func (s *Server) handleResultKey(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handleResultKey(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSuffix(r.PathValue("key"), ".json")
 	parts := strings.Split(key, "-")
 	s.mu.RLock()
@@ -134,7 +134,7 @@ func (s *Server) handleResultKey(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleResultSub serves /result/K-P/{N|latest} and /result/K-P-N/{label|comment}.
-func (s *Server) handleResultSub(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handleResultSub(w http.ResponseWriter, r *http.Request) {
 	key, sub := r.PathValue("key"), strings.TrimSuffix(r.PathValue("sub"), ".json")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -146,7 +146,7 @@ func (s *Server) handleResultSub(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) projectResults(w http.ResponseWriter, r *http.Request, key string) {
+func (s *handlers) projectResults(w http.ResponseWriter, r *http.Request, key string) {
 	i := slices.IndexFunc(s.projects, func(p *project) bool { return p.key == key })
 	if i < 0 {
 		writeError(w, r, http.StatusNotFound, "Project "+key+" not found.")
@@ -158,7 +158,7 @@ func (s *Server) projectResults(w http.ResponseWriter, r *http.Request, key stri
 	s.writeResults(w, r, "/"+key, all[from:to], from)
 }
 
-func (s *Server) planResults(w http.ResponseWriter, r *http.Request, key string) {
+func (s *handlers) planResults(w http.ResponseWriter, r *http.Request, key string) {
 	p := s.planFor(w, r, key)
 	if p == nil {
 		return
@@ -176,7 +176,7 @@ func (s *Server) planResults(w http.ResponseWriter, r *http.Request, key string)
 
 // resultOf finds build number (or "latest") of plan key, answering the
 // error itself when there is none.
-func (s *Server) resultOf(w http.ResponseWriter, r *http.Request, planKey, number string) *result {
+func (s *handlers) resultOf(w http.ResponseWriter, r *http.Request, planKey, number string) *result {
 	p := s.planFor(w, r, planKey)
 	if p == nil {
 		return nil
@@ -195,13 +195,13 @@ func (s *Server) resultOf(w http.ResponseWriter, r *http.Request, planKey, numbe
 	return res
 }
 
-func (s *Server) oneResult(w http.ResponseWriter, r *http.Request, planKey, number string) {
+func (s *handlers) oneResult(w http.ResponseWriter, r *http.Request, planKey, number string) {
 	if res := s.resultOf(w, r, planKey, number); res != nil {
 		writeDoc(w, r, "result", resultDoc(s.base(r), res, expandUnder(r, "")))
 	}
 }
 
-func (s *Server) jobResult(w http.ResponseWriter, r *http.Request, planKey, job, number string) {
+func (s *handlers) jobResult(w http.ResponseWriter, r *http.Request, planKey, job, number string) {
 	res := s.resultOf(w, r, planKey, number)
 	if res == nil {
 		return
@@ -214,7 +214,7 @@ func (s *Server) jobResult(w http.ResponseWriter, r *http.Request, planKey, job,
 }
 
 // resultLists serves a result's labels or comments.
-func (s *Server) resultLists(w http.ResponseWriter, r *http.Request, key, what string) {
+func (s *handlers) resultLists(w http.ResponseWriter, r *http.Request, key, what string) {
 	cut := strings.LastIndex(key, "-")
 	if cut < 0 {
 		writeError(w, r, http.StatusNotFound, "Result "+key+" not found.")

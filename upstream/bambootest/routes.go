@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-func (s *Server) routes() *http.ServeMux {
+func (s *handlers) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	const api = "GET /rest/api/latest"
 	mux.HandleFunc(api+"/project", s.handleProjects)
@@ -40,7 +40,7 @@ func (s *Server) routes() *http.ServeMux {
 // page above the server's cap (WithPageCap) is cut to it.
 type paging struct{ start, max int }
 
-func (s *Server) pagingOf(r *http.Request) paging {
+func (s *handlers) pagingOf(r *http.Request) paging {
 	p := requestedPaging(r)
 	if s.pageCap > 0 {
 		p.max = min(p.max, s.pageCap)
@@ -87,7 +87,7 @@ func expandUnder(r *http.Request, prefix string) expansion {
 	return ex
 }
 
-func (s *Server) handleProjects(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handleProjects(w http.ResponseWriter, r *http.Request) {
 	base, page := s.base(r), s.pagingOf(r)
 	withPlans := expanded(r, "projects.project.plans")
 	f := filterOf(r)
@@ -128,7 +128,7 @@ func (s *Server) handleProjects(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleProject serves /project/{key}: one project, plans with expand=plans.
-func (s *Server) handleProject(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handleProject(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSuffix(r.PathValue("key"), ".json")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -142,7 +142,7 @@ func (s *Server) handleProject(w http.ResponseWriter, r *http.Request) {
 }
 
 // handlePlans serves /plan: every plan the account may see, paged.
-func (s *Server) handlePlans(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handlePlans(w http.ResponseWriter, r *http.Request) {
 	base, page := s.base(r), s.pagingOf(r)
 	s.mu.RLock()
 	var all []*plan
@@ -168,7 +168,7 @@ func (s *Server) handlePlans(w http.ResponseWriter, r *http.Request) {
 // planFor looks a plan up for a request, answering 404 (absent) or 403
 // (hidden from the account) itself when it cannot be served. The caller
 // holds s.mu.
-func (s *Server) planFor(w http.ResponseWriter, r *http.Request, key string) *plan {
+func (s *handlers) planFor(w http.ResponseWriter, r *http.Request, key string) *plan {
 	p := s.findPlanLocked(key)
 	switch {
 	case p == nil:
@@ -181,7 +181,7 @@ func (s *Server) planFor(w http.ResponseWriter, r *http.Request, key string) *pl
 	return nil
 }
 
-func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handlePlan(w http.ResponseWriter, r *http.Request) {
 	key := strings.TrimSuffix(r.PathValue("key"), ".json")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -191,7 +191,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleBranches serves /plan/{key}/branch: the plan's branches, paged.
-func (s *Server) handleBranches(w http.ResponseWriter, r *http.Request) {
+func (s *handlers) handleBranches(w http.ResponseWriter, r *http.Request) {
 	if sub := r.PathValue("sub"); sub != "branch" && sub != "branch.json" {
 		writeError(w, r, http.StatusNotFound, "null for uri: "+s.base(r)+r.URL.RequestURI())
 		return

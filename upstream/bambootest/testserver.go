@@ -17,7 +17,7 @@ func NewTestServer(tb TB, opts ...Option) (*Server, *httptest.Server) {
 	tb.Helper()
 	s := New(opts...)
 	ts := httptest.NewServer(s)
-	if s.baseURL == "" {
+	if s.links.baseURL == "" {
 		s.SetBaseURL(ts.URL)
 	}
 	tb.Cleanup(ts.Close)
