@@ -33,6 +33,18 @@ func (b *Tab) LongestTask() float64 {
 	return Eval[float64](b, `Math.max(0, ...(window.testbrowserLongTasks || []).map(e => e.duration))`)
 }
 
+// LongestTaskSince is the longest task (ms) that began at or after the
+// page's last performance mark named mark (0 when none took over 50 ms):
+// what drawing one view cost, without the page's load before it.
+func (b *Tab) LongestTaskSince(mark string) float64 {
+	b.T.Helper()
+	return Eval[float64](b, `(() => {
+		const m = performance.getEntriesByName(`+strconv.Quote(mark)+`).at(-1);
+		const from = m ? m.startTime : 0;
+		return Math.max(0, ...(window.testbrowserLongTasks || []).filter(e => e.start + e.duration >= from).map(e => e.duration));
+	})()`)
+}
+
 // Since is the time (ms) from the page's last performance mark named
 // from to its last one named to, or -1 while either is missing.
 func (b *Tab) Since(from, to string) float64 {

@@ -126,7 +126,10 @@ export function poll(ctx, ask) {
   document.addEventListener('visibilitychange', shown);
 }
 
-export const resultPath = (plan, n) => `${REST}/result/${enc(plan)}-${enc(n)}?expand=stages.stage.results.result,artifacts,changes,testResults.failedTests.testResult.errors`;
+// A result with its jobs and, below each job, its failing tests with their
+// errors: Bamboo lists tests on job results only (a plan result carries
+// their counts), so its own clients ask for them through the stages.
+export const resultPath = (plan, n) => `${REST}/result/${enc(plan)}-${enc(n)}?expand=stages.stage.results.result.testResults.failedTests.testResult.errors,artifacts,changes`;
 
 export function jobsOf(r) {
   return items(r.stages, 'stage').flatMap(s => items(s.results, 'result'));
