@@ -74,6 +74,11 @@ func TestBrowserBuildsOverTime(t *testing.T) {
 		t.Errorf("case00007 on #9 says %q", got)
 	}
 
+	// The plan's page shows its recent builds as a chart above its results.
+	testbrowser.Eval[bool](b, `location.hash = '#/builds/HIST-CORE'; true`)
+	b.WaitFor(`document.querySelectorAll('#recent-box a.bar').length === 12 && document.getElementById('results') !== null`)
+	b.CheckView("plan with its recent builds")
+
 	// The chart: 12 bars, oldest first, each a link; failed ones hatched.
 	testbrowser.Eval[bool](b, `location.hash = '#/builds/HIST-CORE/trend'; true`)
 	b.Do(chromedp.WaitVisible(chromedp.ID("trend-chart")))
@@ -100,7 +105,7 @@ func TestBrowserBuildsOverTime(t *testing.T) {
 	b.WaitFor(`location.hash === '#/builds/HIST-CORE/9'`)
 	b.Do(chromedp.WaitVisible(chromedp.ID("result-h")))
 	testbrowser.Eval[bool](b, `history.back(), true`)
-	b.WaitFor(`location.hash === '#/builds/HIST-CORE/trend' && document.getElementById('trend-chart') !== null`)
+	b.WaitFor(`location.hash === '#/builds/HIST-CORE/trend' && document.querySelector('#trend-table') !== null`)
 
 	// The tests view: each test across the builds, failing now first.
 	b.Do(chromedp.Click(chromedp.CSS(`.subnav a[href="#/builds/HIST-CORE/tests"]`)))

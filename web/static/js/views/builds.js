@@ -21,7 +21,7 @@ import {h, fill, when, duration, table} from '../dom.js';
 import {REST, items, badge, running, failed, star, planName, poll, resultPath, jobsOf, shortJob, jobNames, isLog, downloadLink} from './buildparts.js';
 import {overview} from './overview.js';
 import {buildLog} from './log.js';
-import {trend, tests as testsView, history, verdict, labels} from './history.js';
+import {trend, tests as testsView, history, verdict, labels, recentChart} from './history.js';
 
 // Shown to whoever may see a build project here (/auth/me's has).
 export const allowed = me => !me.has || me.has.builds;
@@ -94,6 +94,7 @@ async function planResults(ctx, plan, start) {
   const name = info.shortName || info.name || plan;
   const branches = items(info.branches, 'branch');
   const branchTable = h('div', {id: 'branches-box'});
+  const recent = h('div', {id: 'recent-box'}); // the newest builds' chart, drawn once it is here
   const draw = answer => {
     const all = items(answer.results, 'result');
     const rs = all.slice(0, PAGE);
@@ -114,6 +115,7 @@ async function planResults(ctx, plan, start) {
         h('a', {href: `#/builds/${plan}/trend`}, 'Builds over time'),
         h('a', {href: `#/builds/${plan}/tests`}, 'Tests over time')),
       info.master ? h('p', {}, 'A branch of ', h('a', {href: '#/builds/' + info.master.key}, planName(info.master.shortName || info.master.name, info.master.key))) : null,
+      start === 0 ? recent : null,
       branches.length ? [h('h2', {}, 'Branches'), branchTable] : null,
       h('h2', {}, 'Results'),
       rs.length ? table(`Results of ${name}, newest first`, ['Build', 'State', 'Finished', 'Tests'], rows, {id: 'results'})
@@ -124,6 +126,7 @@ async function planResults(ctx, plan, start) {
   };
   if (draw(first.data) || start === 0) watch(ctx, path, draw, start === 0);
   if (branches.length) drawBranches(ctx, branchTable, branches);
+  if (start === 0) recentChart(ctx, plan, recent);
 }
 
 // drawBranches shows each branch with its own latest state.

@@ -113,6 +113,21 @@ function trendTable(plan, builds) {
 
 const countsText = t => !t ? '—' : [`${t.passed} passed`, t.failed ? `${t.failed} failed` : '', t.skipped ? `${t.skipped} skipped` : ''].filter(Boolean).join(', ');
 
+/** recentChart fills box on a plan's page with its last 20 builds' chart
+ * (nothing when it has none, or the history cannot be read). */
+export async function recentChart(ctx, plan, box) {
+  let a;
+  try {
+    a = await get(`/builds/${enc(plan)}/trend?last=20`);
+  } catch {
+    return; // the results below say what there is
+  }
+  if (!ctx.alive() || !(a.builds || []).length) return;
+  fill(box, h('h2', {}, 'Recent builds'), chart(plan, a.builds, box.clientWidth || 880),
+    h('p', {class: 'hint'}, 'Height is the duration: ✓ passed (green), ✗ failed (hatched red). ',
+      h('a', {href: `#/builds/${plan}/trend`}, 'Builds over time, with the numbers')));
+}
+
 // trend is the view #/builds/K-P/trend (the last TREND_LAST builds) and
 // #/builds/K-P/trend/N (the last N, 1 to 100).
 export async function trend(ctx, plan, last = TREND_LAST) {
