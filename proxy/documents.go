@@ -256,9 +256,10 @@ type document struct {
 	body   []byte
 	object map[string]any // decoded by the fill that fetched body; nil once parsed, or when read from Redis
 
-	parseOnce sync.Once
-	parsed    any // *projectsIndex, *listIndex or the rewritten object (map[string]any)
-	parseErr  error
+	parseMu  sync.Mutex // guards the parse: one at a time, kept until forgotten
+	parsed   any        // *projectsIndex, *listIndex or the rewritten object (map[string]any)
+	parseErr error
+	isParsed bool
 
 	builds singleflight.Group // view builds, one per view key
 
@@ -275,24 +276,49 @@ type document struct {
 
 // parse returns the document's parsed form, made by parse from its object
 // on the first call (decoded from its bytes when this instance did not
-// fetch it). Upstream JSON is thus decoded once per document version.
+// fetch it). Upstream JSON is thus decoded once per document version,
+// unless forgetParsed let the parsed form go.
 func (doc *document) parse(parse func(map[string]any) (any, error)) (any, error) {
-	doc.parseOnce.Do(func() {
-		obj := doc.object
-		if obj == nil {
-			v, err := decodeJSON(doc.body)
-			if obj, _ = v.(map[string]any); err != nil || obj == nil {
-				doc.parseErr = upstreamBad(errNotObject)
-				return
-			}
+	doc.parseMu.Lock()
+	defer doc.parseMu.Unlock()
+	if doc.isParsed {
+		return doc.parsed, doc.parseErr
+	}
+	doc.isParsed = true
+	obj := doc.object
+	if obj == nil {
+		v, err := decodeJSON(doc.body)
+		if obj, _ = v.(map[string]any); err != nil || obj == nil {
+			doc.parseErr = upstreamBad(errNotObject)
+			return doc.parsed, doc.parseErr
 		}
-		doc.object = nil
-		newRewriter(obj).rewriteTree(obj) // an object is rewritten in place
-		if doc.parsed, doc.parseErr = parse(obj); doc.parseErr != nil {
-			doc.parseErr = upstreamBad(doc.parseErr)
-		}
-	})
+	}
+	doc.object = nil
+	newRewriter(obj).rewriteTree(obj) // an object is rewritten in place
+	if doc.parsed, doc.parseErr = parse(obj); doc.parseErr != nil {
+		doc.parseErr = upstreamBad(doc.parseErr)
+	}
 	return doc.parsed, doc.parseErr
+}
+
+// bigDocument is the size from which a document served whole keeps only
+// its bytes and its views, not its decoded form (forgetParsed): decoded,
+// a 5 MB result of 20,000 tests is about ten times its size
+// (docs/performance.md, "Big test suites").
+const bigDocument = 1 << 20
+
+// forgetParsed lets a big document's parsed form go once a view is built
+// of it: a view for another base (Host) decodes the bytes again, which
+// is rare; holding the decoded form for it is not.
+func (doc *document) forgetParsed() {
+	if len(doc.body) < bigDocument {
+		return
+	}
+	doc.parseMu.Lock()
+	defer doc.parseMu.Unlock()
+	if doc.parseErr == nil {
+		doc.parsed, doc.isParsed = nil, false
+	}
 }
 
 // at starts the views and visibility over when the policy changed (with

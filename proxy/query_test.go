@@ -24,7 +24,8 @@ func TestParseRouteQuery(t *testing.T) {
 		{"expand=projects.project.plansX,projects.project", route("projects"), listParams{maxResults: 25}, "", false},
 		{"expand=results.result.labels.label", route("results"), listParams{maxResults: 25}, "results.result.labels", false},
 		{"expand=results.resultX", route("results"), listParams{maxResults: 25}, "", false},
-		{"expand=stages.stage.results.result,logEntries", route("result"), listParams{maxResults: 25}, "stages.stage.results", false},
+		{"expand=stages.stage.results.result.labels,logEntries", route("result"), listParams{maxResults: 25}, "stages.stage.results.result", false},
+		{"expand=testResults.failedTests.testResult.errors", route("result"), listParams{maxResults: 25}, "", false}, // a plan result has its tests below its jobs
 		{"max-result=100&start-index=999999999", route("projects"), listParams{maxResults: 100, startIndex: 999999999}, "", false},
 		{"max-results=7&max-result=7", route("projects"), listParams{maxResults: 7}, "", false},
 		{"showEmpty&os_authType=basic&max-results=3&%zz=1", route("projects"), listParams{maxResults: 3}, "", false},

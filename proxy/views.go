@@ -43,6 +43,7 @@ func (vm *viewMaker) rewrittenView(doc *document, base string) (view, error) {
 		if err != nil {
 			return nil, err
 		}
+		defer doc.forgetParsed() // a big one's answer is all that is kept
 		return encoded(top)
 	})
 }

@@ -128,8 +128,10 @@ func planKeys(t *testing.T, body string) map[string]bool {
 
 func TestBuildsWithoutUpstreamAnswer503(t *testing.T) {
 	e := newEnv(t)
-	r := e.do(req{method: "GET", path: "/rest/api/latest/project", token: token(t, "carol", "developer")})
-	if r.status != http.StatusServiceUnavailable {
-		t.Fatalf("no upstream configured: %d", r.status)
+	for _, path := range []string{"/rest/api/latest/project", "/builds/PROJ-CORE/tests", "/builds/PROJ-CORE/trend"} {
+		r := e.do(req{method: "GET", path: path, token: token(t, "carol", "developer")})
+		if r.status != http.StatusServiceUnavailable {
+			t.Errorf("no upstream configured: GET %s %d", path, r.status)
+		}
 	}
 }

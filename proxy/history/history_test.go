@@ -3,10 +3,14 @@ package history_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/cache"
@@ -25,6 +29,8 @@ type bench struct {
 	srv   *bambootest.Server
 	up    *upstream.Client
 	cache *cache.Cache
+	rdb   *redis.Client
+	url   string
 }
 
 func newBench(tb testing.TB) *bench {
@@ -35,7 +41,7 @@ func newBench(tb testing.TB) *bench {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &bench{srv: srv, up: up, cache: cache.New(rdb, cache.Config{TTL: time.Minute})}
+	return &bench{srv: srv, up: up, cache: cache.New(rdb, cache.Config{TTL: time.Minute}), rdb: rdb, url: ts.URL}
 }
 
 // instance is one facade instance: its own process memory, the shared cache.
@@ -240,5 +246,93 @@ func TestLastIsOneToAHundred(t *testing.T) {
 		if _, err := history.ParseLast(raw, true, 7); err == nil {
 			t.Errorf("%q taken", raw)
 		}
+	}
+}
+
+// BenchmarkHistory: /tests of 30 builds of 5,000 tests, cold (an empty
+// shared cache, a new instance: the list and 30 results read upstream)
+// and warm (docs/performance.md, "Builds over time").
+func BenchmarkHistory(b *testing.B) {
+	bb := newBench(b)
+	addSuite(bb.srv, "BIG-P", 30, 5000)
+	plan := planKey(b, "BIG-P")
+	b.Run("cold", func(b *testing.B) {
+		calls := 0
+		for range b.N {
+			b.StopTimer()
+			if err := bb.rdb.FlushDB(context.Background()).Err(); err != nil {
+				b.Fatal(err)
+			}
+			h := bb.instance()
+			bb.srv.ResetCalls()
+			b.StartTimer()
+			if _, err := h.Tests(context.Background(), plan, 30); err != nil {
+				b.Fatal(err)
+			}
+			calls = max(calls, bb.srv.CallCount("/"))
+		}
+		b.ReportMetric(float64(calls), "upstream-calls/op")
+	})
+	b.Run("bamboo-alone", func(b *testing.B) {
+		// The floor of cold: the same 31 documents asked of the test
+		// Bamboo (in this process, on the same cores) by a plain client,
+		// read and dropped.
+		for range b.N {
+			get := func(path string) {
+				req, _ := http.NewRequest(http.MethodGet, bb.url+path, nil)
+				req.Header.Set("Authorization", "Bearer "+bambootest.DefaultToken)
+				req.Header.Set("Accept", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			get("/rest/api/latest/result/BIG-P.json?expand=results.result&max-results=100")
+			for n := 1; n <= 30; n++ {
+				get("/rest/api/latest/result/BIG-P-" + strconv.Itoa(n) + ".json?expand=stages.stage.results.result.testResults.allTests.testResult.errors")
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		h := bb.instance()
+		if _, err := h.Tests(context.Background(), plan, 30); err != nil {
+			b.Fatal(err)
+		}
+		bb.srv.ResetCalls()
+		b.ResetTimer()
+		for range b.N {
+			if _, err := h.Tests(context.Background(), plan, 30); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(bb.srv.CallCount("/")), "upstream-calls")
+	})
+	b.Run("warm-other-instance", func(b *testing.B) {
+		// Another instance's first read: the results' tests come from the
+		// shared cache, the answer is computed here.
+		for range b.N {
+			if _, err := bb.instance().Tests(context.Background(), plan, 30); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// The demo's history, which the page shows: WEB-NIGHTLY's latest build
+// broke ApiTest.servesBuild again (it failed in 2 as well), and PROJ-CORE
+// passed on the commit that failed before (flaky).
+func TestTheDemosHistory(t *testing.T) {
+	b := newBench(t)
+	bambootest.DemoData(b.srv)
+	a := readTests(t, b.instance(), "WEB-NIGHTLY", 30)
+	first := a.Tests[0]
+	if first.Method != "servesBuild" || strings.Join(first.Outcomes, " ") != "failed passed passed failed passed" || first.FailingSince == nil || *first.FailingSince != 5 || first.Flaky {
+		t.Errorf("WEB-NIGHTLY: %+v", first)
+	}
+	a = readTests(t, b.instance(), "PROJ-CORE", 30)
+	if len(a.Tests) != 1 || !a.Tests[0].Flaky || a.Tests[0].FlakyEvidence.Passed != 4 || a.Tests[0].FlakyEvidence.Failed != 3 || a.Tests[0].FailingSince != nil {
+		t.Errorf("PROJ-CORE: %+v", a.Tests)
 	}
 }
