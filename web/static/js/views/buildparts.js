@@ -65,7 +65,7 @@ export function star(ctx, plan, name, on, changed) {
   return b;
 }
 
-const pageURL = (path, start) => `${path}${path.includes('?') ? '&' : '?'}max-results=${LIST_MAX}&start-index=${start}`;
+const pageURL = (path, start, size) => `${path}${path.includes('?') ? '&' : '?'}max-results=${size}&start-index=${start}`;
 
 /**
  * readPages reads every page of a list (list: 'projects', 'results'), each
@@ -76,26 +76,27 @@ const pageURL = (path, start) => `${path}${path.includes('?') ? '&' : '?'}max-re
  * and then pages are read on until one comes back short (Bamboo's result
  * lists count only the page in size). onPage, when given, sees each
  * answer as it arrives (in order), so a view draws a list while the rest
- * of it comes. It answers the answers in order, and whether any page
- * changed since the last read.
+ * of it comes; size is the page asked for (smaller pages: each answer is
+ * read and parsed in a shorter task). It answers the answers in order,
+ * and whether any page changed since the last read.
  */
-export async function readPages(path, list, expect = 0, onPage = null, start = 0) {
+export async function readPages(path, list, expect = 0, onPage = null, start = 0, size = LIST_MAX) {
   const answers = [];
   const got = a => { answers.push(a); if (onPage) onPage(a); return a; };
-  const first = got(await request(pageURL(path, start), {conditional: true}));
+  const first = got(await request(pageURL(path, start, size), {conditional: true}));
   const count = a => items(a.data[list], list.slice(0, -1)).length;
-  const full = a => count(a) === LIST_MAX;
+  const full = a => count(a) === size;
   let total = Number((first.data[list] || {}).size) || 0;
-  const counted = total > LIST_MAX; // size is the list's total, not the page's
+  const counted = total > size; // size is the list's total, not the page's
   if (full(first) && !counted) total = await expect;
   const starts = [];
-  for (let s = start + LIST_MAX; full(first) && s < total; s += LIST_MAX) starts.push(s);
+  for (let s = start + size; full(first) && s < total; s += size) starts.push(s);
   for (let i = 0; i < starts.length; i += 4) {
-    const asked = starts.slice(i, i + 4).map(s => request(pageURL(path, s), {conditional: true}));
+    const asked = starts.slice(i, i + 4).map(s => request(pageURL(path, s, size), {conditional: true}));
     for (const a of asked) got(await a);
   }
   while (!counted && full(answers[answers.length - 1])) {
-    got(await request(pageURL(path, start + answers.length * LIST_MAX), {conditional: true}));
+    got(await request(pageURL(path, start + answers.length * size, size), {conditional: true}));
   }
   return {answers, changed: answers.some(a => !a.notModified)};
 }

@@ -137,15 +137,20 @@ export async function trend(ctx, plan, last = TREND_LAST) {
   if (!ctx.alive()) return;
   const builds = a.builds || [];
   const room = ctx.el.clientWidth || 880;
+  const numbers = h('div', {id: 'trend-numbers'});
   fill(ctx.el, crumbs(plan, name, 'Builds over time'),
     h('h1', {tabindex: '-1'}, 'Builds over time of ', planName(name, plan)),
     tabs(plan, '/trend'),
     h('p', {class: 'hint', id: 'trend-last'}, 'Show the last ', [20, 50, 100].flatMap((n, i) => [i ? ', ' : '',
       n === last ? h('strong', {}, String(n)) : h('a', {href: `#/builds/${plan}/trend${n === TREND_LAST ? '' : '/' + n}`}, String(n))]), ' builds.'),
-    builds.length ? [chart(plan, builds, room), legend(), h('h2', {}, 'The numbers'), trendTable(plan, builds)]
+    builds.length ? [chart(plan, builds, room), legend(), h('h2', {}, 'The numbers'), numbers]
       : h('p', {}, 'This plan has no finished builds yet.'));
   const box = document.getElementById('trend-chart');
   if (box) box.scrollLeft = box.scrollWidth; // the newest builds in view
+  // The table in a task of its own: the chart shows first.
+  await new Promise(ok => setTimeout(ok, 0));
+  if (!ctx.alive()) return;
+  fill(numbers, trendTable(plan, builds));
   performance.mark('trend:drawn');
   ctx.status(`${builds.length} ${builds.length === 1 ? 'build' : 'builds'} shown.`);
 }

@@ -28,6 +28,10 @@ const SLICE_MS = 12; // drawing per task, well under a frame
 // favourites' first), at most SCREEN_CALLS small lists, are asked before
 // the whole list's pages (a browser opens six connections to a host).
 const HEAD = 10, SCREEN_ROWS = 40, SCREEN_CALLS = 4;
+// The whole lists are read in pages of these sizes (about 1 MB at most at
+// Bamboo's sizes): a page of 1,000 latest results is 2 MB of JSON, whose
+// parsing alone held the tab for over 100 ms on a busy machine.
+const LATEST_PAGE = 500, PROJECT_PAGE = 100;
 const heads = () => [h('span', {class: 'visually-hidden'}, 'Favourite'), 'Plan', 'Latest', 'Build', 'When'];
 
 // addProjects adds the projects of list answers to the model, each plan
@@ -275,12 +279,12 @@ export async function overview(ctx) {
   // neither the connections nor the tab are busy with them before.
   requestAnimationFrame(() => ctx.alive() && performance.mark('builds:first-screen'));
   let plansCounted;
-  const latestRead = readPages(LATEST, 'results', new Promise(ok => { plansCounted = ok; }), learn);
+  const latestRead = readPages(LATEST, 'results', new Promise(ok => { plansCounted = ok; }), a => ctx.alive() && learn(a), 0, LATEST_PAGE);
   const projectsRead = model.allProjects ? Promise.resolve() : readPages(PROJECTS, 'projects', 0, a => {
     if (!ctx.alive()) return;
     const added = addProjects(model, [a]);
     if (added.length) extend(groups(model, added, query(), false));
-  }, HEAD);
+  }, HEAD, PROJECT_PAGE);
   await projectsRead;
   if (!ctx.alive()) return;
   model.allProjects = true;
@@ -295,7 +299,7 @@ export async function overview(ctx) {
 
   // Live: a new build or a changed state redraws its row.
   poll(ctx, async () => {
-    const again = await readPages(LATEST, 'results', model.plans.length);
+    const again = await readPages(LATEST, 'results', model.plans.length, null, 0, LATEST_PAGE);
     if (!ctx.alive() || !again.changed) return;
     model.latest = new Map(again.answers.flatMap(a => items(a.data.results, 'result')).map(r => [planOf(r), r]));
     restate(model.plans);
