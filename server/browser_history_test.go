@@ -68,6 +68,18 @@ func TestBrowserBuildsOverTime(t *testing.T) {
 		}
 	}
 	b.CheckView("failed result with its tests' history")
+	dir := screenshotDir(t)
+	shoot := func(name string) {
+		for suffix, width := range map[string]int{"": testbrowser.WideWidth, "-phone": testbrowser.NarrowWidth} {
+			b.SetWidth(width)
+			b.Screenshot(filepath.Join(dir, name+suffix+".png"))
+		}
+		b.SetWidth(testbrowser.PhoneWidth)
+	}
+	shoot("failing-tests-history")
+	if links := b.Texts(`#tests-link`); len(links) != 1 {
+		t.Errorf("no link from the failing tests to the tests over time: %q", links)
+	}
 	testbrowser.Eval[bool](b, `location.hash = '#/builds/HIST-CORE/9'; true`)
 	b.WaitFor(`document.querySelector('#failing-tests .verdict.flaky') !== null`)
 	if got := b.Texts(`#failing-tests .verdict`); strings.Join(got, " | ") != "New: first failed in this build | Flaky: passed in #8 and failed in #9, both of revision abc123def4" {
@@ -90,14 +102,6 @@ func TestBrowserBuildsOverTime(t *testing.T) {
 		t.Errorf("the chart's numbers as a table: %q", rows)
 	}
 	b.CheckView("builds over time")
-	dir := screenshotDir(t)
-	shoot := func(name string) {
-		for suffix, width := range map[string]int{"": testbrowser.WideWidth, "-phone": testbrowser.NarrowWidth} {
-			b.SetWidth(width)
-			b.Screenshot(filepath.Join(dir, name+suffix+".png"))
-		}
-		b.SetWidth(testbrowser.PhoneWidth)
-	}
 	shoot("builds-over-time")
 	// A bar is a link by keyboard: Enter on the ninth opens build 9.
 	b.TabTo(`#trend-chart a[data-build="9"]`)

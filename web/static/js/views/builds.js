@@ -198,6 +198,7 @@ async function result(ctx, plan, n) {
           h('p', {class: 'test-message'}, firstLine(msg) || 'No message was recorded.'),
           stack ? h('details', {}, h('summary', {id: 'stack-' + i}, 'Stack of ' + t.methodName), h('pre', {class: 'stack'}, stack)) : null);
       })) : h('p', {}, r.failedTestCount ? `${r.failedTestCount} tests failed; the build server kept no details of them.` : 'No test failed: a step of the build did. Read the logs of the failing jobs.'),
+      past ? h('p', {}, h('a', {href: `#/builds/${plan}/tests`, id: 'tests-link'}, 'These and other tests over the last builds')) : null,
       h('h3', {}, 'Commits'),
       changes.length ? h('ul', {id: 'commits', class: 'plain'}, changes.map(c => h('li', {},
         h('code', {}, String(c.changesetId || '').slice(0, 10)), ' ', c.comment || '', ' ',
