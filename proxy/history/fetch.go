@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/cache"
 	"github.com/facade-dev/facade/upstream"
 )
 
@@ -181,19 +182,24 @@ func (h *History) summaryOf(ctx context.Context, key string) (*summary, error) {
 		return nil, err
 	}
 	life := func([]byte) time.Duration { return h.cfg.FinishedTTL }
+	var made *summary // the summary this call's fill made, not decoded again
 	e, err := h.cache.GetFor(ctx, "history:tests:"+key, func(ctx context.Context) ([]byte, error) {
 		doc, err := h.up.Document(ctx, "history_tests", at, url.Values{"expand": {testsExpand}})
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(summarize(doc.Object))
+		made = summarize(doc.Object)
+		return json.Marshal(made)
 	}, life)
 	if err != nil {
 		return nil, err
 	}
-	s := &summary{}
-	if err := json.Unmarshal(e.Body, s); err != nil {
-		return nil, facade.Wrap(facade.ErrUpstreamBad, err)
+	s := made
+	if s == nil || e.Status != cache.Miss {
+		s = &summary{}
+		if err := json.Unmarshal(e.Body, s); err != nil {
+			return nil, facade.Wrap(facade.ErrUpstreamBad, err)
+		}
 	}
 	h.summaries.Add(key, s)
 	return s, nil
