@@ -199,12 +199,18 @@ export const history = plan => get(`/builds/${enc(plan)}/tests?last=${TESTS_LAST
 const OUTCOME = {passed: ['✓', 'passed'], failed: ['✗', 'failed'], skipped: ['–', 'skipped'], absent: ['·', 'not run']};
 
 // strip is a test's outcomes across the builds, oldest first, as marks
-// (colour and symbol), with the whole of it in words for screen readers.
+// (colour and symbol; a run of one outcome is one element, titled with
+// its builds), with the whole of it in words for screen readers.
 function strip(row, builds) {
   const marks = [];
-  for (let i = builds.length - 1; i >= 0; i--) {
-    const [sym, word] = OUTCOME[row.outcomes[i]] || OUTCOME.absent;
-    marks.push(h('span', {class: 'o ' + (row.outcomes[i] || 'absent'), title: `#${builds[i].number} ${word}`}, sym));
+  for (let i = builds.length - 1; i >= 0;) {
+    const o = row.outcomes[i] || 'absent';
+    let j = i;
+    while (j > 0 && (row.outcomes[j - 1] || 'absent') === o) j--;
+    const [sym, word] = OUTCOME[o] || OUTCOME.absent;
+    const span = i === j ? `#${builds[i].number}` : `#${builds[i].number} to #${builds[j].number}`;
+    marks.push(h('span', {class: 'o ' + o, title: `${span} ${word}`}, sym.repeat(i - j + 1)));
+    i = j - 1;
   }
   const n = k => row.outcomes.filter(o => o === k).length;
   const words = `Oldest to newest: ${n('failed')} failed, ${n('passed')} passed` + (n('skipped') ? `, ${n('skipped')} skipped` : '') + (n('absent') ? `, ${n('absent')} not run` : '');
