@@ -58,6 +58,7 @@ func TestBrowserOverviewAtAnySize(t *testing.T) {
 	_, warmFirst, warmDrawn, warmLongest := overviewTimes(t, e, tok)
 	t.Logf("overview, %d plans upstream, %d visible: first screen cold %.0f ms, warm %.0f ms; all drawn cold %.0f ms, warm %.0f ms; longest task cold %.0f ms, warm %.0f ms",
 		bigProjects*bigPlansEach, bigVisible*bigPlansEach, coldFirst, warmFirst, coldDrawn, warmDrawn, coldLongest, warmLongest)
+	firstScreenBeforeTheWholeList(t, e, tok)
 
 	if n := testbrowser.Eval[int](b, `document.querySelectorAll('tr[data-plan]').length`); n != bigVisible*bigPlansEach {
 		t.Errorf("%d plans on the overview, want %d", n, bigVisible*bigPlansEach)
@@ -115,6 +116,50 @@ func TestBrowserOverviewAtAnySize(t *testing.T) {
 		b.SetWidth(width)
 		testbrowser.Eval[bool](b, `scrollTo(0, 0), true`)
 		b.ScreenshotWindow(filepath.Join(dir, name))
+	}
+	if errs := b.ConsoleErrors(); len(errs) != 0 {
+		t.Errorf("the console says %q", errs)
+	}
+}
+
+// firstScreenBeforeTheWholeList: with every page of the whole latest
+// results list held in the browser, the first screen is drawn anyway
+// from what arrives first: the favourite and the first projects with
+// their real latest state (their projects' small lists), later projects
+// listed with their state still loading ("…", never "Never built"), and
+// the search already finds a plan of the last project. Let go, the list
+// completes every row.
+func firstScreenBeforeTheWholeList(t *testing.T, e *env, tok string) {
+	b := testbrowser.New(t)
+	release := b.Hold(`*/rest/api/latest/result\?*`)
+	b.Do(chromedp.Navigate(e.url + "/ui/#/builds"))
+	b.UseToken(tok)
+	waitLong(t, b, `document.querySelectorAll('tr[data-plan]').length === 3000`)
+	for _, p := range [][2]int{{150, 5}, {0, 0}, {2, 9}} {
+		want := map[string]string{"Failed": "Failed", "Successful": "Passed"}[bambootest.OrgLatestState(p[0], p[1])]
+		key := bambootest.OrgPlanKey(p[0], p[1])
+		if row := b.Texts(`tr[data-plan="` + key + `"]`); len(row) != 1 || !strings.Contains(row[0], want) || !strings.Contains(row[0], fmt.Sprintf("#%d", 11+p[1])) {
+			t.Errorf("first screen, the whole list held: %s is %q, want %s and its build #%d", key, row, want, 11+p[1])
+		}
+	}
+	if row := b.Texts(`tr[data-plan="S200-P1"]`); len(row) != 1 || !strings.Contains(row[0], "Loading") {
+		t.Errorf("a plan whose latest result has not arrived says %q, want Loading", row)
+	}
+	if b.Since("builds:start", "builds:first-screen") < 0 {
+		t.Error("no first screen while the whole list is held")
+	}
+	b.Do(chromedp.Click(chromedp.ID("plan-search")))
+	b.TypeText("Service 299-9")
+	b.WaitFor(`document.querySelector('tr[data-plan="S299-P9"]') !== null && document.querySelectorAll('tr[data-plan]').length === 1`)
+	clearSearch(b)
+	testbrowser.Eval[bool](b, `document.getElementById('plan-search').dispatchEvent(new Event('input')), true`)
+	release()
+	waitLong(t, b, `document.querySelector('#plans[data-complete="true"]') !== null`)
+	if row := b.Texts(`tr[data-plan="S200-P1"]`); len(row) != 1 || !strings.Contains(row[0], "#12") {
+		t.Errorf("once the whole list came, S200-P1 is %q, want its build #12", row)
+	}
+	if n := testbrowser.Eval[int](b, `[...document.querySelectorAll('tr[data-plan]')].filter(r => /Loading|Never built/.test(r.textContent)).length`); n != 0 {
+		t.Errorf("%d rows still loading or said never built once the whole list came", n)
 	}
 	if errs := b.ConsoleErrors(); len(errs) != 0 {
 		t.Errorf("the console says %q", errs)

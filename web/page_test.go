@@ -53,3 +53,22 @@ func TestPageHasNoInlineCode(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryModuleIsPreloaded: index.html asks for every module the page
+// imports at once (modulepreload), so the page's start does not wait for
+// its imports level by level; a module added without its line fails here.
+func TestEveryModuleIsPreloaded(t *testing.T) {
+	f, ok := Lookup("")
+	if !ok {
+		t.Fatal("no page")
+	}
+	html := string(f.Body)
+	for name := range files {
+		if !strings.HasPrefix(name, "js/") || !strings.HasSuffix(name, ".js") || name == "js/main.js" {
+			continue
+		}
+		if !strings.Contains(html, `<link rel="modulepreload" href="`+name+`">`) {
+			t.Errorf("index.html does not preload %s", name)
+		}
+	}
+}

@@ -3,7 +3,9 @@ package testbrowser
 import (
 	"context"
 	"strconv"
+	"sync"
 
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -17,7 +19,7 @@ func (b *Tab) WatchLongTasks() {
 	b.Do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 			Source: `window.testbrowserLongTasks = [];
-				new PerformanceObserver(l => window.testbrowserLongTasks.push(...l.getEntries().map(e => e.duration)))
+				new PerformanceObserver(l => window.testbrowserLongTasks.push(...l.getEntries().map(e => ({start: e.startTime, duration: e.duration}))))
 					.observe({type: 'longtask', buffered: true});`,
 		})
 		return err
@@ -28,7 +30,19 @@ func (b *Tab) WatchLongTasks() {
 // 0 when none took over 50 ms (WatchLongTasks must have been called).
 func (b *Tab) LongestTask() float64 {
 	b.T.Helper()
-	return Eval[float64](b, `Math.max(0, ...(window.testbrowserLongTasks || []))`)
+	return Eval[float64](b, `Math.max(0, ...(window.testbrowserLongTasks || []).map(e => e.duration))`)
+}
+
+// LongestTaskSince is the longest task (ms) that began at or after the
+// page's last performance mark named mark (0 when none took over 50 ms):
+// what drawing one view cost, without the page's load before it.
+func (b *Tab) LongestTaskSince(mark string) float64 {
+	b.T.Helper()
+	return Eval[float64](b, `(() => {
+		const m = performance.getEntriesByName(`+strconv.Quote(mark)+`).at(-1);
+		const from = m ? m.startTime : 0;
+		return Math.max(0, ...(window.testbrowserLongTasks || []).filter(e => e.start + e.duration >= from).map(e => e.duration));
+	})()`)
 }
 
 // Since is the time (ms) from the page's last performance mark named
@@ -40,4 +54,52 @@ func (b *Tab) Since(from, to string) float64 {
 		const a = last(`+strconv.Quote(from)+`), z = last(`+strconv.Quote(to)+`);
 		return a && z ? z.startTime - a.startTime : -1;
 	})()`)
+}
+
+// Hold keeps every request of the page whose URL matches pattern (the
+// DevTools Fetch pattern: * any run, ? one character, \ escapes) from
+// leaving the browser until the returned release is called, which lets
+// the held ones and every later one go: what a page draws before a slow
+// answer arrives can be checked for real. Call it before navigating.
+func (b *Tab) Hold(pattern string) (release func()) {
+	b.T.Helper()
+	var (
+		mu       sync.Mutex
+		held     []fetch.RequestID
+		released bool
+	)
+	goOn := func(id fetch.RequestID) {
+		ctx, cancel := context.WithTimeout(b.Ctx, Wait)
+		defer cancel()
+		_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id})
+	}
+	go func() {
+		for ev, err := range chromedp.Events(b.Ctx, fetch.RequestPaused) {
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			if !released {
+				held = append(held, ev.RequestID)
+				mu.Unlock()
+				continue
+			}
+			mu.Unlock()
+			goOn(ev.RequestID)
+		}
+	}()
+	b.Do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: pattern}}})
+		return err
+	}))
+	return func() {
+		mu.Lock()
+		released = true
+		ids := held
+		held = nil
+		mu.Unlock()
+		for _, id := range ids {
+			goOn(id)
+		}
+	}
 }

@@ -65,33 +65,38 @@ export function star(ctx, plan, name, on, changed) {
   return b;
 }
 
-const pageURL = (path, start) => `${path}${path.includes('?') ? '&' : '?'}max-results=${LIST_MAX}&start-index=${start}`;
+const pageURL = (path, start, size) => `${path}${path.includes('?') ? '&' : '?'}max-results=${size}&start-index=${start}`;
 
 /**
  * readPages reads every page of a list (list: 'projects', 'results'), each
- * with If-None-Match, the pages after the first four at a time. How many
- * there are comes from the first page's size when it counts the whole
- * list, else from expect (a number, or a promise of one: the most items
- * the list can hold, such as one latest result per plan), and then pages
- * are read on until one comes back short (Bamboo's result lists count
- * only the page in size). It answers the answers in order, and whether
- * any page changed since the last read.
+ * with If-None-Match, the pages after the first four at a time, from
+ * start. How many there are comes from the first page's size when it
+ * counts the whole list, else from expect (a number, or a promise of one:
+ * the most items the list can hold, such as one latest result per plan),
+ * and then pages are read on until one comes back short (Bamboo's result
+ * lists count only the page in size). onPage, when given, sees each
+ * answer as it arrives (in order), so a view draws a list while the rest
+ * of it comes; size is the page asked for (smaller pages: each answer is
+ * read and parsed in a shorter task). It answers the answers in order,
+ * and whether any page changed since the last read.
  */
-export async function readPages(path, list, expect = 0) {
-  const first = await request(pageURL(path, 0), {conditional: true});
-  const answers = [first];
+export async function readPages(path, list, expect = 0, onPage = null, start = 0, size = LIST_MAX) {
+  const answers = [];
+  const got = a => { answers.push(a); if (onPage) onPage(a); return a; };
+  const first = got(await request(pageURL(path, start, size), {conditional: true}));
   const count = a => items(a.data[list], list.slice(0, -1)).length;
-  const full = a => count(a) === LIST_MAX;
+  const full = a => count(a) === size;
   let total = Number((first.data[list] || {}).size) || 0;
-  const counted = total > LIST_MAX; // size is the list's total, not the page's
+  const counted = total > size; // size is the list's total, not the page's
   if (full(first) && !counted) total = await expect;
   const starts = [];
-  for (let s = LIST_MAX; full(first) && s < total; s += LIST_MAX) starts.push(s);
+  for (let s = start + size; full(first) && s < total; s += size) starts.push(s);
   for (let i = 0; i < starts.length; i += 4) {
-    answers.push(...await Promise.all(starts.slice(i, i + 4).map(s => request(pageURL(path, s), {conditional: true}))));
+    const asked = starts.slice(i, i + 4).map(s => request(pageURL(path, s, size), {conditional: true}));
+    for (const a of asked) got(await a);
   }
   while (!counted && full(answers[answers.length - 1])) {
-    answers.push(await request(pageURL(path, answers.length * LIST_MAX), {conditional: true}));
+    got(await request(pageURL(path, start + answers.length * size, size), {conditional: true}));
   }
   return {answers, changed: answers.some(a => !a.notModified)};
 }
@@ -122,7 +127,10 @@ export function poll(ctx, ask) {
   document.addEventListener('visibilitychange', shown);
 }
 
-export const resultPath = (plan, n) => `${REST}/result/${enc(plan)}-${enc(n)}?expand=stages.stage.results.result,artifacts,changes,testResults.failedTests.testResult.errors`;
+// A result with its jobs and, below each job, its failing tests with their
+// errors: Bamboo lists tests on job results only (a plan result carries
+// their counts), so its own clients ask for them through the stages.
+export const resultPath = (plan, n) => `${REST}/result/${enc(plan)}-${enc(n)}?expand=stages.stage.results.result.testResults.failedTests.testResult.errors,artifacts,changes`;
 
 export function jobsOf(r) {
   return items(r.stages, 'stage').flatMap(s => items(s.results, 'result'));

@@ -5,7 +5,8 @@
 // numbers, a link to each line and a search. Addresses: #/builds,
 // #/builds/PROJ-CORE, #/builds/PROJ-CORE/from/10, #/builds/PROJ-CORE/6,
 // #/builds/PROJ-CORE/6/log/JOB1, #/builds/PROJ-CORE/6/log/JOB1/120 (a
-// line). The overview is overview.js. A view that can still change (a
+// line), #/builds/PROJ-CORE/trend and #/builds/PROJ-CORE/tests (builds and
+// tests over time, history.js). The overview is overview.js. A view that can still change (a
 // plan's newest results, a running build, a running job's log) asks again
 // every two seconds with If-None-Match while it is shown (buildparts.js).
 //
@@ -20,6 +21,7 @@ import {h, fill, when, duration, table} from '../dom.js';
 import {REST, items, badge, running, failed, star, planName, poll, resultPath, jobsOf, shortJob, jobNames, isLog, downloadLink} from './buildparts.js';
 import {overview} from './overview.js';
 import {buildLog} from './log.js';
+import {trend, tests as testsView, history, verdict, labels, recentChart} from './history.js';
 
 // Shown to whoever may see a build project here (/auth/me's has).
 export const allowed = me => !me.has || me.has.builds;
@@ -33,6 +35,8 @@ export async function render(ctx, parts) {
   if (!plan) return overview(ctx);
   if (!planKey.test(plan)) return notFound(ctx);
   if (!second) return planResults(ctx, plan, 0);
+  if (second === 'trend' && (!third || (/^\d+$/.test(third) && !job))) return trend(ctx, plan, third ? Number(third) : undefined);
+  if (second === 'tests' && !third) return testsView(ctx, plan);
   if (second === 'from' && /^\d+$/.test(third || '')) return planResults(ctx, plan, Number(third));
   if (!/^\d+$/.test(second)) return notFound(ctx);
   if (third === 'log' && jobKey.test(job || '') && (line === undefined || /^\d+$/.test(line))) {
@@ -90,6 +94,7 @@ async function planResults(ctx, plan, start) {
   const name = info.shortName || info.name || plan;
   const branches = items(info.branches, 'branch');
   const branchTable = h('div', {id: 'branches-box'});
+  const recent = h('div', {id: 'recent-box'}); // the newest builds' chart, drawn once it is here
   const draw = answer => {
     const all = items(answer.results, 'result');
     const rs = all.slice(0, PAGE);
@@ -105,7 +110,12 @@ async function planResults(ctx, plan, start) {
     fill(ctx.el,
       h('p', {class: 'crumbs'}, h('a', {href: '#/builds'}, 'All projects'), ' › ', info.projectName || plan.split('-')[0]),
       h('h1', {tabindex: '-1', id: 'results-h'}, planName(name, plan), ' ', star(ctx, plan, name, info.isFavourite)),
+      h('nav', {class: 'subnav', 'aria-label': 'Views of this plan'},
+        h('a', {href: '#/builds/' + plan, 'aria-current': 'page'}, 'Results'),
+        h('a', {href: `#/builds/${plan}/trend`}, 'Builds over time'),
+        h('a', {href: `#/builds/${plan}/tests`}, 'Tests over time')),
       info.master ? h('p', {}, 'A branch of ', h('a', {href: '#/builds/' + info.master.key}, planName(info.master.shortName || info.master.name, info.master.key))) : null,
+      start === 0 ? recent : null,
       branches.length ? [h('h2', {}, 'Branches'), branchTable] : null,
       h('h2', {}, 'Results'),
       rs.length ? table(`Results of ${name}, newest first`, ['Build', 'State', 'Finished', 'Tests'], rows, {id: 'results'})
@@ -116,6 +126,7 @@ async function planResults(ctx, plan, start) {
   };
   if (draw(first.data) || start === 0) watch(ctx, path, draw, start === 0);
   if (branches.length) drawBranches(ctx, branchTable, branches);
+  if (start === 0) recentChart(ctx, plan, recent);
 }
 
 // drawBranches shows each branch with its own latest state.
@@ -153,7 +164,10 @@ const restLines = s => String(s || '').split('\n').slice(1).join('\n');
 
 async function result(ctx, plan, n) {
   const path = resultPath(plan, n);
+  let past = null; // the plan's tests over its last builds: what each failure is
+  let last = null;
   const draw = r => {
+    last = r;
     const jobs = jobsOf(r);
     const names = jobNames(r);
     const artifacts = items(r.artifacts, 'artifact');
@@ -161,7 +175,9 @@ async function result(ctx, plan, n) {
     const files = artifacts.filter(a => !isLog(a));
     const name = r.planName || (r.plan && r.plan.shortName) || plan;
     const failingJobs = jobs.filter(failed);
-    const failingTests = items(r.testResults && r.testResults.failedTests, 'testResult');
+    // A plan result lists no tests (Bamboo keeps them per job): the
+    // failing tests are its jobs'.
+    const failingTests = jobs.flatMap(j => items(j.testResults && j.testResults.failedTests, 'testResult'));
     const changes = items(r.changes, 'change');
     const logLink = (j, short) => h('a', {href: `#/builds/${plan}/${n}/log/${short}`}, 'Read the log of ' + (j.jobName || short));
 
@@ -175,11 +191,14 @@ async function result(ctx, plan, n) {
       failingTests.length ? h('ol', {id: 'failing-tests', class: 'tests'}, failingTests.map((t, i) => {
         const msg = items(t.errors, 'error').map(e => e.message).join('\n');
         const stack = restLines(msg);
+        const v = past && past.rows.get(t.className + '#' + t.methodName);
         return h('li', {'data-test': t.className + '.' + t.methodName},
-          h('p', {class: 'test-name'}, h('span', {class: 'key'}, t.className), ' ', h('strong', {}, t.methodName)),
+          h('p', {class: 'test-name'}, h('span', {class: 'key'}, t.className), ' ', h('strong', {}, t.methodName),
+            v ? [' ', labels(verdict(v, past.builds, n))] : null),
           h('p', {class: 'test-message'}, firstLine(msg) || 'No message was recorded.'),
           stack ? h('details', {}, h('summary', {id: 'stack-' + i}, 'Stack of ' + t.methodName), h('pre', {class: 'stack'}, stack)) : null);
       })) : h('p', {}, r.failedTestCount ? `${r.failedTestCount} tests failed; the build server kept no details of them.` : 'No test failed: a step of the build did. Read the logs of the failing jobs.'),
+      past ? h('p', {}, h('a', {href: `#/builds/${plan}/tests`, id: 'tests-link'}, 'These and other tests over the last builds')) : null,
       h('h3', {}, 'Commits'),
       changes.length ? h('ul', {id: 'commits', class: 'plain'}, changes.map(c => h('li', {},
         h('code', {}, String(c.changesetId || '').slice(0, 10)), ' ', c.comment || '', ' ',
@@ -221,4 +240,16 @@ async function result(ctx, plan, n) {
   if (!ctx.alive()) return;
   if (draw(answer.data)) watch(ctx, path, draw);
   ctx.status(`Build ${plan} #${n}.`);
+  // A failed build's failing tests say whether they are new, failing
+  // since an earlier build, or flaky: from the plan's test history,
+  // drawn again once it is here (the result stays readable without it).
+  if (!failed(answer.data) || running(answer.data)) return;
+  try {
+    const a = await history(plan);
+    if (!ctx.alive()) return;
+    past = {builds: a.builds || [], rows: new Map((a.tests || []).map(t => [t.class + '#' + t.method, t]))};
+    draw(last);
+  } catch {
+    // Without the history the failures are shown as they are.
+  }
 }
