@@ -289,6 +289,10 @@ func TestGradebookRoundTripInBothPolicies(t *testing.T) {
 			if _, a := upload(t, e, bob, "", edited); outcomes(a) != "2 alice changed|3 ghost unchanged" {
 				t.Fatalf("an edited download: %s", outcomes(a))
 			}
+			// The same file again: its version is old now, its grade stored.
+			if _, a := upload(t, e, bob, "", edited); outcomes(a) != "2 alice unchanged|3 ghost unchanged" {
+				t.Fatalf("a file already applied, uploaded again: %s", outcomes(a))
+			}
 			if r := e.do(req{method: "PUT", path: "/student/alice/english/grade", token: bob, body: `{"grade":"C"}`,
 				header: map[string]string{"If-Match": `"2"`}}); r.status != 412 {
 				t.Fatalf("stale If-Match: %d %s", r.status, r.body)
