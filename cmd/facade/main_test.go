@@ -246,7 +246,7 @@ func TestPolicyToolsForOps(t *testing.T) {
 		t.Fatalf("policy test with a group not written group:NAME: exit %d %q", code, stderr)
 	}
 	// A principal's token groups: --group names them as the token does.
-	code, out, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--group", "english-graders", "--obj", "class:english-101", "--act", "view")
+	code, out, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--role", "professor", "--group", "english-graders", "--obj", "class:english-101", "--act", "view")
 	if code != 0 || !strings.Contains(out, "(token groups) zed is a member of group:english-graders") || !strings.Contains(out, "p, group:english-graders, class:english-101, view") {
 		t.Fatalf("explain with --group: exit %d %q", code, out)
 	}
