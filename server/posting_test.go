@@ -351,6 +351,16 @@ func TestClassSummary(t *testing.T) {
 	if got := sum(); !strings.Contains(got, `"enrolled":4,"graded":4,"unposted":1,"median":"D"`) {
 		t.Fatalf("four graded, one waiting: %s", got)
 	}
+	for _, path := range []string{"/class/english-101/grades/summary", "/class/english-101/posting"} {
+		get := e.do(req{method: "GET", path: path, token: bob})
+		head := e.do(req{method: "HEAD", path: path, token: bob})
+		if head.status != 200 || head.body != "" || head.header.Get("ETag") != get.header.Get("ETag") {
+			t.Errorf("HEAD %s: %d %q %s, GET's ETag %s", path, head.status, head.body, head.header.Get("ETag"), get.header.Get("ETag"))
+		}
+		if r := e.do(req{method: "GET", path: path, token: bob, header: map[string]string{"If-None-Match": get.header.Get("ETag")}}); r.status != 304 {
+			t.Errorf("If-None-Match on %s: %d", path, r.status)
+		}
+	}
 	if r := e.do(req{method: "GET", path: "/class/english-101/grades/summary", token: token(t, "alice", "student")}); r.status != 403 {
 		t.Errorf("a student reads the summary: %d", r.status)
 	}
