@@ -92,6 +92,20 @@ func (s *Store) holds(ctx context.Context, classes []facade.ClassID) (bool, erro
 	return err == nil && anyManual(manual, classes), err
 }
 
+// missing is a student's answer for a grade that is not there: as for
+// one that waits (ErrGradeNotPosted) once a class of theirs is manual,
+// ErrNotFound while none is.
+func (s *Store) missing(ctx context.Context, classes []facade.ClassID) error {
+	hold, err := s.holds(ctx, classes)
+	switch {
+	case err != nil:
+		return err
+	case hold:
+		return facade.ErrGradeNotPosted
+	}
+	return facade.ErrNotFound
+}
+
 // manual returns which of classes have the manual policy, in one command.
 func (s *Store) manual(ctx context.Context, classes []facade.ClassID) (map[facade.ClassID]bool, error) {
 	if len(classes) == 0 {

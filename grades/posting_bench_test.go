@@ -45,7 +45,7 @@ func BenchmarkStudentReadPostingOnOff(b *testing.B) {
 		for _, name := range []string{"auto", "manual", "before"} {
 			start := time.Now()
 			for range perRound {
-				rec, err := s.GetPosted(ctx, ids[name], SubjectEnglish)
+				rec, err := s.GetPosted(ctx, ids[name], SubjectEnglish, class)
 				if err != nil || rec.Grade != "B" {
 					b.Fatal(rec, err)
 				}

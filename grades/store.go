@@ -101,14 +101,18 @@ func (s *Store) get(ctx context.Context, student facade.StudentID, subject strin
 
 // GetPosted returns the grade as its student reads it: the version last
 // posted, whatever changed since (docs/contract.md §4). It is
-// ErrGradeNotPosted when no version of it was ever posted, or there is no
-// grade at all: the student cannot tell a grade that waits from none, so
-// entering one they may not see yet changes nothing they can read. It costs what Get costs (the same one command): the
+// ErrGradeNotPosted when no version of it was ever posted. With no grade
+// at all it is ErrNotFound while none of classes (the student's) has the
+// manual policy (nothing can wait, so nothing leaks), and
+// ErrGradeNotPosted once one has: the student cannot tell a grade that
+// waits from none, so entering one they may not see yet changes nothing
+// they can read. Only that miss reads the policies: a read of a grade
+// costs what Get costs (the same one command). It costs what Get costs (the same one command): the
 // released record lives in the grade's own hash, whatever the policy.
-func (s *Store) GetPosted(ctx context.Context, student facade.StudentID, subject string) (Record, error) {
+func (s *Store) GetPosted(ctx context.Context, student facade.StudentID, subject string, classes []facade.ClassID) (Record, error) {
 	_, released, err := s.get(ctx, student, subject)
-	if errors.Is(err, facade.ErrNotFound) { // a student cannot tell "none" from "not posted"
-		return Record{}, facade.ErrGradeNotPosted
+	if errors.Is(err, facade.ErrNotFound) {
+		return Record{}, s.missing(ctx, classes)
 	}
 	if err != nil {
 		return Record{}, err

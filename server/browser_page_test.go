@@ -335,7 +335,7 @@ func TestBrowserGradebookDownloadAndUpload(t *testing.T) {
 	b.Do(visible(`tr[data-student="alice"]`))
 	file := b.Download(t.TempDir(), click(`#book-download`))
 	got, err := os.ReadFile(file)
-	if err != nil || !strings.HasPrefix(string(got), "student_id,grade,version,updated_at,updated_by\nalice,B,1,") {
+	if err != nil || !strings.HasPrefix(string(got), "student_id,grade,version,updated_at,updated_by,posted\nalice,B,1,") {
 		t.Fatalf("downloaded gradebook: %q %v", got, err)
 	}
 	csv := t.TempDir() + "/book.csv"

@@ -138,9 +138,9 @@ func (h *gradeHandlers) ownAsStudent(c echo.Context, recs map[facade.StudentID]g
 	if _, ok := recs[own]; !ok {
 		return nil
 	}
-	rec, err := h.grades.GetPosted(c.Request().Context(), own, grades.SubjectEnglish)
+	rec, err := h.grades.GetPosted(c.Request().Context(), own, grades.SubjectEnglish, nil)
 	switch {
-	case errors.Is(err, facade.ErrGradeNotPosted):
+	case errors.Is(err, facade.ErrGradeNotPosted), errors.Is(err, facade.ErrNotFound):
 		delete(recs, own)
 	case err != nil:
 		return err
