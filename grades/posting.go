@@ -14,16 +14,17 @@ import (
 
 // Posting (docs/contract.md §4, "When students see a grade"): each class
 // has a policy, automatic (the default: a change is its student's at
-// once) or manual (a change waits until someone posts it). Every grade's
-// hash keeps, beside the current record, the record as last posted (the
-// released fields): a student reads those, staff the current ones, so a
-// student's read is the same one command whatever the policy, and nothing
-// a student can ask for moves while a change waits. A change is posted as
+// once) or manual (a change waits until someone posts it). A grade's hash
+// keeps, beside the current record, a copy of the record its student sees
+// while the two differ (script.go): a student reads that copy, or the
+// current record when there is none, staff the current one; so a
+// student's read is the same one command whatever the policy, a grade of
+// an automatic class is the four fields it always was, and nothing a
+// student can ask for moves while a change waits. A change is posted as
 // it is made (changeScript's post argument) unless a class of the
-// student's is manual; a post (postScript) copies the current record
-// into the released fields and appends the posting to the grade's audit
-// stream, one script per grade. Nothing is kept in a process: every
-// instance reads the same keys.
+// student's is manual; a post (postScript) drops the copy and appends the
+// posting to the grade's audit stream, one script per grade. Nothing is
+// kept in a process: every instance reads the same keys.
 
 // Policy is a class's posting policy.
 type Policy string
