@@ -57,7 +57,7 @@ func (s *Store) History(ctx context.Context, student facade.StudentID, subject s
 	versions := historyOf(entries, released)
 	switch {
 	case len(entries) == 0 && released:
-		return nil, s.missing(ctx, classes)
+		return nil, s.policies.missing(ctx, classes)
 	case len(versions) == 0 && released:
 		return nil, facade.ErrGradeNotPosted
 	case len(versions) == 0:

@@ -40,10 +40,11 @@ var (
 // Store reads and changes grades in Redis. Use NewStore; the zero Store has
 // no client and is not usable. A Store is safe for concurrent use.
 type Store struct {
-	rdb   redis.UniversalClient
-	reads *redisdb.Batcher // concurrent grade reads share pipelines (redisdb.Batcher says why)
-	log   *slog.Logger
-	now   func() time.Time // Config.Now
+	rdb      redis.UniversalClient
+	reads    *redisdb.Batcher // concurrent grade reads share pipelines (redisdb.Batcher says why)
+	policies policies         // the classes' posting policies (posting.go)
+	log      *slog.Logger
+	now      func() time.Time // Config.Now
 }
 
 // Config tunes a Store. The zero Config works: every field documents
@@ -63,7 +64,7 @@ const readPipelines = 4
 // NewStore returns a Store on rdb, tuned by cfg. It does not contact
 // Redis.
 func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
-	s := &Store{rdb: rdb, reads: redisdb.NewBatcher(rdb, readPipelines), log: cfg.Log, now: cfg.Now}
+	s := &Store{rdb: rdb, reads: redisdb.NewBatcher(rdb, readPipelines), policies: policies{rdb}, log: cfg.Log, now: cfg.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -112,7 +113,7 @@ func (s *Store) get(ctx context.Context, student facade.StudentID, subject strin
 func (s *Store) GetPosted(ctx context.Context, student facade.StudentID, subject string, classes []facade.ClassID) (Record, error) {
 	_, released, err := s.get(ctx, student, subject)
 	if errors.Is(err, facade.ErrNotFound) {
-		return Record{}, s.missing(ctx, classes)
+		return Record{}, s.policies.missing(ctx, classes)
 	}
 	if err != nil {
 		return Record{}, err
@@ -228,7 +229,7 @@ func (s *Store) apply(ctx context.Context, op string, student facade.StudentID, 
 	if err := checkChange(subject, by); err != nil {
 		return Record{}, "", err
 	}
-	hold, err := s.holds(ctx, classes)
+	hold, err := s.policies.holds(ctx, classes)
 	if err != nil {
 		return Record{}, "", err
 	}

@@ -42,7 +42,7 @@ func (h *gradeHandlers) getGrade(c echo.Context) error {
 	}
 	var rec grades.Record
 	if readsAsStudent(c, student) {
-		rec, err = h.grades.GetPosted(c.Request().Context(), student, grades.SubjectEnglish, h.az.StudentClasses(student))
+		rec, err = h.grades.GetPosted(c.Request().Context(), student, grades.SubjectEnglish, h.az.Enrollment().Classes(student))
 	} else {
 		rec, err = h.grades.Get(c.Request().Context(), student, grades.SubjectEnglish)
 	}
@@ -68,7 +68,7 @@ func (h *gradeHandlers) createGrade(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := h.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, h.az.StudentClasses(student))
+	rec, err := h.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, h.az.Enrollment().Classes(student))
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *gradeHandlers) updateGrade(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := h.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch, h.az.StudentClasses(student))
+	rec, err := h.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch, h.az.Enrollment().Classes(student))
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (h *gradeHandlers) getGradeHistory(c echo.Context) error {
 	if err := h.authorizeGrade(c, student, false); err != nil {
 		return err
 	}
-	versions, err := h.grades.History(c.Request().Context(), student, grades.SubjectEnglish, limit, readsAsStudent(c, student), h.az.StudentClasses(student))
+	versions, err := h.grades.History(c.Request().Context(), student, grades.SubjectEnglish, limit, readsAsStudent(c, student), h.az.Enrollment().Classes(student))
 	if err != nil {
 		return err
 	}
