@@ -194,32 +194,6 @@ func (s *Store) Seed(ctx context.Context, student facade.StudentID, subject stri
 	return err == nil && status == "ok", err
 }
 
-// Audit returns up to limit changes to one grade, newest first. limit <= 0 or
-// above AuditRetention means AuditRetention. A grade that never existed has
-// an empty trail (not an error).
-func (s *Store) Audit(ctx context.Context, student facade.StudentID, subject string, limit int) ([]AuditEntry, error) {
-	if err := CheckSubject(subject); err != nil {
-		return nil, err
-	}
-	studentID := student.String()
-	if limit <= 0 || limit > AuditRetention {
-		limit = AuditRetention
-	}
-	msgs, err := s.rdb.XRevRangeN(ctx, auditKey(studentID, subject), "+", "-", int64(limit)).Result()
-	if err != nil {
-		return nil, redisdb.Error(err)
-	}
-	entries := make([]AuditEntry, 0, len(msgs))
-	for _, m := range msgs {
-		e, err := parseAuditEntry(studentID, subject, m.Values)
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, e)
-	}
-	return entries, nil
-}
-
 // apply checks a change, runs changeScript and, when it wrote, logs the
 // audit line and returns the new record. status is the script's verdict.
 // The change is posted as it is made unless a class of the student's has
@@ -385,17 +359,4 @@ func recordOf(studentID, subject, grade, updatedAt, updatedBy, version string) (
 	}
 	return Record{StudentID: studentID, Subject: subject, Grade: grade,
 		UpdatedAt: at.UTC(), UpdatedBy: updatedBy, Version: v}, true
-}
-
-func parseAuditEntry(studentID, subject string, v map[string]any) (AuditEntry, error) {
-	text := func(k string) string { s, _ := v[k].(string); return s }
-	at, errT := time.Parse(time.RFC3339, text("at"))
-	version, errV := strconv.ParseInt(text("version"), 10, 64)
-	if errT != nil || errV != nil {
-		return AuditEntry{}, corrupt("audit entry %s/%s: %v", studentID, subject, v)
-	}
-	// A change written before posting existed has no posted field: it was
-	// its student's as it was made.
-	return AuditEntry{StudentID: studentID, Subject: subject, Op: text("op"), By: text("by"), At: at.UTC(),
-		Old: text("old"), New: text("new"), Version: version, Posted: text("posted") != "0"}, nil
 }
