@@ -18,22 +18,58 @@ import (
 // token's or the policy's).
 // The zero ClassID names no class and is allowed nothing.
 func (a *Authorizer) CanViewClass(p facade.Principal, classID facade.ClassID) bool {
-	st, q := a.force.state(), compiled.SubjectOf(p)
-	if p.ID != "" && !classID.IsZero() && st.HasRole(p, facade.RoleProfessor) && st.enforce(q, PrefixClass+classID.String(), ActView) {
-		st.usedRole(q, tokenRoleOf(p, facade.RoleProfessor), facade.RoleProfessor)
-		return a.count.record(opViewClass, true)
-	}
-	return a.count.record(opViewClass, false)
+	return a.count.record(opViewClass, a.force.state().class(p, classID, ActView))
 }
 
-// ClassStudents returns the students enrolled in classID (g, student:S,
-// class:C, directly or through nested groups) whose grade p may view,
-// sorted. Ask CanViewClass first.
-func (a *Authorizer) ClassStudents(p facade.Principal, classID facade.ClassID) []facade.StudentID {
-	st := a.force.state()
+// CanPostClass: (sub, class:C, post) by a principal of role professor,
+// as CanViewClass asks view: changing the class's posting policy and
+// posting its grades (docs/contract.md §4). It needs neither view nor
+// update: teaching assistants enter grades, the lecturer releases them.
+func (a *Authorizer) CanPostClass(p facade.Principal, classID facade.ClassID) bool {
+	return a.count.record(opPostClass, a.force.state().class(p, classID, ActPost))
+}
+
+// class asks act on a whole class for a principal of role professor
+// (the token's or the policy's); the zero ClassID names no class.
+func (st *Loaded) class(p facade.Principal, classID facade.ClassID, act string) bool {
+	q := compiled.SubjectOf(p)
+	if p.ID != "" && !classID.IsZero() && st.HasRole(p, facade.RoleProfessor) && st.enforce(q, PrefixClass+classID.String(), act) {
+		st.usedRole(q, tokenRoleOf(p, facade.RoleProfessor), facade.RoleProfessor)
+		return true
+	}
+	return false
+}
+
+// Enrollment is who is enrolled where under one loaded policy: the
+// students of a class, the classes of a student. Take it from the
+// Authorizer for one request and ask it at once.
+type Enrollment struct{ st *Loaded }
+
+// Enrollment answers about the policy in force.
+func (a *Authorizer) Enrollment() Enrollment { return Enrollment{a.force.state()} }
+
+// Students returns every student enrolled in classID (g, student:S,
+// class:C, directly or through nested groups), sorted, whoever asks:
+// posting a class's grades acts on all of them. Ask CanPostClass or
+// CanViewClass first.
+func (e Enrollment) Students(classID facade.ClassID) []facade.StudentID {
+	return e.st.classIndex().students[PrefixClass+classID.String()]
+}
+
+// Classes returns the classes studentID is enrolled in, sorted: the
+// posting policy of each decides whether a change to the student's grade
+// waits for a post (package grades).
+func (e Enrollment) Classes(studentID facade.StudentID) []facade.ClassID {
+	return e.st.classIndex().classesOf[studentID]
+}
+
+// Visible returns the students enrolled in classID whose grade p may
+// view, sorted (a deny rule on one student is honoured on the class page
+// too). Ask CanViewClass first.
+func (e Enrollment) Visible(p facade.Principal, classID facade.ClassID) []facade.StudentID {
 	var visible []facade.StudentID
-	for _, s := range st.classIndex().students[PrefixClass+classID.String()] {
-		if st.grade(p, s.String(), ActView) {
+	for _, s := range e.Students(classID) {
+		if e.st.grade(p, s.String(), ActView) {
 			visible = append(visible, s)
 		}
 	}
@@ -63,7 +99,10 @@ func (a *Authorizer) ViewableClasses(p facade.Principal) []string {
 	return classes
 }
 
-var opViewClass = newOp("view_class")
+var (
+	opViewClass = newOp("view_class")
+	opPostClass = newOp("post_class")
+)
 
 // classIndex lists the policy's classes and their enrolled students, built
 // once per loaded policy on first use: decisions never need it, only class
@@ -72,6 +111,9 @@ type classIndex struct {
 	once     sync.Once
 	classes  []string                      // every class:C the policy names, sorted
 	students map[string][]facade.StudentID // class:C -> student ids enrolled (any depth casbin follows)
+	// classesOf is students turned around: student id -> the classes it
+	// is enrolled in, sorted.
+	classesOf map[facade.StudentID][]facade.ClassID
 }
 
 func (st *Loaded) classIndex() *classIndex {
@@ -104,6 +146,13 @@ func (st *Loaded) classIndex() *classIndex {
 			}
 			for _, c := range reached {
 				ix.students[c] = append(ix.students[c], sid)
+			}
+		}
+		ix.classesOf = map[facade.StudentID][]facade.ClassID{}
+		for _, c := range ix.classes { // sorted, so each student's list is too
+			cid, _ := facade.ParseClassID(strings.TrimPrefix(c, PrefixClass))
+			for _, s := range ix.students[c] {
+				ix.classesOf[s] = append(ix.classesOf[s], cid)
 			}
 		}
 		for _, s := range ix.students {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -35,7 +36,8 @@ type studentGrade struct {
 	Version   int64      `json:"version,omitempty"`
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 	UpdatedBy string     `json:"updated_by,omitempty"`
-	CanChange bool       `json:"can_change"` // the caller may set or change this grade
+	Posted    *bool      `json:"posted,omitempty"` // whether its student sees this version; absent with no grade
+	CanChange bool       `json:"can_change"`       // the caller may set or change this grade
 }
 
 type classGradesView struct {
@@ -85,12 +87,15 @@ func (h *gradeHandlers) getClassGrades(c echo.Context) error {
 	if csv {
 		return h.getClassGradebook(c, class)
 	}
-	enrolled := h.az.ClassStudents(principal(c), class)
+	enrolled := h.az.Enrollment().Visible(principal(c), class)
 	// Bounds from lengths only: start may be any int a client wrote.
 	lo := min(start, len(enrolled))
 	hi := lo + min(limit, len(enrolled)-lo)
 	page := enrolled[lo:hi]
 	recs, err := h.grades.GetMany(c.Request().Context(), page, grades.SubjectEnglish)
+	if err == nil {
+		err = h.ownAsStudent(c, recs)
+	}
 	if err != nil {
 		return err
 	}
@@ -100,7 +105,7 @@ func (h *gradeHandlers) getClassGrades(c echo.Context) error {
 		view.Students[i] = studentGrade{StudentID: id.String()}
 		if rec, ok := recs[id]; ok {
 			view.Students[i] = studentGrade{StudentID: id.String(), Grade: &rec.Grade, Version: rec.Version,
-				UpdatedAt: &rec.UpdatedAt, UpdatedBy: rec.UpdatedBy}
+				UpdatedAt: &rec.UpdatedAt, UpdatedBy: rec.UpdatedBy, Posted: &rec.Posted}
 		}
 		view.Students[i].CanChange = h.az.MayChangeGrade(principal(c), id)
 	}
@@ -121,14 +126,41 @@ func (h *gradeHandlers) authorizeClass(c echo.Context, op string, class facade.C
 		target: func() string { return "class:" + class.String() }})
 }
 
+// ownAsStudent replaces, in recs, the caller's own grade, if it is there,
+// by the grade as its student sees it (readsAsStudent): one sees one's own
+// grade as released even in a class one helps teach. One read, and only
+// when the caller is enrolled.
+func (h *gradeHandlers) ownAsStudent(c echo.Context, recs map[facade.StudentID]grades.Record) error {
+	own, err := facade.ParseStudentID(principal(c).ID)
+	if err != nil {
+		return nil // an id no student has
+	}
+	if _, ok := recs[own]; !ok {
+		return nil
+	}
+	rec, err := h.grades.GetPosted(c.Request().Context(), own, grades.SubjectEnglish, nil)
+	switch {
+	case errors.Is(err, facade.ErrGradeNotPosted), errors.Is(err, facade.ErrNotFound):
+		delete(recs, own)
+	case err != nil:
+		return err
+	default:
+		recs[own] = rec
+	}
+	return nil
+}
+
 func classGradesPath(class string) string { return "/class/" + url.PathEscape(class) + "/grades" }
 
 // getClassGradebook answers every enrolled student the caller may view,
 // as a CSV gradebook (docs/contract.md §4). Authorization is checked by
 // getClassGrades before it hands over.
 func (h *gradeHandlers) getClassGradebook(c echo.Context, class facade.ClassID) error {
-	enrolled := h.az.ClassStudents(principal(c), class)
+	enrolled := h.az.Enrollment().Visible(principal(c), class)
 	recs, err := h.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
+	if err == nil {
+		err = h.ownAsStudent(c, recs)
+	}
 	if err != nil {
 		return err
 	}
@@ -216,7 +248,7 @@ func (h *gradeHandlers) uploadGradebook(c echo.Context) error {
 func (h *gradeHandlers) checkGradebook(c echo.Context, class facade.ClassID, rows []grades.GradebookRow, out []gradebookRow) ([]bool, error) {
 	p := principal(c)
 	inClass := map[facade.StudentID]bool{}
-	for _, id := range h.az.ClassStudents(p, class) {
+	for _, id := range h.az.Enrollment().Visible(p, class) {
 		inClass[id] = true
 	}
 	var ids []facade.StudentID
@@ -264,7 +296,7 @@ func (h *gradeHandlers) applyGradebook(c echo.Context, rows []grades.GradebookRo
 			todo, at = append(todo, r), append(at, i)
 		}
 	}
-	results, err := h.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID)
+	results, err := h.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID, h.az.Enrollment().Classes)
 	if err != nil {
 		return err
 	}

@@ -84,9 +84,16 @@ func TestGradebookUploadDryRunThenApply(t *testing.T) {
 	if g := grade(t, e, "ghost"); !strings.Contains(g, `"grade":"C+"`) {
 		t.Errorf("ghost after the upload: %s", g)
 	}
-	// The same file again: alice's version 1 is now stale (someone, here
-	// the first upload, changed it), ghost exists now: stale too.
+	// The same file again: the grades it names are the ones stored now,
+	// whatever the versions it carries: unchanged, not stale (issue 42).
 	_, a = upload(t, e, bob, "", "student_id,grade,version\nalice,A-,1\nghost,C+,\nalice2,,\n")
+	if got := outcomes(a); got != "2 alice unchanged|3 ghost unchanged|4 alice2 refused not-in-class" {
+		t.Errorf("the file applied, uploaded again: %s %+v", got, a.Rows)
+	}
+	// Other grades at those versions: alice's version 1 is now stale
+	// (someone, here the first upload, changed it), ghost exists now:
+	// stale too.
+	_, a = upload(t, e, bob, "", "student_id,grade,version\nalice,B+,1\nghost,C,\nalice2,,\n")
 	if got := outcomes(a); got != "2 alice stale version-mismatch|3 ghost stale version-mismatch|4 alice2 refused not-in-class" ||
 		a.Rows[0].Version != 2 || a.Rows[0].UpdatedBy != "bob" || *a.Rows[0].PreviousGrade != "A-" {
 		t.Errorf("stale rows: %s %+v", got, a.Rows)
@@ -165,8 +172,8 @@ func TestGradebookDownloadIsSafeCSV(t *testing.T) {
 	r := e.do(req{method: "GET", path: "/class/english-101/grades", token: bob, header: map[string]string{"Accept": "text/csv"}})
 	lines := strings.Split(strings.TrimSpace(r.body), "\n")
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || len(lines) != 3 ||
-		lines[0] != "student_id,grade,version,updated_at,updated_by" || !strings.HasPrefix(lines[1], "alice,B,1,") ||
-		lines[2] != "ghost,,,," {
+		lines[0] != "student_id,grade,version,updated_at,updated_by,posted" || !strings.HasPrefix(lines[1], "alice,B,1,") ||
+		!strings.HasSuffix(lines[1], ",true") || lines[2] != "ghost,,,,," {
 		t.Fatalf("download: %d %s %q", r.status, r.header.Get("Content-Type"), r.body)
 	}
 	if !strings.Contains(r.header.Get("Content-Disposition"), `filename="english-101-grades.csv"`) {
