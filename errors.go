@@ -215,6 +215,10 @@ var (
 	// ErrNotInClass refuses a row whose student is not one of the class's
 	// students the caller may view.
 	ErrNotInClass = newCode("not_in_class")
+	// ErrGradeNotPosted: a student's grade exists but no version of it
+	// was released to the student yet (the class's posting policy is
+	// manual): answered to the student only, as a 404.
+	ErrGradeNotPosted = newCode("grade_not_posted")
 
 	// Refusals only the HTTP layer decides (server): of the request as
 	// sent, before any domain package sees it.

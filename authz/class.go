@@ -18,12 +18,41 @@ import (
 // token's or the policy's).
 // The zero ClassID names no class and is allowed nothing.
 func (a *Authorizer) CanViewClass(p facade.Principal, classID facade.ClassID) bool {
-	st, q := a.force.state(), compiled.SubjectOf(p)
-	if p.ID != "" && !classID.IsZero() && st.HasRole(p, facade.RoleProfessor) && st.enforce(q, PrefixClass+classID.String(), ActView) {
+	return a.count.record(opViewClass, a.force.state().class(p, classID, ActView))
+}
+
+// CanPostClass: (sub, class:C, post) by a principal of role professor,
+// as CanViewClass asks view: changing the class's posting policy and
+// posting its grades (docs/contract.md §4). It needs neither view nor
+// update: teaching assistants enter grades, the lecturer releases them.
+func (a *Authorizer) CanPostClass(p facade.Principal, classID facade.ClassID) bool {
+	return a.count.record(opPostClass, a.force.state().class(p, classID, ActPost))
+}
+
+// class asks act on a whole class for a principal of role professor
+// (the token's or the policy's); the zero ClassID names no class.
+func (st *Loaded) class(p facade.Principal, classID facade.ClassID, act string) bool {
+	q := compiled.SubjectOf(p)
+	if p.ID != "" && !classID.IsZero() && st.HasRole(p, facade.RoleProfessor) && st.enforce(q, PrefixClass+classID.String(), act) {
 		st.usedRole(q, tokenRoleOf(p, facade.RoleProfessor), facade.RoleProfessor)
-		return a.count.record(opViewClass, true)
+		return true
 	}
-	return a.count.record(opViewClass, false)
+	return false
+}
+
+// EnrolledStudents returns every student enrolled in classID (g,
+// student:S, class:C, directly or through nested groups), sorted,
+// whoever asks: posting a class's grades acts on all of them. Ask
+// CanPostClass or CanViewClass first.
+func (a *Authorizer) EnrolledStudents(classID facade.ClassID) []facade.StudentID {
+	return a.force.state().classIndex().students[PrefixClass+classID.String()]
+}
+
+// StudentClasses returns the classes studentID is enrolled in, sorted:
+// the posting policy of each decides whether a change to the student's
+// grade waits for a post (package grades).
+func (a *Authorizer) StudentClasses(studentID facade.StudentID) []facade.ClassID {
+	return a.force.state().classIndex().classesOf[studentID]
 }
 
 // ClassStudents returns the students enrolled in classID (g, student:S,
@@ -63,7 +92,10 @@ func (a *Authorizer) ViewableClasses(p facade.Principal) []string {
 	return classes
 }
 
-var opViewClass = newOp("view_class")
+var (
+	opViewClass = newOp("view_class")
+	opPostClass = newOp("post_class")
+)
 
 // classIndex lists the policy's classes and their enrolled students, built
 // once per loaded policy on first use: decisions never need it, only class
@@ -72,6 +104,9 @@ type classIndex struct {
 	once     sync.Once
 	classes  []string                      // every class:C the policy names, sorted
 	students map[string][]facade.StudentID // class:C -> student ids enrolled (any depth casbin follows)
+	// classesOf is students turned around: student id -> the classes it
+	// is enrolled in, sorted.
+	classesOf map[facade.StudentID][]facade.ClassID
 }
 
 func (st *Loaded) classIndex() *classIndex {
@@ -104,6 +139,13 @@ func (st *Loaded) classIndex() *classIndex {
 			}
 			for _, c := range reached {
 				ix.students[c] = append(ix.students[c], sid)
+			}
+		}
+		ix.classesOf = map[facade.StudentID][]facade.ClassID{}
+		for _, c := range ix.classes { // sorted, so each student's list is too
+			cid, _ := facade.ParseClassID(strings.TrimPrefix(c, PrefixClass))
+			for _, s := range ix.students[c] {
+				ix.classesOf[s] = append(ix.classesOf[s], cid)
 			}
 		}
 		for _, s := range ix.students {

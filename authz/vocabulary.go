@@ -25,6 +25,7 @@ const (
 const (
 	ActView        = "view"
 	ActUpdate      = "update"
+	ActPost        = "post" // releases a class's grades to their students (docs/contract.md §4)
 	ActViewAccount = "view_account"
 	ActTransfer    = "transfer"
 	ActReceive     = "receive" // may pay into the account, never take from it
@@ -32,7 +33,7 @@ const (
 
 // actionsFor lists, per object prefix, the actions the service asks about it.
 var actionsFor = map[string][]string{
-	PrefixClass:   {ActView, ActUpdate},
+	PrefixClass:   {ActView, ActUpdate, ActPost},
 	PrefixStudent: {ActView, ActUpdate},
 	PrefixAccount: {ActViewAccount, ActTransfer, ActReceive},
 	PrefixProject: {ActView},
@@ -40,7 +41,7 @@ var actionsFor = map[string][]string{
 }
 
 // actions are the actions the service asks about.
-var actions = []string{ActView, ActUpdate, ActViewAccount, ActTransfer, ActReceive}
+var actions = []string{ActView, ActUpdate, ActPost, ActViewAccount, ActTransfer, ActReceive}
 
 // UnknownAction says, for an action the service never asks about (a typo,
 // most likely), which one it asks instead; "" for one it asks about.

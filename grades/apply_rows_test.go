@@ -31,7 +31,7 @@ func TestApplyRowsInPipelines(t *testing.T) {
 	if _, err := s.updateText(ctx, "s0007", SubjectEnglish, "A", "frank", nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.ApplyRows(ctx, rows, SubjectEnglish, "bob")
+	got, err := s.ApplyRows(ctx, rows, SubjectEnglish, "bob", noClasses)
 	if err != nil || len(got) != n+1 {
 		t.Fatalf("ApplyRows: %d results, %v", len(got), err)
 	}

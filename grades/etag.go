@@ -21,7 +21,9 @@ func ETag(version int64) string {
 //   - "" (no header) and "*" return nil: the update proceeds on whatever
 //     version exists. "*" means "any current representation", and Update
 //     already refuses a grade that does not exist, so nil says exactly that.
-//   - `"3"` and `W/"3"` return 3. Weak tags are accepted on purpose: our tags
+//   - `"3"`, `"3-unposted"` (StaffETag) and `W/"3"` return 3: posting
+//     does not change the grade, so a tag read before a post still
+//     matches after it. Weak tags are accepted on purpose: our tags
 //     are versions, hence strong in fact, and proxies (nginx gzip, for one)
 //     weaken ETags on the way to the client.
 //   - Surrounding spaces and tabs are ignored (HTTP optional whitespace).
@@ -47,7 +49,7 @@ func ParseIfMatch(h string) (*int64, error) {
 	if len(h) < 3 || h[0] != '"' || h[len(h)-1] != '"' {
 		return nil, bad
 	}
-	digits := h[1 : len(h)-1]
+	digits := strings.TrimSuffix(h[1:len(h)-1], unpostedSuffix) // StaffETag's tag of an unposted version
 	if !canonicalDigits(digits) {
 		return nil, bad
 	}

@@ -24,7 +24,9 @@ import (
 // download, are ignored), so a downloaded file can be edited and sent back.
 
 // GradebookColumns is the header of a downloaded gradebook.
-var GradebookColumns = []string{"student_id", "grade", "version", "updated_at", "updated_by"}
+// posted is whether the student sees that version ("true"/"false"; empty
+// with no grade): an upload ignores it, as any column it does not need.
+var GradebookColumns = []string{"student_id", "grade", "version", "updated_at", "updated_by", "posted"}
 
 // GradebookEntry is one enrolled student and their grade (nil: none yet).
 type GradebookEntry struct {
@@ -40,10 +42,10 @@ func WriteGradebook(w io.Writer, entries []GradebookEntry) error {
 		return err
 	}
 	for _, e := range entries {
-		row := []string{e.StudentID, "", "", "", ""}
+		row := []string{e.StudentID, "", "", "", "", ""}
 		if r := e.Record; r != nil {
 			row = []string{e.StudentID, r.Grade, strconv.FormatInt(r.Version, 10),
-				r.UpdatedAt.UTC().Format(time.RFC3339), r.UpdatedBy}
+				r.UpdatedAt.UTC().Format(time.RFC3339), r.UpdatedBy, strconv.FormatBool(r.Posted)}
 		}
 		for i := range row {
 			row[i] = SafeCell(row[i])
@@ -281,7 +283,9 @@ const applyBatch = 500
 //
 // Rows are as ReadGradebook parsed them: one with a Problem, or without a
 // grade, is not a change and is refused whole (ErrBadIdentifier, NotOnScale).
-func (s *Store) ApplyRows(ctx context.Context, rows []GradebookRow, subject, by string) ([]RowResult, error) {
+// classesOf names each student's classes: a change waits for a post when
+// one of them has the manual posting policy (see Create).
+func (s *Store) ApplyRows(ctx context.Context, rows []GradebookRow, subject, by string, classesOf func(facade.StudentID) []facade.ClassID) ([]RowResult, error) {
 	if err := checkChange(subject, by); err != nil {
 		return nil, err
 	}
@@ -302,10 +306,19 @@ func (s *Store) ApplyRows(ctx context.Context, rows []GradebookRow, subject, by 
 	if err := changeScript.Load(ctx, s.rdb).Err(); err != nil {
 		return nil, redisdb.Error(err)
 	}
+	students := make([]facade.StudentID, len(rows))
+	for i, r := range rows {
+		students[i] = r.student
+	}
+	manual, err := s.manual(ctx, distinctClasses(students, classesOf))
+	if err != nil {
+		return nil, err
+	}
+	hold := func(r GradebookRow) bool { return anyManual(manual, classesOf(r.student)) }
 	var stale []int
 	for lo := 0; lo < len(rows); lo += applyBatch {
 		hi := min(lo+applyBatch, len(rows))
-		st, err := s.applyPipeline(ctx, rows[lo:hi], subject, by, out[lo:hi])
+		st, err := s.applyPipeline(ctx, rows[lo:hi], subject, by, hold, out[lo:hi])
 		if err != nil {
 			return nil, err
 		}
@@ -313,17 +326,20 @@ func (s *Store) ApplyRows(ctx context.Context, rows []GradebookRow, subject, by 
 			stale = append(stale, lo+i)
 		}
 	}
+	if err := s.settleRows(ctx, rows, out, subject, by, classesOf); err != nil {
+		return nil, err
+	}
 	return out, s.readStale(ctx, rows, subject, stale, out)
 }
 
 // applyPipeline runs one batch's changes in one round trip and fills out;
 // it returns the indexes of rows found stale.
-func (s *Store) applyPipeline(ctx context.Context, rows []GradebookRow, subject, by string, out []RowResult) ([]int, error) {
+func (s *Store) applyPipeline(ctx context.Context, rows []GradebookRow, subject, by string, hold func(GradebookRow) bool, out []RowResult) ([]int, error) {
 	at := s.now().UTC().Truncate(time.Second)
 	cmds := make([]*redis.Cmd, len(rows))
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range rows {
-			keys, args := changeCall(rowOp(r), r.student.String(), subject, r.grade.String(), by, at, r.Version)
+			keys, args := changeCall(rowOp(r), r.student.String(), subject, r.grade.String(), by, at, r.Version, hold(r))
 			cmds[i] = p.EvalSha(ctx, changeScript.Hash(), keys, args...)
 		}
 		return nil
@@ -335,13 +351,13 @@ func (s *Store) applyPipeline(ctx context.Context, rows []GradebookRow, subject,
 	for i, r := range rows {
 		res, err := cmds[i].Slice()
 		if redis.HasErrorPrefix(err, "NOSCRIPT") { // the script cache was flushed: Run loads it
-			keys, args := changeCall(rowOp(r), r.student.String(), subject, r.grade.String(), by, at, r.Version)
+			keys, args := changeCall(rowOp(r), r.student.String(), subject, r.grade.String(), by, at, r.Version, hold(r))
 			res, err = changeScript.Run(ctx, s.rdb, keys, args...).Slice()
 		}
 		if err != nil {
 			return nil, redisdb.Error(err)
 		}
-		rec, status, err := s.changed(ctx, rowOp(r), r.student.String(), subject, r.grade.String(), by, at, res)
+		rec, status, err := s.changed(ctx, rowOp(r), r.student.String(), subject, r.grade.String(), by, at, res, hold(r))
 		switch {
 		case err != nil:
 			return nil, err

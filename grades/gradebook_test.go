@@ -28,7 +28,7 @@ func TestGradebookRoundTrip(t *testing.T) {
 	if err := WriteGradebook(&buf, []GradebookEntry{{StudentID: "-rm"}, {StudentID: "@home"}, {StudentID: "plain"}}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "student_id,grade,version,updated_at,updated_by\n'-rm,,,,\n'@home,,,,\nplain,,,,\n"; buf.String() != want {
+	if want := "student_id,grade,version,updated_at,updated_by,posted\n'-rm,,,,,\n'@home,,,,,\nplain,,,,,\n"; buf.String() != want {
 		t.Fatalf("written %q, want %q", buf.String(), want)
 	}
 	rows, err := ReadGradebook(bytes.NewReader(buf.Bytes()))

@@ -20,3 +20,9 @@ func recordKey(studentID, subject string) string {
 func auditKey(studentID, subject string) string {
 	return recordKey(studentID, subject) + ":audit"
 }
+
+// postingKey is the hash of the classes whose posting policy is manual:
+// field class id, value "manual"; a class without a field is automatic
+// (the default). One key, so reading the policies of a student's classes
+// is one command on one node whatever the cluster.
+const postingKey = keyPrefix + "posting"

@@ -73,22 +73,50 @@ func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
 	return s
 }
 
-// Get returns the current grade, or ErrNotFound.
+// Get returns the current grade, as staff see it (Posted says whether its
+// student sees it too), or ErrNotFound.
 func (s *Store) Get(ctx context.Context, student facade.StudentID, subject string) (Record, error) {
+	rec, _, err := s.get(ctx, student, subject)
+	return rec, err
+}
+
+// get reads a grade's hash, one command: the current record and the
+// released one (nil: never posted).
+func (s *Store) get(ctx context.Context, student facade.StudentID, subject string) (Record, *Record, error) {
 	if err := CheckSubject(subject); err != nil {
-		return Record{}, err
+		return Record{}, nil, err
 	}
 	studentID := student.String()
 	var cmd *redis.MapStringStringCmd
 	s.reads.Do(ctx, func(p redis.Pipeliner) { cmd = p.HGetAll(ctx, recordKey(studentID, subject)) })
 	fields, err := cmd.Result()
 	if err != nil {
-		return Record{}, redisdb.Error(err)
+		return Record{}, nil, redisdb.Error(err)
 	}
 	if len(fields) == 0 {
-		return Record{}, facade.ErrNotFound
+		return Record{}, nil, facade.ErrNotFound
 	}
-	return parseRecord(studentID, subject, fields)
+	return parseStored(studentID, subject, fields)
+}
+
+// GetPosted returns the grade as its student reads it: the version last
+// posted, whatever changed since (docs/contract.md §4). It is
+// ErrGradeNotPosted when no version of it was ever posted, or there is no
+// grade at all: the student cannot tell a grade that waits from none, so
+// entering one they may not see yet changes nothing they can read. It costs what Get costs (the same one command): the
+// released record lives in the grade's own hash, whatever the policy.
+func (s *Store) GetPosted(ctx context.Context, student facade.StudentID, subject string) (Record, error) {
+	_, released, err := s.get(ctx, student, subject)
+	if errors.Is(err, facade.ErrNotFound) { // a student cannot tell "none" from "not posted"
+		return Record{}, facade.ErrGradeNotPosted
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	if released == nil {
+		return Record{}, facade.ErrGradeNotPosted
+	}
+	return *released, nil
 }
 
 // GetMany returns the current grades of several students in one round trip,
@@ -113,7 +141,7 @@ func (s *Store) GetMany(ctx context.Context, studentIDs []facade.StudentID, subj
 		if len(fields) == 0 {
 			continue
 		}
-		rec, err := parseRecord(id.String(), subject, fields)
+		rec, _, err := parseStored(id.String(), subject, fields)
 		if err != nil {
 			return nil, err
 		}
@@ -123,9 +151,11 @@ func (s *Store) GetMany(ctx context.Context, studentIDs []facade.StudentID, subj
 }
 
 // Create stores a new grade at version 1. It is ErrGradeExists when the student
-// already has a grade in subject, whatever its value.
-func (s *Store) Create(ctx context.Context, student facade.StudentID, subject string, grade Grade, by string) (Record, error) {
-	rec, status, err := s.apply(ctx, opCreate, student, subject, grade, by, nil)
+// already has a grade in subject, whatever its value. classes are the
+// classes the student is enrolled in: when the posting policy of any is
+// manual, the grade waits for a post (Record.Posted false).
+func (s *Store) Create(ctx context.Context, student facade.StudentID, subject string, grade Grade, by string, classes []facade.ClassID) (Record, error) {
+	rec, status, err := s.apply(ctx, opCreate, student, subject, grade, by, nil, classes)
 	if err == nil && status == "exists" {
 		err = facade.ErrGradeExists
 	}
@@ -136,9 +166,10 @@ func (s *Store) Create(ctx context.Context, student facade.StudentID, subject st
 // ErrNotFound when there is none, and ErrVersionMismatch when ifMatch is not nil and
 // differs from the current version (then nothing is written). Setting the
 // grade already stored changes nothing: the current record comes back with
-// its version, and no audit entry is added.
-func (s *Store) Update(ctx context.Context, student facade.StudentID, subject string, grade Grade, by string, ifMatch *int64) (Record, error) {
-	rec, status, err := s.apply(ctx, opUpdate, student, subject, grade, by, ifMatch)
+// its version, and no audit entry is added. classes decide the posting
+// as for Create.
+func (s *Store) Update(ctx context.Context, student facade.StudentID, subject string, grade Grade, by string, ifMatch *int64, classes []facade.ClassID) (Record, error) {
+	rec, status, err := s.apply(ctx, opUpdate, student, subject, grade, by, ifMatch, classes)
 	switch {
 	case err != nil:
 	case status == "absent":
@@ -151,9 +182,10 @@ func (s *Store) Update(ctx context.Context, student facade.StudentID, subject st
 
 // Seed creates the grade by SeedActor when the student has none and reports
 // whether it did. An existing grade is never overwritten, so restarting with
-// the same seed file keeps what users changed since.
+// the same seed file keeps what users changed since. A seeded grade is
+// posted: a seed file holds grades as they stand.
 func (s *Store) Seed(ctx context.Context, student facade.StudentID, subject string, grade Grade) (created bool, err error) {
-	_, status, err := s.apply(ctx, opSeed, student, subject, grade, SeedActor, nil)
+	_, status, err := s.apply(ctx, opSeed, student, subject, grade, SeedActor, nil, nil)
 	return err == nil && status == "ok", err
 }
 
@@ -185,17 +217,29 @@ func (s *Store) Audit(ctx context.Context, student facade.StudentID, subject str
 
 // apply checks a change, runs changeScript and, when it wrote, logs the
 // audit line and returns the new record. status is the script's verdict.
-func (s *Store) apply(ctx context.Context, op string, student facade.StudentID, subject string, grade Grade, by string, ifMatch *int64) (Record, string, error) {
+// The change is posted as it is made unless a class of the student's has
+// the manual policy (held); a held change is posted after all when the
+// policy turned automatic meanwhile (settle).
+func (s *Store) apply(ctx context.Context, op string, student facade.StudentID, subject string, grade Grade, by string, ifMatch *int64, classes []facade.ClassID) (Record, string, error) {
 	if err := checkChange(subject, by); err != nil {
 		return Record{}, "", err
 	}
+	hold, err := s.holds(ctx, classes)
+	if err != nil {
+		return Record{}, "", err
+	}
 	at := s.now().UTC().Truncate(time.Second)
-	keys, args := changeCall(op, student.String(), subject, grade.String(), by, at, ifMatch)
+	keys, args := changeCall(op, student.String(), subject, grade.String(), by, at, ifMatch, hold)
 	res, err := changeScript.Run(ctx, s.rdb, keys, args...).Slice()
 	if err != nil {
 		return Record{}, "", redisdb.Error(err)
 	}
-	return s.changed(ctx, op, student.String(), subject, grade.String(), by, at, res)
+	rec, status, err := s.changed(ctx, op, student.String(), subject, grade.String(), by, at, res, hold)
+	if err != nil || status != "ok" || !hold {
+		return rec, status, err
+	}
+	rec, err = s.settle(ctx, rec, classes)
+	return rec, status, err
 }
 
 // checkChange runs the checks a change needs before it reaches Redis: the
@@ -211,18 +255,23 @@ func checkChange(subject, by string) error {
 }
 
 // changeCall returns changeScript's keys and arguments for one change.
-func changeCall(op, studentID, subject, grade, by string, at time.Time, ifMatch *int64) ([]string, []any) {
+func changeCall(op, studentID, subject, grade, by string, at time.Time, ifMatch *int64, hold bool) ([]string, []any) {
 	required := ""
 	if ifMatch != nil {
 		required = strconv.FormatInt(*ifMatch, 10)
 	}
+	post := "1"
+	if hold {
+		post = "0"
+	}
 	keys := []string{recordKey(studentID, subject), auditKey(studentID, subject)}
-	return keys, []any{op, grade, by, at.Format(time.RFC3339), required, AuditRetention}
+	return keys, []any{op, grade, by, at.Format(time.RFC3339), required, AuditRetention, post}
 }
 
 // changed reads changeScript's reply res and, when it wrote, logs the
 // audit line and returns the new record.
-func (s *Store) changed(ctx context.Context, op, studentID, subject, grade, by string, at time.Time, res []any) (Record, string, error) {
+// hold says whether the change waits for a post.
+func (s *Store) changed(ctx context.Context, op, studentID, subject, grade, by string, at time.Time, res []any, hold bool) (Record, string, error) {
 	if len(res) > 0 && res[0] == "same" {
 		rec, err := parseUnchanged(studentID, subject, grade, res)
 		return rec, "same", err
@@ -234,8 +283,8 @@ func (s *Store) changed(ctx context.Context, op, studentID, subject, grade, by s
 	s.log.LogAttrs(ctx, slog.LevelInfo, "grade changed",
 		slog.Bool("audit", true), slog.String("op", op), slog.String("who", by),
 		slog.String("student", studentID), slog.String("subject", subject),
-		slog.String("old", old), slog.String("new", grade), slog.Int64("version", version))
-	rec := Record{StudentID: studentID, Subject: subject, Grade: grade, UpdatedAt: at, UpdatedBy: by, Version: version}
+		slog.String("old", old), slog.String("new", grade), slog.Int64("version", version), slog.Bool("posted", !hold))
+	rec := Record{StudentID: studentID, Subject: subject, Grade: grade, UpdatedAt: at, UpdatedBy: by, Version: version, Posted: !hold}
 	return rec, status, nil
 }
 
@@ -272,27 +321,65 @@ func parseScriptResult(res []any) (status string, version int64, old string, err
 }
 
 // parseUnchanged reads the script's {"same", version, updated_at,
-// updated_by} reply into the record as it stands.
+// updated_by, posted} reply into the record as it stands (Released is
+// not read: a writer needs Posted only).
 func parseUnchanged(studentID, subject, grade string, res []any) (Record, error) {
-	if len(res) != 4 {
+	if len(res) < 4 || len(res) > 5 {
 		return Record{}, corrupt("script reply %v", res)
 	}
 	f := map[string]string{"grade": grade}
-	for i, k := range []string{"version", "updated_at", "updated_by"} {
-		v, _ := res[i+1].(string)
-		f[k] = v
+	for i, k := range []string{"version", "updated_at", "updated_by", "posted"} {
+		if i+1 >= len(res) {
+			break
+		}
+		if v, ok := res[i+1].(string); ok {
+			f[k] = v
+		}
 	}
-	return parseRecord(studentID, subject, f)
+	rec, ok := recordOf(studentID, subject, f["grade"], f["updated_at"], f["updated_by"], f["version"])
+	if !ok {
+		return Record{}, corrupt("script reply %v", res)
+	}
+	posted, has := f["posted"]
+	rec.Posted = !has || posted == f["version"]
+	return rec, nil
 }
 
-func parseRecord(studentID, subject string, f map[string]string) (Record, error) {
-	at, errT := time.Parse(time.RFC3339, f["updated_at"])
-	version, errV := strconv.ParseInt(f["version"], 10, 64)
-	if errT != nil || errV != nil || f["grade"] == "" {
-		return Record{}, corrupt("record %s/%s: %v", studentID, subject, f)
+// parseStored reads a grade's hash: the current record and, when a
+// version was posted, the released one (the record itself when it is the
+// posted version). A hash without the posted field was written before
+// posting existed, when every grade was its student's as it stood.
+func parseStored(studentID, subject string, f map[string]string) (Record, *Record, error) {
+	rec, ok := recordOf(studentID, subject, f["grade"], f["updated_at"], f["updated_by"], f["version"])
+	posted, hasPosted := f["posted"]
+	if !ok || hasPosted && !canonicalDigits(posted) {
+		return Record{}, nil, corrupt("record %s/%s: %v", studentID, subject, f)
 	}
-	return Record{StudentID: studentID, Subject: subject, Grade: f["grade"],
-		UpdatedAt: at.UTC(), UpdatedBy: f["updated_by"], Version: version}, nil
+	switch {
+	case !hasPosted || posted == f["version"]:
+		rec.Posted = true
+		released := rec
+		return rec, &released, nil
+	case posted != "0":
+		released, ok := recordOf(studentID, subject, f["posted_grade"], f["posted_updated_at"], f["posted_updated_by"], posted)
+		if !ok {
+			return Record{}, nil, corrupt("record %s/%s: %v", studentID, subject, f)
+		}
+		released.Posted = true
+		return rec, &released, nil
+	}
+	return rec, nil, nil
+}
+
+// recordOf makes a Record of a hash's fields; false when one is corrupt.
+func recordOf(studentID, subject, grade, updatedAt, updatedBy, version string) (Record, bool) {
+	at, errT := time.Parse(time.RFC3339, updatedAt)
+	v, errV := strconv.ParseInt(version, 10, 64)
+	if errT != nil || errV != nil || grade == "" {
+		return Record{}, false
+	}
+	return Record{StudentID: studentID, Subject: subject, Grade: grade,
+		UpdatedAt: at.UTC(), UpdatedBy: updatedBy, Version: v}, true
 }
 
 func parseAuditEntry(studentID, subject string, v map[string]any) (AuditEntry, error) {
@@ -302,6 +389,8 @@ func parseAuditEntry(studentID, subject string, v map[string]any) (AuditEntry, e
 	if errT != nil || errV != nil {
 		return AuditEntry{}, corrupt("audit entry %s/%s: %v", studentID, subject, v)
 	}
-	return AuditEntry{StudentID: studentID, Subject: subject, By: text("by"), At: at.UTC(),
-		Old: text("old"), New: text("new"), Version: version}, nil
+	// A change written before posting existed has no posted field: it was
+	// its student's as it was made.
+	return AuditEntry{StudentID: studentID, Subject: subject, Op: text("op"), By: text("by"), At: at.UTC(),
+		Old: text("old"), New: text("new"), Version: version, Posted: text("posted") != "0"}, nil
 }

@@ -37,7 +37,7 @@ func TestCreateGetUpdateSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Record{StudentID: "alice", Subject: "english", Grade: "B+", UpdatedAt: t0, UpdatedBy: "bob", Version: 1}
+	want := Record{StudentID: "alice", Subject: "english", Grade: "B+", UpdatedAt: t0, UpdatedBy: "bob", Version: 1, Posted: true}
 	if created != want {
 		t.Fatalf("Create = %+v, want %+v", created, want)
 	}
@@ -50,7 +50,7 @@ func TestCreateGetUpdateSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = Record{StudentID: "alice", Subject: "english", Grade: "A-", UpdatedAt: now, UpdatedBy: "carol", Version: 2}
+	want = Record{StudentID: "alice", Subject: "english", Grade: "A-", UpdatedAt: now, UpdatedBy: "carol", Version: 2, Posted: true}
 	if updated != want {
 		t.Fatalf("Update = %+v, want %+v", updated, want)
 	}
@@ -80,9 +80,9 @@ func TestCreateGetUpdateSeed(t *testing.T) {
 }
 
 func TestRecordJSON(t *testing.T) {
-	rec := Record{StudentID: "alice", Subject: "english", Grade: "B+", UpdatedAt: t0, UpdatedBy: "bob", Version: 3}
+	rec := Record{StudentID: "alice", Subject: "english", Grade: "B+", UpdatedAt: t0, UpdatedBy: "bob", Version: 3, Posted: true}
 	got, _ := json.Marshal(rec)
-	want := `{"student_id":"alice","subject":"english","grade":"B+","updated_at":"2025-03-01T10:00:00Z","updated_by":"bob","version":3}`
+	want := `{"student_id":"alice","subject":"english","grade":"B+","updated_at":"2025-03-01T10:00:00Z","updated_by":"bob","version":3,"posted":true}`
 	if string(got) != want {
 		t.Fatalf("JSON = %s\nwant   %s", got, want)
 	}
@@ -173,9 +173,9 @@ func TestAuditRecordsWhoWhenOldNewNewestFirst(t *testing.T) {
 		}
 	}
 	want := []AuditEntry{
-		{StudentID: "alice", Subject: "english", By: "bob", At: t0.Add(2 * time.Minute), Old: "B+", New: "A", Version: 3},
-		{StudentID: "alice", Subject: "english", By: "carol", At: t0.Add(time.Minute), Old: "B", New: "B+", Version: 2},
-		{StudentID: "alice", Subject: "english", By: "bob", At: t0, Old: "", New: "B", Version: 1},
+		{StudentID: "alice", Subject: "english", By: "bob", At: t0.Add(2 * time.Minute), Old: "B+", New: "A", Version: 3, Posted: true},
+		{StudentID: "alice", Subject: "english", By: "carol", At: t0.Add(time.Minute), Old: "B", New: "B+", Version: 2, Posted: true},
+		{StudentID: "alice", Subject: "english", By: "bob", At: t0, Old: "", New: "B", Version: 1, Posted: true},
 	}
 	got, err := s.auditText(ctx, "alice", SubjectEnglish, 0)
 	if err != nil {

@@ -300,7 +300,7 @@ func TestBrowserConflictIsExplained(t *testing.T) {
 	b.Do(chromedp.Navigate(e.url + "/ui/#/grades/english-101/alice"))
 	b.UseToken(bob)
 	b.WaitText("#history-h", "History of alice")
-	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Update(context.Background(), studentID("alice"), grades.SubjectEnglish, parsedGrade("D"), "frank", nil); err != nil {
+	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Update(context.Background(), studentID("alice"), grades.SubjectEnglish, parsedGrade("D"), "frank", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.Do(chromedp.SetValue(chromedp.ID("grade-alice"), "A"), click(`button[data-save="alice"]`), visible(`#confirm`), click(`#confirm-yes`))
@@ -316,7 +316,7 @@ func TestBrowserConflictIsExplained(t *testing.T) {
 		t.Errorf("the conflict overwrote: %s", r.body)
 	}
 	// Someone sets ghost's first grade meanwhile: POST answers 409.
-	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Create(context.Background(), studentID("ghost"), grades.SubjectEnglish, parsedGrade("C"), "frank"); err != nil {
+	if _, err := grades.NewStore(e.rdb, grades.Config{Log: quietLog}).Create(context.Background(), studentID("ghost"), grades.SubjectEnglish, parsedGrade("C"), "frank", nil); err != nil {
 		t.Fatal(err)
 	}
 	b.Do(chromedp.SetValue(chromedp.ID("grade-ghost"), "A"), click(`button[data-save="ghost"]`), visible(`#confirm`), click(`#confirm-yes`))

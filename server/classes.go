@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -35,7 +36,8 @@ type studentGrade struct {
 	Version   int64      `json:"version,omitempty"`
 	UpdatedAt *time.Time `json:"updated_at,omitempty"`
 	UpdatedBy string     `json:"updated_by,omitempty"`
-	CanChange bool       `json:"can_change"` // the caller may set or change this grade
+	Posted    *bool      `json:"posted,omitempty"` // whether its student sees this version; absent with no grade
+	CanChange bool       `json:"can_change"`       // the caller may set or change this grade
 }
 
 type classGradesView struct {
@@ -91,6 +93,9 @@ func (h *gradeHandlers) getClassGrades(c echo.Context) error {
 	hi := lo + min(limit, len(enrolled)-lo)
 	page := enrolled[lo:hi]
 	recs, err := h.grades.GetMany(c.Request().Context(), page, grades.SubjectEnglish)
+	if err == nil {
+		err = h.ownAsStudent(c, recs)
+	}
 	if err != nil {
 		return err
 	}
@@ -100,7 +105,7 @@ func (h *gradeHandlers) getClassGrades(c echo.Context) error {
 		view.Students[i] = studentGrade{StudentID: id.String()}
 		if rec, ok := recs[id]; ok {
 			view.Students[i] = studentGrade{StudentID: id.String(), Grade: &rec.Grade, Version: rec.Version,
-				UpdatedAt: &rec.UpdatedAt, UpdatedBy: rec.UpdatedBy}
+				UpdatedAt: &rec.UpdatedAt, UpdatedBy: rec.UpdatedBy, Posted: &rec.Posted}
 		}
 		view.Students[i].CanChange = h.az.MayChangeGrade(principal(c), id)
 	}
@@ -121,6 +126,30 @@ func (h *gradeHandlers) authorizeClass(c echo.Context, op string, class facade.C
 		target: func() string { return "class:" + class.String() }})
 }
 
+// ownAsStudent replaces, in recs, the caller's own grade, if it is there,
+// by the grade as its student sees it (readsAsStudent): one sees one's own
+// grade as released even in a class one helps teach. One read, and only
+// when the caller is enrolled.
+func (h *gradeHandlers) ownAsStudent(c echo.Context, recs map[facade.StudentID]grades.Record) error {
+	own, err := facade.ParseStudentID(principal(c).ID)
+	if err != nil {
+		return nil // an id no student has
+	}
+	if _, ok := recs[own]; !ok {
+		return nil
+	}
+	rec, err := h.grades.GetPosted(c.Request().Context(), own, grades.SubjectEnglish)
+	switch {
+	case errors.Is(err, facade.ErrGradeNotPosted):
+		delete(recs, own)
+	case err != nil:
+		return err
+	default:
+		recs[own] = rec
+	}
+	return nil
+}
+
 func classGradesPath(class string) string { return "/class/" + url.PathEscape(class) + "/grades" }
 
 // getClassGradebook answers every enrolled student the caller may view,
@@ -129,6 +158,9 @@ func classGradesPath(class string) string { return "/class/" + url.PathEscape(cl
 func (h *gradeHandlers) getClassGradebook(c echo.Context, class facade.ClassID) error {
 	enrolled := h.az.ClassStudents(principal(c), class)
 	recs, err := h.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
+	if err == nil {
+		err = h.ownAsStudent(c, recs)
+	}
 	if err != nil {
 		return err
 	}
@@ -264,7 +296,7 @@ func (h *gradeHandlers) applyGradebook(c echo.Context, rows []grades.GradebookRo
 			todo, at = append(todo, r), append(at, i)
 		}
 	}
-	results, err := h.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID)
+	results, err := h.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID, h.az.StudentClasses)
 	if err != nil {
 		return err
 	}

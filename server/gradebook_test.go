@@ -165,8 +165,8 @@ func TestGradebookDownloadIsSafeCSV(t *testing.T) {
 	r := e.do(req{method: "GET", path: "/class/english-101/grades", token: bob, header: map[string]string{"Accept": "text/csv"}})
 	lines := strings.Split(strings.TrimSpace(r.body), "\n")
 	if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "text/csv") || len(lines) != 3 ||
-		lines[0] != "student_id,grade,version,updated_at,updated_by" || !strings.HasPrefix(lines[1], "alice,B,1,") ||
-		lines[2] != "ghost,,,," {
+		lines[0] != "student_id,grade,version,updated_at,updated_by,posted" || !strings.HasPrefix(lines[1], "alice,B,1,") ||
+		!strings.HasSuffix(lines[1], ",true") || lines[2] != "ghost,,,,," {
 		t.Fatalf("download: %d %s %q", r.status, r.header.Get("Content-Type"), r.body)
 	}
 	if !strings.Contains(r.header.Get("Content-Disposition"), `filename="english-101-grades.csv"`) {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -41,11 +40,26 @@ func (h *gradeHandlers) getGrade(c echo.Context) error {
 	if err := h.authorizeGrade(c, student, false); err != nil {
 		return err
 	}
-	rec, err := h.grades.Get(c.Request().Context(), student, grades.SubjectEnglish)
+	get := h.grades.Get
+	if readsAsStudent(c, student) {
+		get = h.grades.GetPosted
+	}
+	rec, err := get(c.Request().Context(), student, grades.SubjectEnglish)
 	if err != nil {
 		return err
 	}
 	return writeGrade(c, http.StatusOK, rec)
+}
+
+// readsAsStudent says whether the caller reads student's grade as its
+// student: as it was last posted (docs/contract.md §4). Whoever reads their
+// own grade does, whatever else they are (a teaching assistant enrolled
+// in a class they help teach included); staff read the current one.
+// A student's "no grade" and "not posted yet" are one answer
+// (ErrGradeNotPosted), so entering a grade that waits changes nothing the
+// student can see.
+func readsAsStudent(c echo.Context, student facade.StudentID) bool {
+	return principal(c).ID == student.String()
 }
 
 func (h *gradeHandlers) createGrade(c echo.Context) error {
@@ -53,7 +67,7 @@ func (h *gradeHandlers) createGrade(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := h.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID)
+	rec, err := h.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, h.az.StudentClasses(student))
 	if err != nil {
 		return err
 	}
@@ -70,7 +84,7 @@ func (h *gradeHandlers) updateGrade(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := h.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch)
+	rec, err := h.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch, h.az.StudentClasses(student))
 	if err != nil {
 		return err
 	}
@@ -97,7 +111,7 @@ func (h *gradeHandlers) gradeWrite(c echo.Context) (student facade.StudentID, gr
 }
 
 func writeGrade(c echo.Context, status int, rec grades.Record) error {
-	c.Response().Header().Set("ETag", grades.ETag(rec.Version))
+	c.Response().Header().Set("ETag", grades.StaffETag(rec))
 	return c.JSON(status, rec)
 }
 
@@ -105,25 +119,16 @@ func writeGrade(c echo.Context, status int, rec grades.Record) error {
 // caller does not say.
 const defaultHistoryLimit = 20
 
-// historyVersion is one change to a grade, shaped like the grade record
-// it produced plus the grade it replaced (null for the first version).
-type historyVersion struct {
-	Version       int64     `json:"version"`
-	Grade         string    `json:"grade"`
-	PreviousGrade *string   `json:"previous_grade"`
-	UpdatedBy     string    `json:"updated_by"`
-	UpdatedAt     time.Time `json:"updated_at"`
-}
-
 type historyView struct {
 	StudentID string           `json:"student_id"`
 	Subject   string           `json:"subject"`
-	Versions  []historyVersion `json:"versions"`
+	Versions  []grades.Version `json:"versions"`
 }
 
-// getGradeHistory answers the grade's audit trail, newest first, under the
-// rule for reading the grade. A grade that never existed is 404, as GET
-// on the grade is.
+// getGradeHistory answers the grade's versions, newest first, under the
+// rule for reading the grade: a student's only those posted
+// (grades.Store.History). A grade that never existed is 404, as GET on
+// the grade is.
 func (h *gradeHandlers) getGradeHistory(c echo.Context) error {
 	limit, err := pageLimit(c.QueryParam("limit"), defaultHistoryLimit, maxPageLimit)
 	if err != nil {
@@ -136,20 +141,9 @@ func (h *gradeHandlers) getGradeHistory(c echo.Context) error {
 	if err := h.authorizeGrade(c, student, false); err != nil {
 		return err
 	}
-	trail, err := h.grades.Audit(c.Request().Context(), student, grades.SubjectEnglish, limit)
+	versions, err := h.grades.History(c.Request().Context(), student, grades.SubjectEnglish, limit, readsAsStudent(c, student))
 	if err != nil {
 		return err
 	}
-	if len(trail) == 0 {
-		return facade.ErrNotFound
-	}
-	view := historyView{StudentID: student.String(), Subject: grades.SubjectEnglish, Versions: make([]historyVersion, len(trail))}
-	for i, a := range trail {
-		v := historyVersion{Version: a.Version, Grade: a.New, UpdatedBy: a.By, UpdatedAt: a.At}
-		if a.Old != "" {
-			v.PreviousGrade = &a.Old
-		}
-		view.Versions[i] = v
-	}
-	return c.JSON(http.StatusOK, view)
+	return c.JSON(http.StatusOK, historyView{StudentID: student.String(), Subject: grades.SubjectEnglish, Versions: versions})
 }

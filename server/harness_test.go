@@ -391,7 +391,8 @@ func (e *env) do(r req) resp {
 	// token is 400 {"error": "invalid_request"}, the shape Back-Channel
 	// Logout 1.0 gives it (the OpenAPI document says so, checked above).
 	oauthShape := res.StatusCode == http.StatusBadRequest && hr.URL.Path == auth.BackchannelLogoutPath
-	if res.StatusCode >= 400 && !oauthShape {
+	// A HEAD answer has no body to check.
+	if res.StatusCode >= 400 && !oauthShape && hr.Method != http.MethodHead {
 		e.mu.Lock()
 		e.bodies = append(e.bodies, out.body)
 		e.mu.Unlock()

@@ -81,6 +81,11 @@ func (s *Server) routes(a areas, p stages, opsOnAPI bool, gatherer prometheus.Ga
 	// A gradebook upload is CSV of up to 2 MiB (a lecture's), read as it
 	// streams; every other body stays within 16 KiB.
 	e.POST("/class/:classId/grades", chain(a.grades.uploadGradebook, requireXSRF, requireJSONAccept, limitBodyTo(maxGradebookBody)))
+	// Posting: when students see their grades, and the class at a glance.
+	read("/class/:classId/posting", a.grades.getPosting)
+	e.PUT("/class/:classId/posting", chain(a.grades.setPosting, api...))
+	e.POST("/class/:classId/grades/post", chain(a.grades.postGrades, api...))
+	read("/class/:classId/grades/summary", a.grades.getSummary)
 
 	// Accounts (docs/contract.md §5).
 	read("/rs/account", a.accounts.listAccounts)

@@ -47,7 +47,7 @@ var families = []struct {
 	name, about string
 	codes       [][]*facade.Error
 }{
-	{"GradeRead", "A student's grade or its history", [][]*facade.Error{signedIn, jsonAPI, dataRead}},
+	{"GradeRead", "A student's grade or its history", [][]*facade.Error{signedIn, jsonAPI, dataRead, {facade.ErrGradeNotPosted}}},
 	{"GradeWrite", "Recording or changing a grade", [][]*facade.Error{signedIn, jsonAPI, {
 		facade.ErrBadGrade, facade.ErrBadIdentifier, facade.ErrBadIfMatch, facade.ErrMalformedBody,
 		facade.ErrForbidden, facade.ErrOriginRefused, facade.ErrNotFound, facade.ErrGradeExists,
@@ -56,6 +56,10 @@ var families = []struct {
 	{"ClassGrades", "A class's grades or gradebook", [][]*facade.Error{signedIn, jsonAPI, dataRead}},
 	{"GradebookUpload", "A gradebook upload", [][]*facade.Error{signedIn, jsonAPI, dataRead, {facade.ErrBadGradebook,
 		facade.ErrMalformedBody, facade.ErrOriginRefused, facade.ErrUnsupportedMedia}}},
+	{"Posting", "A class's posting policy or its summary", [][]*facade.Error{signedIn, jsonAPI, dataRead}},
+	{"PostingWrite", "Changing a class's posting policy, or posting its grades", [][]*facade.Error{signedIn, jsonAPI, {
+		facade.ErrBadIdentifier, facade.ErrBadParameter, facade.ErrMalformedBody, facade.ErrUnsupportedMedia,
+		facade.ErrForbidden, facade.ErrOriginRefused, facade.ErrNotInClass, facade.ErrStoreUnavailable}}},
 	{"AccountRead", "The caller's accounts, an account, its balance or statement", [][]*facade.Error{signedIn, jsonAPI, dataRead}},
 	{"Transfer", "A transfer", [][]*facade.Error{signedIn, jsonAPI, {
 		facade.ErrBadAmount, facade.ErrBadIdempotencyKey, facade.ErrBadIdentifier, facade.ErrBadReference,

@@ -52,6 +52,7 @@ const words = {
   'session-invalid': 'Your session is no longer valid. Sign in again to continue.',
   'signin-failed': 'Signing in did not complete. Start again from the sign-in button.',
   'xsrf': 'The page\'s safety check failed. Reload the page and try again.',
+  'grade-not-posted': 'Not released yet: your grade will show here once the teaching staff post it.',
   'auth-throttled': 'Too many failed sign-ins from here in a short time. Wait a few seconds, check the token, then try again.',
   'origin-refused': 'This page may not make changes from where it was opened. Open it from the service\'s own address.',
   'route-not-found': 'The page asked for something the service does not offer. Reload the page.',
