@@ -7,6 +7,7 @@
 
 import {get, request, ApiError, enc} from '../api.js';
 import {h, fill, when, fullDate, confirmDialog, saveFile} from '../dom.js';
+import {explain} from '../words.js';
 import {drawOnDemand} from '../slices.js';
 import {gradebook} from './gradebook.js';
 import {classPosting} from './posting.js';
@@ -44,9 +45,7 @@ async function ownGrade(ctx) {
     // Never posted: a grade may exist, but its student learns nothing of
     // it (not even that) until the class's staff release it.
     if (err instanceof ApiError && err.code === 'grade-not-posted') {
-      fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your grade'),
-        h('p', {id: 'own-grade', class: 'big'}, 'English: ', h('strong', {}, 'not released yet')),
-        h('p', {id: 'own-grade-by'}, 'Your english grade is not released yet. It appears here once your professor releases the class\'s grades.'));
+      fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your grade'), h('p', {id: 'own-grade', class: 'big'}, explain(err)));
       return;
     }
     throw err;

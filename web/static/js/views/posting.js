@@ -93,12 +93,12 @@ function svg(tag, attrs, ...children) {
 // each with its count written above it; the same numbers are a table
 // for screen readers (the drawing itself is hidden from them).
 function drawChart(el, cls, s) {
-  const W = 390, H = 180, top = 18, bottom = 22, n = s.counts.length, bw = W / n;
+  const W = 280, H = 150, top = 16, bottom = 20, n = s.counts.length, bw = W / n;
   const most = Math.max(1, ...s.counts.map(c => c.count));
   const bars = s.counts.map((c, i) => {
     const bh = Math.round((H - top - bottom) * c.count / most);
     const x = i * bw;
-    return svg('g', {}, svg('rect', {x: x + 3, y: H - bottom - bh, width: bw - 6, height: bh, class: 'bar'}),
+    return svg('g', {}, svg('rect', {x: x + 2, y: H - bottom - bh, width: bw - 4, height: bh, class: 'bar'}),
       svg('text', {x: x + bw / 2, y: H - bottom - bh - 4, 'text-anchor': 'middle', class: 'count'}, String(c.count)),
       svg('text', {x: x + bw / 2, y: H - 6, 'text-anchor': 'middle', class: 'label'}, c.grade));
   });
@@ -108,8 +108,10 @@ function drawChart(el, cls, s) {
     h('p', {id: 'distribution-text'}, `${s.graded} of ${plural(s.enrolled, 'student')} graded`,
       s.median ? `; median ${s.median}` : '', s.unposted ? `; ${s.unposted} not posted` : '', '.'),
     drawing,
-    h('table', {class: 'visually-hidden', id: 'distribution-table'},
+    // A table sizes itself to its cells whatever its width: the box
+    // around it is what stays 1px wide.
+    h('div', {class: 'visually-hidden'}, h('table', {id: 'distribution-table'},
       h('caption', {}, `How many students of ${cls} have each grade`),
       h('thead', {}, h('tr', {}, h('th', {scope: 'col'}, 'Grade'), h('th', {scope: 'col'}, 'Students'))),
-      h('tbody', {}, s.counts.map(c => h('tr', {}, h('th', {scope: 'row'}, c.grade), h('td', {}, c.count))))));
+      h('tbody', {}, s.counts.map(c => h('tr', {}, h('th', {scope: 'row'}, c.grade), h('td', {}, c.count)))))));
 }
