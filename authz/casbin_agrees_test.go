@@ -35,6 +35,12 @@ func TestShippedFilesAnswerTheReadmeQuestionsAsStockCasbin(t *testing.T) {
 		{"bob", "class:english-101", "update", true, func() bool {
 			return a.CanViewClass(facadePrincipal("bob", "professor"), classID("english-101"))
 		}},
+		{"bob", "class:english-101", "post", true, func() bool {
+			return a.CanPostClass(facadePrincipal("bob", "professor"), classID("english-101"))
+		}},
+		{"erin", "class:english-101", "post", false, func() bool {
+			return a.CanPostClass(facadePrincipal("erin", "professor"), classID("english-101"))
+		}},
 		{"bob", "student:alice", "update", true, func() bool { return a.CanWriteGrade(facadePrincipal("bob", "professor"), studentID("alice")) }},
 		{"bob", "student:dave", "view", false, func() bool { return a.CanViewGrade(facadePrincipal("bob", "professor"), studentID("dave")) }},
 		{"dev", "project:PROJ", "view", true, func() bool { return a.CanViewProject(facadePrincipal("dev", "developer"), projectKey("PROJ")) }},

@@ -62,6 +62,9 @@ func lint(path string, m model.Model, rules []compiled.Rule, graphs bool) []comp
 	if !graphs {
 		return problems
 	}
+	if standard {
+		problems = append(problems, classGrantsWithoutRole(path, m, rules)...)
+	}
 	for g := range m["g"] {
 		problems = append(problems, compiled.GraphFindings(path, rules, g)...)
 	}
@@ -99,6 +102,74 @@ func unreachableGroups(path string, m model.Model, rules []compiled.Rule, member
 		}
 	}
 	return problems
+}
+
+// classGrantsWithoutRole warns, once per subject, of a class grant (view,
+// update or post on class:C) to a subject that no role: line makes a
+// professor, neither itself, nor a group it is in, nor a member of it,
+// when the policy gives the professor role through role: lines at all (a
+// policy without one takes every role from tokens, and would warn of
+// every class grant). Such a grant takes effect only for a principal
+// whose token's role claim says professor: with a provider that sends no
+// role, never.
+func classGrantsWithoutRole(path string, m model.Model, rules []compiled.Rule) []compiled.Problem {
+	if _, ok := m["g"][compiled.GroupRole]; !ok {
+		return nil
+	}
+	roles := newRoleIndex(rules)
+	members := map[string][]string{}
+	anyProfessor := false
+	for _, r := range rules {
+		if r.Type == compiled.GroupRole && len(r.Fields) == 2 {
+			members[r.Fields[1]] = append(members[r.Fields[1]], r.Fields[0])
+			anyProfessor = anyProfessor || r.Fields[1] == PrefixRole+facade.RoleProfessor
+		}
+	}
+	if !anyProfessor {
+		return nil
+	}
+	professor := func(name string) bool { _, ok := roles[name][facade.RoleProfessor]; return ok }
+	var problems []compiled.Problem
+	warned := map[string]bool{}
+	for _, r := range rules {
+		if r.Type != "p" || len(r.Fields) < 3 || !strings.HasPrefix(r.Fields[1], PrefixClass) || !actionFits(PrefixClass, r.Fields[2]) ||
+			len(r.Fields) == 4 && r.Fields[3] == "deny" {
+			continue
+		}
+		sub := r.Fields[0]
+		if warned[sub] || professor(sub) || anyMember(sub, members, professor) {
+			continue
+		}
+		warned[sub] = true
+		problems = append(problems, compiled.Problem{File: path, Line: r.Line, Warning: true,
+			Msg: fmt.Sprintf("class grant to %q, whom no role: line makes a professor (g, %s, role:professor; or one for a group it is in or a member of it): "+
+				"a class grant counts for role professor only, so this line takes effect only for a principal whose token's role claim says professor",
+				sub, compiled.QuoteField(sub))})
+	}
+	return problems
+}
+
+// anyMember reports whether some member of group, at any depth, is ok.
+func anyMember(group string, members map[string][]string, ok func(string) bool) bool {
+	seen := map[string]bool{group: true}
+	level := []string{group}
+	for len(level) > 0 {
+		var next []string
+		for _, g := range level {
+			for _, m := range members[g] {
+				if seen[m] {
+					continue
+				}
+				if ok(m) {
+					return true
+				}
+				seen[m] = true
+				next = append(next, m)
+			}
+		}
+		level = next
+	}
+	return false
 }
 
 // misspelledRoles warns of a g line giving a role a letter or two away

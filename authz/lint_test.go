@@ -128,3 +128,46 @@ func TestTheShippedFilesCheckClean(t *testing.T) {
 		t.Fatalf("the shipped files: %v", problems)
 	}
 }
+
+// TestCheckWarnsOfAClassGrantNoRoleLineMakesAProfessor: when the policy
+// gives the professor role through role: lines, a class grant (view,
+// update, post) to a subject none of them reaches is warned of once, as a
+// warning that names the token's role claim; a subject that reaches the
+// role itself, through a group, or through a member is quiet, as are
+// other objects, and a policy without role: lines (roles from tokens).
+func TestCheckWarnsOfAClassGrantNoRoleLineMakesAProfessor(t *testing.T) {
+	lines := []string{
+		"g, group:english-graders, role:professor",   // 1
+		"g, ann, role:professor",                     // 2
+		"p, erin, class:english-101, view",           // 3: erin is no professor here
+		"p, erin, class:english-101, post",           // 4: said once
+		"p, group:english-graders, class:math, post", // 5: the group has the role
+		"p, ann, class:english-101, update",          // 6
+		"p, team:lecturers, class:english-101, post", // 7: ann is a member
+		"g, ann, team:lecturers",                     // 8
+		"p, gus, account:1001, view_account",         // 9: not a class
+		"g, gus, group:english-graders",              // 10
+		"p, gus, class:english-101, view",            // 11: through his group
+		"p, team:empty, class:english-101, view",     // 12: no member is one
+	}
+	policy := filepath.Join(t.TempDir(), "policy.csv")
+	policytest.WriteFile(t, policy, strings.Join(lines, "\n")+"\n")
+	byLine := map[int]string{}
+	for _, p := range Check("../model.conf", policy) {
+		if !p.Warning {
+			t.Errorf("refused: %s", p)
+		}
+		byLine[p.Line] += p.Msg
+	}
+	for n := range len(lines) + 1 {
+		warned := strings.Contains(byLine[n], "token's role claim says professor")
+		if want := n == 3 || n == 12; warned != want {
+			t.Errorf("line %d: %q, want warned=%v", n, byLine[n], want)
+		}
+	}
+	// Without any role: line every role comes from tokens: nothing to say.
+	policytest.WriteFile(t, policy, "p, erin, class:english-101, view\np, bob, class:english-101, post\n")
+	if ps := Check("../model.conf", policy); len(ps) != 0 {
+		t.Errorf("a policy without role lines: %v", ps)
+	}
+}

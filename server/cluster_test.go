@@ -37,6 +37,7 @@ import (
 const clusterPolicy = `# grades: bob teaches english-101, where alice is enrolled
 p, bob, class:english-101, view
 p, bob, class:english-101, update
+p, bob, class:english-101, post
 g, student:alice, class:english-101
 # money: payer moves money among the cl-* accounts
 p, payer, account:cl-1, view_account
@@ -260,6 +261,29 @@ func (c clusterSetup) grades(t *testing.T) {
 	audit, err := grades.NewStore(rdb, grades.Config{Log: quietLog}).Audit(context.Background(), studentID("alice"), grades.SubjectEnglish, 10)
 	if err != nil || len(audit) != 3 {
 		t.Fatalf("audit trail on the cluster: %+v %v; want 3 changes", audit, err)
+	}
+
+	// Posting: the policy set on A holds a change made on B from alice
+	// (on either instance) until a post on B releases it.
+	if r := a.do(req{method: "PUT", path: "/class/english-101/posting", token: bob, body: `{"policy":"manual"}`}); r.status != 200 {
+		t.Fatalf("A turns posting manual: %d %s", r.status, r.body)
+	}
+	if r := b.do(req{method: "PUT", path: path, token: bob, body: body("C"), header: ifMatch("3")}); r.status != 200 || r.header.Get("ETag") != `"4-unposted"` {
+		t.Fatalf("B changes the grade under manual posting: %d %v %s", r.status, r.header, r.body)
+	}
+	for _, inst := range []*env{a, b} {
+		if r := inst.do(req{method: "GET", path: path, token: alice}); r.header.Get("ETag") != `"3"` || r.problem(t)["grade"] != "B" {
+			t.Fatalf("alice reads before the post: %d %v %s", r.status, r.header.Get("ETag"), r.body)
+		}
+	}
+	if r := b.do(req{method: "POST", path: "/class/english-101/grades/post", token: bob}); r.status != 200 || r.problem(t)["posted"] != float64(1) {
+		t.Fatalf("B posts: %d %s", r.status, r.body)
+	}
+	if r := a.do(req{method: "GET", path: path, token: alice}); r.header.Get("ETag") != `"4"` || r.problem(t)["grade"] != "C" {
+		t.Fatalf("alice reads on A after the post: %d %v %s", r.status, r.header.Get("ETag"), r.body)
+	}
+	if r := a.do(req{method: "PUT", path: "/class/english-101/posting", token: bob, body: `{"policy":"automatic"}`}); r.status != 200 {
+		t.Fatalf("A turns posting automatic: %d %s", r.status, r.body)
 	}
 }
 

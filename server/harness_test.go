@@ -68,6 +68,7 @@ p, erin, class:english-101, view
 # frank teaches history-201 through a group
 p, team:history, class:history-201, update
 p, team:history, class:history-201, view
+p, team:history, class:history-201, post
 g, frank, team:history
 # enrollments: ghost is enrolled but has no grade yet
 g, student:alice, class:english-101

@@ -65,6 +65,11 @@ func TestServiceAnswersWhatStockCasbinDecides(t *testing.T) {
 			check(p, "GET", grade, "", professor && enforce(p.sub, "student:"+s, "view"))
 			check(p, "PUT", grade, `{"grade":"B"}`, professor && enforce(p.sub, "student:"+s, "update"))
 		}
+		for _, class := range []string{"english-101", "history-201"} {
+			professor := p.role == "professor"
+			check(p, "GET", "/class/"+class+"/posting", "", professor && enforce(p.sub, "class:"+class, "view"))
+			check(p, "POST", "/class/"+class+"/grades/post", "", professor && enforce(p.sub, "class:"+class, "post"))
+		}
 		for _, a := range accounts {
 			check(p, "GET", "/rs/account/"+a+"/balance", "", enforce(p.sub, "account:"+a, "view_account"))
 			for _, to := range accounts {
@@ -113,7 +118,7 @@ func TestServiceAnswersWhatPolicyExplainSays(t *testing.T) {
 			lines = append(lines, fmt.Sprintf("g, student:%s, class:%s", pickOne(rng, students), pickOne(rng, []string{"english-101", "math-201"})))
 		}
 		for range 3 + rng.IntN(6) {
-			lines = append(lines, fmt.Sprintf("p, %s, class:%s, %s", pickOne(rng, subjects), pickOne(rng, []string{"english-101", "math-201"}), pickOne(rng, []string{"view", "update"})))
+			lines = append(lines, fmt.Sprintf("p, %s, class:%s, %s", pickOne(rng, subjects), pickOne(rng, []string{"english-101", "math-201"}), pickOne(rng, []string{"view", "update", "post"})))
 		}
 		for range 2 + rng.IntN(5) {
 			lines = append(lines, fmt.Sprintf("g, %s, %s", pickOne(rng, subjects), pickOne(rng, []string{"role:professor", "role:student", "team:staff"})))
@@ -159,6 +164,10 @@ func TestServiceAnswersWhatPolicyExplainSays(t *testing.T) {
 			}
 			for _, a := range accounts {
 				check("GET", "/rs/account/"+a+"/balance", "", "account:"+a, "view_account")
+			}
+			for _, class := range []string{"english-101", "math-201"} {
+				check("GET", "/class/"+class+"/posting", "", "class:"+class, "view")
+				check("POST", "/class/"+class+"/grades/post", "", "class:"+class, "post")
 			}
 		}
 	}

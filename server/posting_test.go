@@ -289,6 +289,10 @@ func TestGradebookRoundTripInBothPolicies(t *testing.T) {
 			if _, a := upload(t, e, bob, "", edited); outcomes(a) != "2 alice changed|3 ghost unchanged" {
 				t.Fatalf("an edited download: %s", outcomes(a))
 			}
+			// The same file again: its version is old now, its grade stored.
+			if _, a := upload(t, e, bob, "", edited); outcomes(a) != "2 alice unchanged|3 ghost unchanged" {
+				t.Fatalf("a file already applied, uploaded again: %s", outcomes(a))
+			}
 			if r := e.do(req{method: "PUT", path: "/student/alice/english/grade", token: bob, body: `{"grade":"C"}`,
 				header: map[string]string{"If-Match": `"2"`}}); r.status != 412 {
 				t.Fatalf("stale If-Match: %d %s", r.status, r.body)
@@ -346,6 +350,16 @@ func TestClassSummary(t *testing.T) {
 	e.do(req{method: "POST", path: "/student/ivy/english/grade", token: bob, body: `{"grade":"D"}`})
 	if got := sum(); !strings.Contains(got, `"enrolled":4,"graded":4,"unposted":1,"median":"D"`) {
 		t.Fatalf("four graded, one waiting: %s", got)
+	}
+	for _, path := range []string{"/class/english-101/grades/summary", "/class/english-101/posting"} {
+		get := e.do(req{method: "GET", path: path, token: bob})
+		head := e.do(req{method: "HEAD", path: path, token: bob})
+		if head.status != 200 || head.body != "" || head.header.Get("ETag") != get.header.Get("ETag") {
+			t.Errorf("HEAD %s: %d %q %s, GET's ETag %s", path, head.status, head.body, head.header.Get("ETag"), get.header.Get("ETag"))
+		}
+		if r := e.do(req{method: "GET", path: path, token: bob, header: map[string]string{"If-None-Match": get.header.Get("ETag")}}); r.status != 304 {
+			t.Errorf("If-None-Match on %s: %d", path, r.status)
+		}
 	}
 	if r := e.do(req{method: "GET", path: "/class/english-101/grades/summary", token: token(t, "alice", "student")}); r.status != 403 {
 		t.Errorf("a student reads the summary: %d", r.status)

@@ -34,6 +34,9 @@ func (p *Policy) explainFor(pr facade.Principal, obj, act string) (compiled.Expl
 		}
 		return x, nil
 	}
+	if cid, ok := strings.CutPrefix(obj, authz.PrefixClass); ok {
+		return p.ExplainClass(pr, cid, act), nil
+	}
 	q := compiled.SubjectOf(pr)
 	x := p.pol.Explain(q, obj, act)
 	if note := p.unknownAction(act); note != "" && !x.Allow {
@@ -97,6 +100,30 @@ func (p *Policy) ExplainGrade(pr facade.Principal, studentID, act string) compil
 	}
 	return compiled.Explanation{Notes: []string{fmt.Sprintf("built-in rule: only roles student and professor reach grades; %s has %s from its token and none from the policy "+
 		"(a line \"g, %s, role:professor\", or one for a group it carries, would give it one)", pr.ID, role, compiled.QuoteField(pr.ID))}}
+}
+
+// ExplainClass answers a question about a whole class (view: its grade
+// list, posting policy and summary; post: changing the policy and
+// posting its grades) as the service decides it (authz CanViewClass,
+// CanPostClass): a class grant counts for a principal of role professor,
+// by the token or by the policy, only.
+func (p *Policy) ExplainClass(pr facade.Principal, classID, act string) compiled.Explanation {
+	x := p.pol.Explain(compiled.SubjectOf(pr), authz.PrefixClass+classID, act)
+	if note := p.unknownAction(act); note != "" && !x.Allow {
+		x.Notes = append(x.Notes, note)
+	}
+	switch {
+	case !x.Allow:
+		return x
+	case pr.ID == "":
+		return compiled.Explanation{Notes: []string{"a principal without an id reaches nothing"}}
+	case !p.loaded.HasRole(pr, facade.RoleProfessor):
+		return compiled.Explanation{Notes: append(x.Notes, fmt.Sprintf("built-in rule: a class grant counts only for role professor; %s has none "+
+			"from its token or the policy (a line \"g, %s, role:professor\", or one for a group it carries, would give it one), so %s does not apply",
+			pr.ID, compiled.QuoteField(pr.ID), x.Rule))}
+	}
+	x.Chain = append(p.roleSource(pr, facade.RoleProfessor), x.Chain...)
+	return x
 }
 
 // unknownAction is a note for an action neither the service asks about

@@ -246,7 +246,7 @@ func TestPolicyToolsForOps(t *testing.T) {
 		t.Fatalf("policy test with a group not written group:NAME: exit %d %q", code, stderr)
 	}
 	// A principal's token groups: --group names them as the token does.
-	code, out, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--group", "english-graders", "--obj", "class:english-101", "--act", "view")
+	code, out, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--role", "professor", "--group", "english-graders", "--obj", "class:english-101", "--act", "view")
 	if code != 0 || !strings.Contains(out, "(token groups) zed is a member of group:english-graders") || !strings.Contains(out, "p, group:english-graders, class:english-101, view") {
 		t.Fatalf("explain with --group: exit %d %q", code, out)
 	}
@@ -522,4 +522,28 @@ func mustProjectKey(s string) facade.ProjectKey {
 		panic(s + ": " + err.Error())
 	}
 	return k
+}
+
+// TestSeedLogsACountNotALinePerGrade: seeding a lecture writes one line
+// with the counts to the log (stderr), not an audit line per grade (2,900
+// of them for a lecture, issue 42); each grade's own trail is in Redis.
+func TestSeedLogsACountNotALinePerGrade(t *testing.T) {
+	url := testredis.URL(t)
+	env := settingsFrom(map[string]string{"FACADE_REDIS_URL": url})
+	var entries []string
+	for i := range 120 {
+		entries = append(entries, fmt.Sprintf(`{"student_id": "s%03d", "subject": "english", "grade": "B"}`, i))
+	}
+	file := filepath.Join(t.TempDir(), "seed.json")
+	if err := os.WriteFile(file, []byte(`{"grades": [`+strings.Join(entries, ",")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCmd(env, "seed", "--file", file)
+	if code != 0 || !strings.Contains(out, "120 of 120 grades") {
+		t.Fatalf("seed: %d %q %q", code, out, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"grades_created":120`) || !strings.Contains(lines[0], `"audit":true`) {
+		t.Fatalf("the log has %d lines, want one with the count:\n%s", len(lines), stderr)
+	}
 }

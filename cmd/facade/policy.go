@@ -69,7 +69,7 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 		t.groupsIncomplete = fs.Bool("groups-incomplete", false, "the token had more groups than fit (Entra's overage): it carries none, and group grants cannot be checked")
 		t.obj = fs.String("obj", "", "object, e.g. account:1001, plan:WEB-NIGHTLY or student:alice")
 		t.grade = fs.String("grade", "", "the grade question about `STUDENT` (as --obj student:STUDENT), with the role rules")
-		t.act = fs.String("act", "", "action, e.g. view_account; view or update for a grade")
+		t.act = fs.String("act", "", "action, e.g. view_account; view or update for a grade; view, update or post for a class")
 		fs.Var(&t.groups, "group", "a group the principal's token carries (repeatable): member of group:`NAME`")
 		run = t.explain
 	case "test":
