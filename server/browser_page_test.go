@@ -335,7 +335,7 @@ func TestBrowserGradebookDownloadAndUpload(t *testing.T) {
 	b.Do(visible(`tr[data-student="alice"]`))
 	file := b.Download(t.TempDir(), click(`#book-download`))
 	got, err := os.ReadFile(file)
-	if err != nil || !strings.HasPrefix(string(got), "student_id,grade,version,updated_at,updated_by\nalice,B,1,") {
+	if err != nil || !strings.HasPrefix(string(got), "student_id,grade,version,updated_at,updated_by,posted\nalice,B,1,") {
 		t.Fatalf("downloaded gradebook: %q %v", got, err)
 	}
 	csv := t.TempDir() + "/book.csv"
@@ -403,7 +403,9 @@ func TestBrowserStudentSeesTheirGrade(t *testing.T) {
 	b.WaitText("#own-grade", "English: B") // no class view for a student
 	b2 := testbrowser.New(t)
 	b2.OpenPage(e.url, token(t, "ghost", "student"))
-	b2.WaitText("#own-grade", "You have no english grade yet")
+	// None yet and not posted yet read the same to a student (the service
+	// answers both grade-not-posted): nothing says whether one waits.
+	b2.WaitText("#own-grade", "Not released yet: your grade will show here once the teaching staff post it.")
 }
 
 // TestBrowserAccountHolderTransfers: the caller's accounts are listed with
