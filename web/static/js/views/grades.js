@@ -105,15 +105,16 @@ async function classView(ctx, cls, openStudent) {
   const box = h('div', {class: 'scroll', id: 'students', tabindex: '0', role: 'region', 'aria-label': 'Students of ' + cls});
   const more = h('p', {id: 'students-more'});
   const history = h('section', {id: 'history-panel', 'aria-labelledby': 'history-h'});
-  // Posting and the class at a glance, from services that offer them
-  // (grades carry "posted" there).
-  const glance = students.some(s => 'posted' in s) ? classPosting(ctx, cls, () => refresh(), anyChange) : null;
+  // Posting and the class at a glance (docs/contract.md §4): also for a
+  // class without a grade yet, whose lecturer holds grades before any is
+  // entered.
+  const glance = classPosting(ctx, cls, () => refresh(), anyChange);
   const refresh = async () => {
     const fresh = await loadClass(cls);
     if (!ctx.alive()) return;
     state.students = new Map(fresh.map(s => [s.student_id, s]));
     drawRows();
-    if (glance) await glance.update();
+    await glance.update();
   };
   const book = anyChange ? gradebook(ctx, cls, async data => {
     await refresh();
@@ -134,15 +135,15 @@ async function classView(ctx, cls, openStudent) {
       {caption: `Students of ${cls} and their english grades`, heads, cols});
   };
   drawRows();
-  if (glance) await glance.update();
+  await glance.update();
   if (!ctx.alive()) return;
   fill(ctx.el,
     h('p', {class: 'crumbs'}, h('a', {href: '#/grades'}, 'Your classes')),
     h('h1', {tabindex: '-1', id: 'class-h'}, 'Class ' + cls),
     anyChange ? null : h('p', {class: 'note', id: 'view-only'}, 'You may view this class\'s grades; changing them is for its teachers.'),
-    glance ? glance.posting : null,
-    h('div', {class: glance ? 'beside' : null},
-      glance ? glance.chart : null,
+    glance.posting,
+    h('div', {class: 'beside'},
+      glance.chart,
       h('div', {class: 'main-col'},
         h('div', {class: 'field'}, h('label', {for: 'student-search'}, 'Find a student'), search, count),
         box, more)),
