@@ -58,6 +58,7 @@ func TestBrowserPostingForStaffAndStudents(t *testing.T) {
 		bob.WaitText(`tr[data-student="`+c.student+`"] .grade`, c.to)
 		bob.WaitText(`tr[data-student="`+c.student+`"] .tag`, "Not posted")
 	}
+	bob.WaitText(`#history li[data-version="1"] .tag`, "Not posted")
 	bob.WaitText("#posting-state", "2 grades not posted yet")
 	bob.WaitText("#post-all", "Post 2 grades…")
 	bob.WaitText("#distribution-text", "2 of 2 students graded; median C+; 2 not posted.")
@@ -94,6 +95,10 @@ func TestBrowserPostingForStaffAndStudents(t *testing.T) {
 	bob.WaitText("#status", "Posted 2 grades: 2 students see their grades now.")
 	bob.WaitText("#posting-state", "Every grade is posted")
 	bob.WaitFor(`!document.querySelector('#students .tag') && !document.getElementById('post-all')`)
+	// The history beside ghost's grade, open since the change, is redrawn:
+	// it says who posted it.
+	bob.WaitText(`#history-h`, "History of ghost")
+	bob.WaitText(`#history li[data-version="1"]`, "; posted by bob, ")
 	// A pasted token lives in the tab's memory: they sign in again.
 	alice.OpenPage(e.url, token(t, "alice", "student"))
 	alice.WaitText("#own-grade", "English: A")

@@ -108,7 +108,11 @@ async function classView(ctx, cls, openStudent) {
   // Posting and the class at a glance (docs/contract.md §4): also for a
   // class without a grade yet, whose lecturer holds grades before any is
   // entered.
-  const glance = classPosting(ctx, cls, () => refresh(), anyChange);
+  const glance = classPosting(ctx, cls, async () => {
+    await refresh();
+    // A post changes what the history beside a grade says: redrawn.
+    if (history.dataset.student) await drawHistory(ctx, history, history.dataset.student);
+  }, anyChange);
   const refresh = async () => {
     const fresh = await loadClass(cls);
     if (!ctx.alive()) return;
@@ -251,7 +255,10 @@ async function drawHistory(ctx, panel, student, focus, own) {
   panel.replaceChildren(heading, h('ul', {id: 'history', class: 'history plain'}, versions.map(v => h('li', {'data-version': v.version},
     own ? '' : h('span', {class: 'hint'}, `Version ${v.version}: `),
     v.previous_grade ? `${v.previous_grade} → ${v.grade}, ` : `${v.grade}, `,
-    byWhom(v.updated_by, (v.previous_grade ? 'changed by ' : 'given by ') + v.updated_by), ', ', fullDay(v.updated_at)))));
+    byWhom(v.updated_by, (v.previous_grade ? 'changed by ' : 'given by ') + v.updated_by), ', ', fullDay(v.updated_at),
+    // Staff see when each version reached its student, or that it has not.
+    own ? null : v.posted === false ? h('span', {class: 'tag unposted'}, 'Not posted')
+      : v.posted_by && v.posted_by !== 'seed' ? [`; posted by ${v.posted_by}, `, fullDay(v.posted_at)] : null))));
   if (focus) ctx.focus(heading);
 }
 
