@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/facade-dev/facade/internal/testkit/testbrowser"
 )
@@ -45,13 +46,19 @@ func TestBrowserPostingForStaffAndStudents(t *testing.T) {
 	if n := testbrowser.Eval[int](bob, `document.querySelectorAll('#distribution-table tbody tr').length`); n != 13 {
 		t.Errorf("the distribution's table has %d grades, want the 13 of the scale", n)
 	}
-	// Manual, after a confirmation.
-	bob.Do(click(`label[for="policy-manual"]`), visible(`#confirm`))
+	// Manual, after a confirmation, by keyboard.
+	bob.TabTo(`#policy-automatic`)
+	bob.Press(kb.ArrowDown)
+	bob.Do(visible(`#confirm`))
 	if c := bob.Texts("#confirm")[0]; !strings.Contains(c, "stays hidden from its student until someone posts it") {
 		t.Errorf("switching to manual: %q", c)
 	}
-	bob.Do(click(`#confirm-yes`))
+	bob.TabTo(`#confirm-yes`)
+	bob.Press("\r")
 	bob.WaitText("#posting-state", "Every grade is posted")
+	if !testbrowser.Eval[bool](bob, `document.getElementById('policy-manual').checked`) {
+		t.Error("the policy switch does not show manual")
+	}
 	// Two grades change: neither is posted, both are marked.
 	for _, c := range []struct{ student, to string }{{"alice", "A"}, {"ghost", "C+"}} {
 		bob.Do(chromedp.SetValue(chromedp.ID("grade-"+c.student), c.to), click(`button[data-save="`+c.student+`"]`), visible(`#confirm`), click(`#confirm-yes`))
@@ -87,7 +94,9 @@ func TestBrowserPostingForStaffAndStudents(t *testing.T) {
 
 	// bob posts both: the confirmation says how many students will see.
 	bob.SetWidth(testbrowser.WideWidth)
-	bob.Do(click(`#post-all`), visible(`#confirm`))
+	bob.TabTo(`#post-all`)
+	bob.Press("\r")
+	bob.Do(visible(`#confirm`))
 	if c := bob.Texts("#confirm")[0]; !strings.Contains(c, "2 students will see their grades") {
 		t.Errorf("the confirmation to post: %q", c)
 	}
