@@ -40,29 +40,36 @@ func (st *Loaded) class(p facade.Principal, classID facade.ClassID, act string) 
 	return false
 }
 
-// EnrolledStudents returns every student enrolled in classID (g,
-// student:S, class:C, directly or through nested groups), sorted,
-// whoever asks: posting a class's grades acts on all of them. Ask
-// CanPostClass or CanViewClass first.
-func (a *Authorizer) EnrolledStudents(classID facade.ClassID) []facade.StudentID {
-	return a.force.state().classIndex().students[PrefixClass+classID.String()]
+// Enrollment is who is enrolled where under one loaded policy: the
+// students of a class, the classes of a student. Take it from the
+// Authorizer for one request and ask it at once.
+type Enrollment struct{ st *Loaded }
+
+// Enrollment answers about the policy in force.
+func (a *Authorizer) Enrollment() Enrollment { return Enrollment{a.force.state()} }
+
+// Students returns every student enrolled in classID (g, student:S,
+// class:C, directly or through nested groups), sorted, whoever asks:
+// posting a class's grades acts on all of them. Ask CanPostClass or
+// CanViewClass first.
+func (e Enrollment) Students(classID facade.ClassID) []facade.StudentID {
+	return e.st.classIndex().students[PrefixClass+classID.String()]
 }
 
-// StudentClasses returns the classes studentID is enrolled in, sorted:
-// the posting policy of each decides whether a change to the student's
-// grade waits for a post (package grades).
-func (a *Authorizer) StudentClasses(studentID facade.StudentID) []facade.ClassID {
-	return a.force.state().classIndex().classesOf[studentID]
+// Classes returns the classes studentID is enrolled in, sorted: the
+// posting policy of each decides whether a change to the student's grade
+// waits for a post (package grades).
+func (e Enrollment) Classes(studentID facade.StudentID) []facade.ClassID {
+	return e.st.classIndex().classesOf[studentID]
 }
 
-// ClassStudents returns the students enrolled in classID (g, student:S,
-// class:C, directly or through nested groups) whose grade p may view,
-// sorted. Ask CanViewClass first.
-func (a *Authorizer) ClassStudents(p facade.Principal, classID facade.ClassID) []facade.StudentID {
-	st := a.force.state()
+// Visible returns the students enrolled in classID whose grade p may
+// view, sorted (a deny rule on one student is honoured on the class page
+// too). Ask CanViewClass first.
+func (e Enrollment) Visible(p facade.Principal, classID facade.ClassID) []facade.StudentID {
 	var visible []facade.StudentID
-	for _, s := range st.classIndex().students[PrefixClass+classID.String()] {
-		if st.grade(p, s.String(), ActView) {
+	for _, s := range e.Students(classID) {
+		if e.st.grade(p, s.String(), ActView) {
 			visible = append(visible, s)
 		}
 	}

@@ -45,10 +45,10 @@ func readFile(t testing.TB, path string) string {
 	return string(b)
 }
 
-// classStudents is a.ClassStudents for the class named class, as text.
+// classStudents is a.Enrollment().Visible for the class named class, as text.
 func classStudents(a *Authorizer, p facade.Principal, class string) []string {
 	var ids []string
-	for _, id := range a.ClassStudents(p, classID(class)) {
+	for _, id := range a.Enrollment().Visible(p, classID(class)) {
 		ids = append(ids, id.String())
 	}
 	return ids

@@ -57,7 +57,7 @@ func (s *Store) ApplyRows(ctx context.Context, rows []GradebookRow, subject, by 
 	for i, r := range rows {
 		students[i] = r.student
 	}
-	manual, err := s.manual(ctx, distinctClasses(students, classesOf))
+	manual, err := s.policies.manual(ctx, distinctClasses(students, classesOf))
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func (s *Store) ApplyRows(ctx context.Context, rows []GradebookRow, subject, by 
 			stale = append(stale, lo+i)
 		}
 	}
-	if err := s.settleRows(ctx, rows, out, subject, by, classesOf); err != nil {
+	if err := settleRows(ctx, s, rows, out, subject, by, classesOf); err != nil {
 		return nil, err
 	}
 	return out, s.readStale(ctx, rows, subject, stale, out)

@@ -29,9 +29,9 @@ type Version struct {
 // were posted, each with the grade posted before it as PreviousGrade, so
 // a version that waits, or was replaced before it was posted, is never
 // the student's to see. It is ErrNotFound for a grade with no history;
-// for a student, ErrGradeNotPosted as long as nothing was posted
-// (whether or not a grade waits: a student cannot tell).
-func (s *Store) History(ctx context.Context, student facade.StudentID, subject string, limit int, released bool) ([]Version, error) {
+// for a student, ErrGradeNotPosted as long as nothing was posted, and
+// for no grade at all as GetPosted says (classes are the student's).
+func (s *Store) History(ctx context.Context, student facade.StudentID, subject string, limit int, released bool, classes []facade.ClassID) ([]Version, error) {
 	if err := CheckSubject(subject); err != nil {
 		return nil, err
 	}
@@ -56,6 +56,8 @@ func (s *Store) History(ctx context.Context, student facade.StudentID, subject s
 	}
 	versions := historyOf(entries, released)
 	switch {
+	case len(entries) == 0 && released:
+		return nil, s.policies.missing(ctx, classes)
 	case len(versions) == 0 && released:
 		return nil, facade.ErrGradeNotPosted
 	case len(versions) == 0:

@@ -14,16 +14,17 @@ import (
 
 // Posting (docs/contract.md §4, "When students see a grade"): each class
 // has a policy, automatic (the default: a change is its student's at
-// once) or manual (a change waits until someone posts it). Every grade's
-// hash keeps, beside the current record, the record as last posted (the
-// released fields): a student reads those, staff the current ones, so a
-// student's read is the same one command whatever the policy, and nothing
-// a student can ask for moves while a change waits. A change is posted as
+// once) or manual (a change waits until someone posts it). A grade's hash
+// keeps, beside the current record, a copy of the record its student sees
+// while the two differ (script.go): a student reads that copy, or the
+// current record when there is none, staff the current one; so a
+// student's read is the same one command whatever the policy, a grade of
+// an automatic class is the four fields it always was, and nothing a
+// student can ask for moves while a change waits. A change is posted as
 // it is made (changeScript's post argument) unless a class of the
-// student's is manual; a post (postScript) copies the current record
-// into the released fields and appends the posting to the grade's audit
-// stream, one script per grade. Nothing is kept in a process: every
-// instance reads the same keys.
+// student's is manual; a post (postScript) drops the copy and appends the
+// posting to the grade's audit stream, one script per grade. Nothing is
+// kept in a process: every instance reads the same keys.
 
 // Policy is a class's posting policy.
 type Policy string
@@ -84,16 +85,33 @@ func (s *Store) SetPolicy(ctx context.Context, class facade.ClassID, p Policy, s
 	return s.Post(ctx, students, subject, by)
 }
 
+// policies reads the classes' posting policies (postingKey).
+type policies struct{ rdb redis.UniversalClient }
+
 // holds reports whether a change to a grade of a student enrolled in
 // classes waits for a post: when any of them is manual. No class: the
 // default, automatic.
-func (s *Store) holds(ctx context.Context, classes []facade.ClassID) (bool, error) {
-	manual, err := s.manual(ctx, classes)
+func (p policies) holds(ctx context.Context, classes []facade.ClassID) (bool, error) {
+	manual, err := p.manual(ctx, classes)
 	return err == nil && anyManual(manual, classes), err
 }
 
+// missing is a student's answer for a grade that is not there: as for
+// one that waits (ErrGradeNotPosted) once a class of theirs is manual,
+// ErrNotFound while none is.
+func (p policies) missing(ctx context.Context, classes []facade.ClassID) error {
+	hold, err := p.holds(ctx, classes)
+	switch {
+	case err != nil:
+		return err
+	case hold:
+		return facade.ErrGradeNotPosted
+	}
+	return facade.ErrNotFound
+}
+
 // manual returns which of classes have the manual policy, in one command.
-func (s *Store) manual(ctx context.Context, classes []facade.ClassID) (map[facade.ClassID]bool, error) {
+func (p policies) manual(ctx context.Context, classes []facade.ClassID) (map[facade.ClassID]bool, error) {
 	if len(classes) == 0 {
 		return nil, nil
 	}
@@ -101,7 +119,7 @@ func (s *Store) manual(ctx context.Context, classes []facade.ClassID) (map[facad
 	for i, c := range classes {
 		fields[i] = c.String()
 	}
-	vals, err := s.rdb.HMGet(ctx, postingKey, fields...).Result()
+	vals, err := p.rdb.HMGet(ctx, postingKey, fields...).Result()
 	if err != nil {
 		return nil, redisdb.Error(err)
 	}
@@ -141,7 +159,7 @@ func distinctClasses(students []facade.StudentID, classesOf func(facade.StudentI
 // settleRows posts the rows ApplyRows held whose classes are none of them
 // manual now (settle, for a whole upload: one read of the policies, one
 // post).
-func (s *Store) settleRows(ctx context.Context, rows []GradebookRow, out []RowResult, subject, by string, classesOf func(facade.StudentID) []facade.ClassID) error {
+func settleRows(ctx context.Context, s *Store, rows []GradebookRow, out []RowResult, subject, by string, classesOf func(facade.StudentID) []facade.ClassID) error {
 	var held []facade.StudentID
 	var at []int
 	for i, r := range rows {
@@ -152,7 +170,7 @@ func (s *Store) settleRows(ctx context.Context, rows []GradebookRow, out []RowRe
 	if len(held) == 0 {
 		return nil
 	}
-	manual, err := s.manual(ctx, distinctClasses(held, classesOf))
+	manual, err := s.policies.manual(ctx, distinctClasses(held, classesOf))
 	if err != nil {
 		return err
 	}
@@ -176,7 +194,7 @@ func (s *Store) settleRows(ctx context.Context, rows []GradebookRow, out []RowRe
 // read, if none of them is manual now: SetPolicy writes the policy before
 // it posts, so a change it did not see is posted here.
 func (s *Store) settle(ctx context.Context, rec Record, classes []facade.ClassID) (Record, error) {
-	hold, err := s.holds(ctx, classes)
+	hold, err := s.policies.holds(ctx, classes)
 	if err != nil || hold {
 		return rec, err
 	}

@@ -78,11 +78,11 @@ func TestAHeldChangeKeepsWhatTheStudentSaw(t *testing.T) {
 			t.Fatalf("held update to %s: %+v %v", g, rec, err)
 		}
 	}
-	seen, err := s.GetPosted(ctx, alice, SubjectEnglish)
+	seen, err := s.GetPosted(ctx, alice, SubjectEnglish, class)
 	if err != nil || seen.Grade != "B" || seen.Version != 1 || !seen.Posted {
 		t.Fatalf("the student reads %+v %v, want B at version 1", seen, err)
 	}
-	if h, err := s.History(ctx, alice, SubjectEnglish, 0, true); err != nil || len(h) != 1 || h[0].Grade != "B" {
+	if h, err := s.History(ctx, alice, SubjectEnglish, 0, true, class); err != nil || len(h) != 1 || h[0].Grade != "B" {
 		t.Fatalf("the student's history before the post: %+v %v", h, err)
 	}
 	res, err := s.Post(ctx, []facade.StudentID{alice}, SubjectEnglish, "lena")
@@ -92,15 +92,15 @@ func TestAHeldChangeKeepsWhatTheStudentSaw(t *testing.T) {
 	if again, _ := s.Post(ctx, []facade.StudentID{alice}, SubjectEnglish, "lena"); again.Posted != 0 {
 		t.Fatalf("a second post posted %d", again.Posted)
 	}
-	seen, _ = s.GetPosted(ctx, alice, SubjectEnglish)
+	seen, _ = s.GetPosted(ctx, alice, SubjectEnglish, class)
 	if seen.Grade != "C" || seen.Version != 3 {
 		t.Fatalf("after the post the student reads %+v", seen)
 	}
-	h, err := s.History(ctx, alice, SubjectEnglish, 0, true)
+	h, err := s.History(ctx, alice, SubjectEnglish, 0, true, class)
 	if err != nil || len(h) != 2 || h[0].Grade != "C" || *h[0].PreviousGrade != "B" || h[0].PostedBy != "lena" || h[1].Version != 1 {
 		t.Fatalf("the student's history after the post: %+v %v", h, err)
 	}
-	staff, _ := s.History(ctx, alice, SubjectEnglish, 0, false)
+	staff, _ := s.History(ctx, alice, SubjectEnglish, 0, false, class)
 	if len(staff) != 3 || staff[1].Grade != "A" || staff[1].Posted || *staff[0].PreviousGrade != "A" {
 		t.Fatalf("staff's history: %+v", staff)
 	}
@@ -152,7 +152,7 @@ func TestAChangeHeldJustAsThePolicyTurnsAutomaticIsPosted(t *testing.T) {
 	if err != nil || !rec.Posted {
 		t.Fatalf("the change: %+v %v, want posted", rec, err)
 	}
-	if seen, err := writer.GetPosted(ctx, alice, SubjectEnglish); err != nil || seen.Grade != "B" {
+	if seen, err := writer.GetPosted(ctx, alice, SubjectEnglish, class); err != nil || seen.Grade != "B" {
 		t.Fatalf("the student reads %+v %v", seen, err)
 	}
 }

@@ -24,9 +24,13 @@ import "github.com/redis/go-redis/v9"
 // Versions are compared as text: both sides are canonical decimals (ETag and
 // HINCRBY write them so), so the check never goes through Lua's float numbers.
 //
-// A record written before posting existed has no "posted" field and was
-// its student's to read as it stood: a held change first keeps that as the
-// released record, so the student goes on seeing it.
+// The hash holds the released record (what its student reads) only
+// while it differs from the current one: with no "posted" field the
+// current record is its student's (as every record written before posting
+// existed is), so a grade of an automatic class is the same four fields
+// it always was and a student's read costs what it did. A held change
+// first copies the record its student sees into "posted" (its version,
+// "0" for none) and the posted_* fields, unless a copy is already kept.
 var changeScript = redis.NewScript(`
 local exists = redis.call('EXISTS', KEYS[1]) == 1
 local op = ARGV[1]
@@ -47,9 +51,9 @@ local version = 1
 if exists then
   local cur = redis.call('HMGET', KEYS[1], 'grade', 'version', 'updated_at', 'updated_by', 'posted')
   old = cur[1] or ''
-  if ARGV[7] ~= '1' and not cur[5] then
+  if ARGV[7] ~= '1' and (not cur[5] or cur[5] == cur[2]) then
     redis.call('HSET', KEYS[1], 'posted', cur[2], 'posted_grade', old, 'posted_updated_at', cur[3],
-      'posted_updated_by', cur[4], 'posted_at', cur[3], 'posted_by', cur[4])
+      'posted_updated_by', cur[4])
   end
   version = redis.call('HINCRBY', KEYS[1], 'version', 1)
   redis.call('HSET', KEYS[1], 'grade', ARGV[2], 'updated_at', ARGV[4], 'updated_by', ARGV[3])
@@ -58,18 +62,18 @@ else
   if ARGV[7] ~= '1' then redis.call('HSET', KEYS[1], 'posted', '0') end
 end
 if ARGV[7] == '1' then
-  redis.call('HSET', KEYS[1], 'posted', version, 'posted_grade', ARGV[2], 'posted_updated_at', ARGV[4],
-    'posted_updated_by', ARGV[3], 'posted_at', ARGV[4], 'posted_by', ARGV[3])
+  redis.call('HDEL', KEYS[1], 'posted', 'posted_grade', 'posted_updated_at', 'posted_updated_by')
 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*',
   'by', ARGV[3], 'at', ARGV[4], 'old', old, 'new', ARGV[2], 'version', version, 'posted', ARGV[7])
 return {'ok', version, old}
 `)
 
-// postScript posts one grade atomically: the released fields take the
-// current record and the audit stream records who posted which version
-// when, in one step, so a student reading at any instant sees either the
-// grade as last posted or the new one, never a mix.
+// postScript posts one grade atomically: the copy of the released record
+// goes (the current record is its student's again) and the audit stream
+// records who posted which version when, in one step, so a student
+// reading at any instant sees either the grade as last posted or the new
+// one, never a mix.
 //
 // KEYS: the record hash and the audit stream. ARGV: the poster, the
 // timestamp (RFC 3339), the approximate audit stream length to keep.
@@ -77,11 +81,10 @@ return {'ok', version, old}
 // Returns {"ok", version} | {"absent"} (no grade) | {"posted"} (the
 // current version is already its student's: nothing written).
 var postScript = redis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'grade', 'version', 'updated_at', 'updated_by', 'posted')
+local cur = redis.call('HMGET', KEYS[1], 'grade', 'version', 'posted')
 if not cur[1] then return {'absent'} end
-if not cur[5] or cur[5] == cur[2] then return {'posted'} end
-redis.call('HSET', KEYS[1], 'posted', cur[2], 'posted_grade', cur[1], 'posted_updated_at', cur[3],
-  'posted_updated_by', cur[4], 'posted_at', ARGV[2], 'posted_by', ARGV[1])
+if not cur[3] or cur[3] == cur[2] then return {'posted'} end
+redis.call('HDEL', KEYS[1], 'posted', 'posted_grade', 'posted_updated_at', 'posted_updated_by')
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
   'op', 'post', 'by', ARGV[1], 'at', ARGV[2], 'new', cur[1], 'version', cur[2])
 return {'ok', cur[2]}

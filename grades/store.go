@@ -40,10 +40,11 @@ var (
 // Store reads and changes grades in Redis. Use NewStore; the zero Store has
 // no client and is not usable. A Store is safe for concurrent use.
 type Store struct {
-	rdb   redis.UniversalClient
-	reads *redisdb.Batcher // concurrent grade reads share pipelines (redisdb.Batcher says why)
-	log   *slog.Logger
-	now   func() time.Time // Config.Now
+	rdb      redis.UniversalClient
+	reads    *redisdb.Batcher // concurrent grade reads share pipelines (redisdb.Batcher says why)
+	policies policies         // the classes' posting policies (posting.go)
+	log      *slog.Logger
+	now      func() time.Time // Config.Now
 }
 
 // Config tunes a Store. The zero Config works: every field documents
@@ -63,7 +64,7 @@ const readPipelines = 4
 // NewStore returns a Store on rdb, tuned by cfg. It does not contact
 // Redis.
 func NewStore(rdb redis.UniversalClient, cfg Config) *Store {
-	s := &Store{rdb: rdb, reads: redisdb.NewBatcher(rdb, readPipelines), log: cfg.Log, now: cfg.Now}
+	s := &Store{rdb: rdb, reads: redisdb.NewBatcher(rdb, readPipelines), policies: policies{rdb}, log: cfg.Log, now: cfg.Now}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -101,14 +102,18 @@ func (s *Store) get(ctx context.Context, student facade.StudentID, subject strin
 
 // GetPosted returns the grade as its student reads it: the version last
 // posted, whatever changed since (docs/contract.md §4). It is
-// ErrGradeNotPosted when no version of it was ever posted, or there is no
-// grade at all: the student cannot tell a grade that waits from none, so
-// entering one they may not see yet changes nothing they can read. It costs what Get costs (the same one command): the
+// ErrGradeNotPosted when no version of it was ever posted. With no grade
+// at all it is ErrNotFound while none of classes (the student's) has the
+// manual policy (nothing can wait, so nothing leaks), and
+// ErrGradeNotPosted once one has: the student cannot tell a grade that
+// waits from none, so entering one they may not see yet changes nothing
+// they can read. Only that miss reads the policies: a read of a grade
+// costs what Get costs (the same one command). It costs what Get costs (the same one command): the
 // released record lives in the grade's own hash, whatever the policy.
-func (s *Store) GetPosted(ctx context.Context, student facade.StudentID, subject string) (Record, error) {
+func (s *Store) GetPosted(ctx context.Context, student facade.StudentID, subject string, classes []facade.ClassID) (Record, error) {
 	_, released, err := s.get(ctx, student, subject)
-	if errors.Is(err, facade.ErrNotFound) { // a student cannot tell "none" from "not posted"
-		return Record{}, facade.ErrGradeNotPosted
+	if errors.Is(err, facade.ErrNotFound) {
+		return Record{}, s.policies.missing(ctx, classes)
 	}
 	if err != nil {
 		return Record{}, err
@@ -224,7 +229,7 @@ func (s *Store) apply(ctx context.Context, op string, student facade.StudentID, 
 	if err := checkChange(subject, by); err != nil {
 		return Record{}, "", err
 	}
-	hold, err := s.holds(ctx, classes)
+	hold, err := s.policies.holds(ctx, classes)
 	if err != nil {
 		return Record{}, "", err
 	}

@@ -87,7 +87,7 @@ func (h *gradeHandlers) getClassGrades(c echo.Context) error {
 	if csv {
 		return h.getClassGradebook(c, class)
 	}
-	enrolled := h.az.ClassStudents(principal(c), class)
+	enrolled := h.az.Enrollment().Visible(principal(c), class)
 	// Bounds from lengths only: start may be any int a client wrote.
 	lo := min(start, len(enrolled))
 	hi := lo + min(limit, len(enrolled)-lo)
@@ -138,9 +138,9 @@ func (h *gradeHandlers) ownAsStudent(c echo.Context, recs map[facade.StudentID]g
 	if _, ok := recs[own]; !ok {
 		return nil
 	}
-	rec, err := h.grades.GetPosted(c.Request().Context(), own, grades.SubjectEnglish)
+	rec, err := h.grades.GetPosted(c.Request().Context(), own, grades.SubjectEnglish, nil)
 	switch {
-	case errors.Is(err, facade.ErrGradeNotPosted):
+	case errors.Is(err, facade.ErrGradeNotPosted), errors.Is(err, facade.ErrNotFound):
 		delete(recs, own)
 	case err != nil:
 		return err
@@ -156,7 +156,7 @@ func classGradesPath(class string) string { return "/class/" + url.PathEscape(cl
 // as a CSV gradebook (docs/contract.md §4). Authorization is checked by
 // getClassGrades before it hands over.
 func (h *gradeHandlers) getClassGradebook(c echo.Context, class facade.ClassID) error {
-	enrolled := h.az.ClassStudents(principal(c), class)
+	enrolled := h.az.Enrollment().Visible(principal(c), class)
 	recs, err := h.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
 	if err == nil {
 		err = h.ownAsStudent(c, recs)
@@ -248,7 +248,7 @@ func (h *gradeHandlers) uploadGradebook(c echo.Context) error {
 func (h *gradeHandlers) checkGradebook(c echo.Context, class facade.ClassID, rows []grades.GradebookRow, out []gradebookRow) ([]bool, error) {
 	p := principal(c)
 	inClass := map[facade.StudentID]bool{}
-	for _, id := range h.az.ClassStudents(p, class) {
+	for _, id := range h.az.Enrollment().Visible(p, class) {
 		inClass[id] = true
 	}
 	var ids []facade.StudentID
@@ -296,7 +296,7 @@ func (h *gradeHandlers) applyGradebook(c echo.Context, rows []grades.GradebookRo
 			todo, at = append(todo, r), append(at, i)
 		}
 	}
-	results, err := h.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID, h.az.StudentClasses)
+	results, err := h.grades.ApplyRows(c.Request().Context(), todo, grades.SubjectEnglish, principal(c).ID, h.az.Enrollment().Classes)
 	if err != nil {
 		return err
 	}

@@ -84,9 +84,16 @@ func TestGradebookUploadDryRunThenApply(t *testing.T) {
 	if g := grade(t, e, "ghost"); !strings.Contains(g, `"grade":"C+"`) {
 		t.Errorf("ghost after the upload: %s", g)
 	}
-	// The same file again: alice's version 1 is now stale (someone, here
-	// the first upload, changed it), ghost exists now: stale too.
+	// The same file again: the grades it names are the ones stored now,
+	// whatever the versions it carries: unchanged, not stale (issue 42).
 	_, a = upload(t, e, bob, "", "student_id,grade,version\nalice,A-,1\nghost,C+,\nalice2,,\n")
+	if got := outcomes(a); got != "2 alice unchanged|3 ghost unchanged|4 alice2 refused not-in-class" {
+		t.Errorf("the file applied, uploaded again: %s %+v", got, a.Rows)
+	}
+	// Other grades at those versions: alice's version 1 is now stale
+	// (someone, here the first upload, changed it), ghost exists now:
+	// stale too.
+	_, a = upload(t, e, bob, "", "student_id,grade,version\nalice,B+,1\nghost,C,\nalice2,,\n")
 	if got := outcomes(a); got != "2 alice stale version-mismatch|3 ghost stale version-mismatch|4 alice2 refused not-in-class" ||
 		a.Rows[0].Version != 2 || a.Rows[0].UpdatedBy != "bob" || *a.Rows[0].PreviousGrade != "A-" {
 		t.Errorf("stale rows: %s %+v", got, a.Rows)

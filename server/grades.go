@@ -40,11 +40,12 @@ func (h *gradeHandlers) getGrade(c echo.Context) error {
 	if err := h.authorizeGrade(c, student, false); err != nil {
 		return err
 	}
-	get := h.grades.Get
+	var rec grades.Record
 	if readsAsStudent(c, student) {
-		get = h.grades.GetPosted
+		rec, err = h.grades.GetPosted(c.Request().Context(), student, grades.SubjectEnglish, h.az.Enrollment().Classes(student))
+	} else {
+		rec, err = h.grades.Get(c.Request().Context(), student, grades.SubjectEnglish)
 	}
-	rec, err := get(c.Request().Context(), student, grades.SubjectEnglish)
 	if err != nil {
 		return err
 	}
@@ -55,9 +56,9 @@ func (h *gradeHandlers) getGrade(c echo.Context) error {
 // student: as it was last posted (docs/contract.md §4). Whoever reads their
 // own grade does, whatever else they are (a teaching assistant enrolled
 // in a class they help teach included); staff read the current one.
-// A student's "no grade" and "not posted yet" are one answer
-// (ErrGradeNotPosted), so entering a grade that waits changes nothing the
-// student can see.
+// Once a class of the student's is manual, their "no grade" and "not
+// posted yet" are one answer (ErrGradeNotPosted), so entering a grade
+// that waits changes nothing the student can see.
 func readsAsStudent(c echo.Context, student facade.StudentID) bool {
 	return principal(c).ID == student.String()
 }
@@ -67,7 +68,7 @@ func (h *gradeHandlers) createGrade(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := h.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, h.az.StudentClasses(student))
+	rec, err := h.grades.Create(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, h.az.Enrollment().Classes(student))
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func (h *gradeHandlers) updateGrade(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec, err := h.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch, h.az.StudentClasses(student))
+	rec, err := h.grades.Update(c.Request().Context(), student, grades.SubjectEnglish, grade, principal(c).ID, ifMatch, h.az.Enrollment().Classes(student))
 	if err != nil {
 		return err
 	}
@@ -141,7 +142,7 @@ func (h *gradeHandlers) getGradeHistory(c echo.Context) error {
 	if err := h.authorizeGrade(c, student, false); err != nil {
 		return err
 	}
-	versions, err := h.grades.History(c.Request().Context(), student, grades.SubjectEnglish, limit, readsAsStudent(c, student))
+	versions, err := h.grades.History(c.Request().Context(), student, grades.SubjectEnglish, limit, readsAsStudent(c, student), h.az.Enrollment().Classes(student))
 	if err != nil {
 		return err
 	}

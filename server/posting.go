@@ -60,7 +60,7 @@ func (h *gradeHandlers) writePosting(c echo.Context, class facade.ClassID) error
 	if err != nil {
 		return err
 	}
-	unposted, err := h.grades.Unposted(ctx, h.az.EnrolledStudents(class), grades.SubjectEnglish)
+	unposted, err := h.grades.Unposted(ctx, h.az.Enrollment().Students(class), grades.SubjectEnglish)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (h *gradeHandlers) setPosting(c echo.Context) error {
 	if err := h.authorizePost(c, class); err != nil {
 		return err
 	}
-	_, err = h.grades.SetPolicy(c.Request().Context(), class, policy, h.az.EnrolledStudents(class), grades.SubjectEnglish, principal(c).ID)
+	_, err = h.grades.SetPolicy(c.Request().Context(), class, policy, h.az.Enrollment().Students(class), grades.SubjectEnglish, principal(c).ID)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (h *gradeHandlers) postGrades(c echo.Context) error {
 	if err := h.authorizePost(c, class); err != nil {
 		return err
 	}
-	students := h.az.EnrolledStudents(class)
+	students := h.az.Enrollment().Students(class)
 	if named != nil {
 		enrolled := make(map[facade.StudentID]bool, len(students))
 		for _, id := range students {
@@ -173,7 +173,7 @@ func (h *gradeHandlers) getSummary(c echo.Context) error {
 	if err := h.authorizeClass(c, "class.view", class); err != nil {
 		return err
 	}
-	enrolled := h.az.ClassStudents(principal(c), class)
+	enrolled := h.az.Enrollment().Visible(principal(c), class)
 	recs, err := h.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
 	if err == nil {
 		err = h.ownAsStudent(c, recs)

@@ -57,8 +57,8 @@ func tagOf(t *testing.T, e *env, tok, path string) string {
 // instances share one Redis; staff change and post grades on one while a
 // student polls everything they may ask on the other (GET, HEAD,
 // If-None-Match, history): identical bytes and headers until the post,
-// the posted grade right after it. A grade never posted is the same 404
-// grade-not-posted as no grade at all.
+// the posted grade right after it. Under the manual policy a grade never
+// posted is the same 404 grade-not-posted as no grade at all.
 func TestAStudentLearnsNothingBeforeThePost(t *testing.T) {
 	staffSide := newEnv(t, withPolicyLines(postingLines...))
 	studentSide := newEnv(t, withRedis(staffSide.rdb), withPolicyLines(postingLines...))
@@ -66,16 +66,19 @@ func TestAStudentLearnsNothingBeforeThePost(t *testing.T) {
 	bob, lena := token(t, "bob", "professor"), token(t, "lena", "professor")
 	alice := token(t, "alice", "student")
 	grade, history := "/student/alice/english/grade", "/student/alice/english/grade/history"
-	tag, htag := tagOf(t, studentSide, alice, grade), tagOf(t, studentSide, alice, history)
-	before := studentSees(t, studentSide, "alice", tag, htag)
-	ghostBefore := studentSees(t, studentSide, "ghost", `"1"`, `"x"`)
-	if !strings.Contains(before, `"grade":"B"`) || !strings.Contains(ghostBefore, "grade-not-posted") {
-		t.Fatalf("before anything:\n%s\n%s", before, ghostBefore)
+	if r := studentSide.do(req{method: "GET", path: "/student/ghost/english/grade", token: token(t, "ghost", "student")}); r.status != 404 ||
+		!strings.Contains(r.body, `"code":"not-found"`) {
+		t.Fatalf("ghost, no grade, automatic posting: %d %s", r.status, r.body)
 	}
-
 	if r := staffSide.do(req{method: "PUT", path: "/class/english-101/posting", token: lena, body: `{"policy":"manual"}`}); r.status != 200 ||
 		!strings.Contains(r.body, `"policy":"manual"`) || !strings.Contains(r.body, `"unposted":0`) {
 		t.Fatalf("lena turns posting manual: %d %s", r.status, r.body)
+	}
+	tag, htag := tagOf(t, studentSide, alice, grade), tagOf(t, studentSide, alice, history)
+	before := studentSees(t, studentSide, "alice", tag, htag)
+	ghostBefore := studentSees(t, studentSide, "ghost", `"1"`, `"x"`)
+	if !strings.Contains(before, `"grade":"B"`) || !strings.Contains(ghostBefore, "grade-not-posted") || strings.Contains(ghostBefore, "not-found") {
+		t.Fatalf("before anything:\n%s\n%s", before, ghostBefore)
 	}
 	// Staff change alice's grade twice, create ghost's, and upload a
 	// gradebook: each is staff's to see at once, marked unposted.
