@@ -403,9 +403,7 @@ func TestBrowserStudentSeesTheirGrade(t *testing.T) {
 	b.WaitText("#own-grade", "English: B") // no class view for a student
 	b2 := testbrowser.New(t)
 	b2.OpenPage(e.url, token(t, "ghost", "student"))
-	// None yet and not posted yet read the same to a student (the service
-	// answers both grade-not-posted): nothing says whether one waits.
-	b2.WaitText("#own-grade", "Not released yet: your grade will show here once the teaching staff post it.")
+	b2.WaitText("#own-grade", "You have no english grade yet")
 }
 
 // TestBrowserAccountHolderTransfers: the caller's accounts are listed with
