@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,6 +16,10 @@ type Holdings struct {
 	Accounts bool `json:"accounts"`
 	Classes  bool `json:"classes"`
 	Builds   bool `json:"builds"`
+	// ClassesNeedRole: the policy grants view on some class, but without
+	// the professor role (the token's or a role: line's) the grant takes no
+	// effect, so the page says what is missing instead of showing nothing.
+	ClassesNeedRole bool `json:"classes_need_role,omitempty"`
 }
 
 // Holdings answers from the policy alone, without reading any data: an
@@ -38,6 +43,9 @@ func (a *Authorizer) Holdings(p facade.Principal) Holdings {
 	// Roles as the grade rules read them: the token's or the policy's.
 	h.Classes = st.HasRole(p, facade.RoleStudent) ||
 		(st.HasRole(p, facade.RoleProfessor) && len(a.ViewableClasses(p)) > 0)
+	if !h.Classes && !st.HasRole(p, facade.RoleProfessor) {
+		h.ClassesNeedRole = slices.ContainsFunc(st.classIndex().classes, func(c string) bool { return st.enforce(q, c, ActView) })
+	}
 	return h
 }
 

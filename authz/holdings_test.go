@@ -32,6 +32,10 @@ func TestHoldingsFollowGrantsGroupsAndLinks(t *testing.T) {
 		{facade.Principal{}, Holdings{}},
 		// A role from the policy (no role claim in the token).
 		{facade.Principal{ID: "gail", Groups: []string{"english-graders"}}, Holdings{Classes: true}},
+		// view on a class, but no professor role: the grant takes no
+		// effect, and the page says so (issue 42).
+		{facade.Principal{ID: "bob", Role: "assistant"}, Holdings{ClassesNeedRole: true}},
+		{facade.Principal{ID: "bob"}, Holdings{ClassesNeedRole: true}},
 	}
 	for _, c := range cases {
 		if got := a.Holdings(c.p); got != c.want {

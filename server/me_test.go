@@ -35,6 +35,8 @@ func TestMeSaysWhatThePrincipalHas(t *testing.T) {
 		{"bob", "professor", `"has":{"accounts":false,"classes":true,"builds":false}`},
 		{"alice", "student", `"has":{"accounts":true,"classes":true,"builds":false}`},
 		{"nobody", "", `"has":{"accounts":false,"classes":false,"builds":false}`},
+		// view on english-101 without the role grades need: said, not blank.
+		{"erin", "assistant", `"has":{"accounts":false,"classes":false,"builds":false,"classes_need_role":true}`},
 	} {
 		r := e.do(req{method: "GET", path: "/auth/me", token: token(t, c.sub, c.role)})
 		if r.status != 200 || !strings.Contains(r.body, `"signed_in":true`) || !strings.Contains(r.body, c.want) {

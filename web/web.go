@@ -1,7 +1,8 @@
 // Package web is Facade's browser page, served at /ui/: index.html,
 // app.css and ES modules under static/js (main.js, the API layer api.js,
 // one module per view in views/, the build views' shared parts in
-// views/buildparts.js), embedded in the binary (no CDN, no
+// views/buildparts.js, a class page's gradebook upload and posting in
+// views/gradebook.js and views/posting.js), embedded in the binary (no CDN, no
 // bundler, no build step). The page is a client of the public API like any
 // other: it sends the session cookie or a pasted bearer token, an
 // X-XSRF-TOKEN header on every change, If-Match on grade edits,

@@ -56,10 +56,12 @@ type Tab struct {
 	T   *testing.T
 	Ctx context.Context
 
-	mu       sync.Mutex
-	console  []string                  // console errors and uncaught exceptions of the page
-	inflight map[network.RequestID]int // requests sent minus requests ended, by id
-	urls     sync.Map                  // network.RequestID -> the URL it asked for, for failures
+	mu        sync.Mutex
+	console   []string                  // console errors and uncaught exceptions of the page
+	inflight  map[network.RequestID]int // requests sent minus requests ended, by id
+	urls      sync.Map                  // network.RequestID -> the URL it asked for, for failures
+	metrics   map[string]float64
+	measuring bool // Performance metrics enabled, in thread time (MainThreadTime)
 }
 
 // New starts Chromium at phone width with a fresh profile; it stops when

@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/chromedp"
 )
 
@@ -102,4 +104,33 @@ func (b *Tab) Hold(pattern string) (release func()) {
 			goOn(id)
 		}
 	}
+}
+
+// MainThreadTime is the CPU time (ms) the page's main thread has spent
+// on tasks since the tab started measuring: thread time, not wall time,
+// so a machine busy with other work stretches it far less than a
+// PerformanceObserver's durations. The first call starts the measuring
+// (and answers close to 0); compare two calls around a step.
+func (b *Tab) MainThreadTime() float64 {
+	b.T.Helper()
+	var ms float64
+	b.Do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+		if !b.measuring {
+			if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{TimeDomain: performance.EnableTimeDomainThreadTicks}); err != nil {
+				return err
+			}
+			b.measuring = true
+		}
+		m, err := chromedp.Call(ctx, performance.GetMetrics, cdp.Empty{})
+		if err != nil {
+			return err
+		}
+		for _, x := range m.Metrics {
+			if x.Name == "TaskDuration" {
+				ms = x.Value * 1000
+			}
+		}
+		return nil
+	}))
+	return ms
 }

@@ -4,7 +4,8 @@
 // module each; every call to the facade goes through api.js.
 
 import * as api from './api.js';
-import {explain, groupsIncomplete, signsOut} from './words.js';
+import {explain, groupsIncomplete, nothingHere, roleMissing, signsOut} from './words.js';
+import {h} from './dom.js';
 import * as builds from './views/builds.js';
 import * as grades from './views/grades.js';
 import * as accounts from './views/accounts.js';
@@ -32,6 +33,16 @@ function route() {
     showSignIn();
     return;
   }
+  // Someone with nothing here gets no tab at all (each would be blank),
+  // and words saying what is missing.
+  if (!Object.values(views).some(v => v.allowed(me))) {
+    $('tabs').hidden = true;
+    const ctx = makeContext(document.createElement('div'));
+    current = {ctx};
+    $('view').replaceChildren(h('h1', {tabindex: '-1'}, 'Nothing here for you yet'), h('p', {id: 'nothing'}, nothingHere(me)));
+    return;
+  }
+  $('tabs').hidden = false;
   const name = parts.shift();
   const view = views[name];
   if (!view || !view.allowed(me)) {
@@ -125,7 +136,11 @@ async function signedIn(who) {
   // sign-in's token: say so where they will see it, with whom to ask.
   $('groups-note').textContent = me.groups_incomplete ? groupsIncomplete : '';
   $('groups-note').hidden = !me.groups_incomplete;
-  $('tabs').hidden = false;
+  // A class shared without the role its grades need, beside other
+  // sections: said where it lasts (with nothing else, the view says it).
+  const roleNote = me.has && me.has.classes_need_role && !grades.allowed(me);
+  $('role-note').textContent = roleNote ? roleMissing(me) : '';
+  $('role-note').hidden = !roleNote;
   $('signout').hidden = false;
   if (!location.hash.replace(/^#\/?/, '')) location.replace('#/' + startView(me));
   else route();
@@ -142,6 +157,7 @@ async function signOut(message) {
   stopView();
   me = null;
   $('groups-note').hidden = true;
+  $('role-note').hidden = true;
   api.forget();
   if (wasSession) {
     try {

@@ -127,3 +127,19 @@ export const groupsIncomplete = 'Your organization\'s sign-in lists more groups 
   'this service sees none of them: anything you may use through a group is not shown. Ask the people who run ' +
   'your organization\'s sign-in to send only the groups this service uses (for Microsoft Entra: groups ' +
   'assigned to the application), or ask whoever manages access here to grant it to you by name.';
+
+/** nothingHere says why a signed-in person has no section here at all
+ * (/auth/me has), in words that say what is missing and whom to ask. */
+export function nothingHere(me) {
+  return me.has && me.has.classes_need_role ? roleMissing(me)
+    : `Nothing here is shared with you yet: no class, account or build. If you expected some, ask whoever manages ` +
+      `access here to grant it to you by name (${me.sub}).`;
+}
+
+/** roleMissing says why a class shared with a person shows no grades:
+ * grades are for professors (the sign-in's role or the policy's). */
+export function roleMissing(me) {
+  return `A class is shared with you here, but a class's grades are shown only to someone with the professor role, and ` +
+    `your sign-in gives you ${me.role ? `the role “${me.role}”` : 'no role'}. Ask whoever manages access here to give ` +
+    `you the professor role (a role: line in the policy), or your organization to send it when you sign in.`;
+}

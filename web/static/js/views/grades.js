@@ -6,9 +6,11 @@
 // class get no change controls.
 
 import {get, request, ApiError, enc} from '../api.js';
-import {h, fill, when, fullDate, table, confirmDialog, saveFile} from '../dom.js';
-import {rowWords} from '../words.js';
+import {h, fill, when, fullDate, confirmDialog, saveFile} from '../dom.js';
+import {explain} from '../words.js';
 import {drawOnDemand} from '../slices.js';
+import {gradebook} from './gradebook.js';
+import {classPosting} from './posting.js';
 
 // Shown to students and to grading staff with a class here (/auth/me's has).
 export const allowed = me => (me.role === 'student' || me.role === 'professor') && (!me.has || me.has.classes);
@@ -18,7 +20,6 @@ export const allowed = me => (me.role === 'student' || me.role === 'professor') 
 const SCALE = ['A+', 'A', 'A-', 'B+', 'B', 'B-', 'C+', 'C', 'C-', 'D+', 'D', 'D-', 'F'];
 // End of the written scale.
 
-const MAX_UPLOAD = 2 * 1024 * 1024; // the service's limit for a gradebook (docs/contract.md §4)
 const gradePath = s => `/student/${enc(s)}/english/grade`;
 
 export async function render(ctx, parts) {
@@ -39,6 +40,12 @@ async function ownGrade(ctx) {
     if (err instanceof ApiError && err.code === 'not-found') {
       fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your grade'),
         h('p', {id: 'own-grade'}, 'You have no english grade yet. It appears here once your professor sets it.'));
+      return;
+    }
+    // Never posted: a grade may exist, but its student learns nothing of
+    // it (not even that) until the class's staff release it.
+    if (err instanceof ApiError && err.code === 'grade-not-posted') {
+      fill(ctx.el, h('h1', {tabindex: '-1'}, 'Your grade'), h('p', {id: 'own-grade', class: 'big'}, explain(err)));
       return;
     }
     throw err;
@@ -94,16 +101,30 @@ async function classView(ctx, cls, openStudent) {
   const anyChange = students.some(s => s.can_change);
   const state = {cls, anyChange, students: new Map(students.map(s => [s.student_id, s]))};
   const heads = ['Student', 'Grade', anyChange ? 'Change' : null, 'History'].filter(Boolean);
-  const tbody = h('tbody');
+  const cols = ['w-id', 'w-grade', anyChange ? 'w-change' : null, 'w-link'].filter(Boolean);
+  const box = h('div', {class: 'scroll', id: 'students', tabindex: '0', role: 'region', 'aria-label': 'Students of ' + cls});
   const more = h('p', {id: 'students-more'});
   const history = h('section', {id: 'history-panel', 'aria-labelledby': 'history-h'});
-  const book = anyChange ? gradebook(ctx, state, () => refresh(), history) : null;
+  // Posting and the class at a glance (docs/contract.md §4): also for a
+  // class without a grade yet, whose lecturer holds grades before any is
+  // entered.
+  const glance = classPosting(ctx, cls, async () => {
+    await refresh();
+    // A post changes what the history beside a grade says: redrawn.
+    if (history.dataset.student) await drawHistory(ctx, history, history.dataset.student);
+  }, anyChange);
   const refresh = async () => {
     const fresh = await loadClass(cls);
     if (!ctx.alive()) return;
     state.students = new Map(fresh.map(s => [s.student_id, s]));
     drawRows();
+    await glance.update();
   };
+  const book = anyChange ? gradebook(ctx, cls, async data => {
+    await refresh();
+    const shown = history.dataset.student;
+    if (shown && data.rows.some(r => r.student_id === shown && r.outcome === 'changed')) await drawHistory(ctx, history, shown);
+  }, text => showWords(ctx, text)) : null;
   // A search by student narrows the table; the rows are drawn on demand
   // (slices.js), so a lecture of 5,000 never holds the tab.
   const search = h('input', {type: 'search', id: 'student-search', autocomplete: 'off', 'aria-describedby': 'student-count',
@@ -114,18 +135,22 @@ async function classView(ctx, cls, openStudent) {
     const all = [...state.students.values()];
     const shown = q ? all.filter(s => s.student_id.toLowerCase().includes(q)) : all;
     count.textContent = q ? `${shown.length} of ${all.length} students match “${search.value.trim()}”.` : `${all.length} students.`;
-    drawOnDemand(tbody, more, shown, s => row(ctx, state, s, refresh, history), 'students');
+    drawOnDemand(box, more, shown, s => row(ctx, state, s, refresh, history), 'students',
+      {caption: `Students of ${cls} and their english grades`, heads, cols});
   };
   drawRows();
-  fill(ctx.el, 
+  await glance.update();
+  if (!ctx.alive()) return;
+  fill(ctx.el,
     h('p', {class: 'crumbs'}, h('a', {href: '#/grades'}, 'Your classes')),
     h('h1', {tabindex: '-1', id: 'class-h'}, 'Class ' + cls),
     anyChange ? null : h('p', {class: 'note', id: 'view-only'}, 'You may view this class\'s grades; changing them is for its teachers.'),
-    h('div', {class: 'field'}, h('label', {for: 'student-search'}, 'Find a student'), search, count),
-    h('div', {class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Students of ' + cls},
-      h('table', {id: 'students'}, h('caption', {}, `Students of ${cls} and their english grades`),
-        h('thead', {}, h('tr', {}, heads.map(x => h('th', {scope: 'col'}, x)))), tbody)),
-    more,
+    glance.posting,
+    h('div', {class: 'beside'},
+      glance.chart,
+      h('div', {class: 'main-col'},
+        h('div', {class: 'field'}, h('label', {for: 'student-search'}, 'Find a student'), search, count),
+        box, more)),
     h('h2', {}, 'Gradebook'),
     h('p', {}, h('button', {type: 'button', class: 'secondary', id: 'book-download', onclick: () => downloadBook(ctx, cls)},
       'Download gradebook (CSV)')),
@@ -148,6 +173,8 @@ function row(ctx, state, s, refresh, history) {
   return h('tr', {'data-student': s.student_id},
     h('th', {scope: 'row'}, s.student_id),
     h('td', {}, h('span', {class: 'grade'}, s.grade || h('span', {class: 'hint'}, 'none yet')),
+      // Marked in words, not colour alone: its student does not see it yet.
+      s.grade && s.posted === false ? h('span', {class: 'tag unposted'}, 'Not posted') : null,
       s.grade ? h('span', {class: 'hint block'}, `version ${s.version}, ${byWhom(s.updated_by, 'by ' + s.updated_by)}, `, when(s.updated_at)) : null),
     control,
     h('td', {}, h('a', {href: `#/grades/${enc(state.cls)}/${enc(s.student_id)}`, 'data-history': s.student_id,
@@ -228,7 +255,10 @@ async function drawHistory(ctx, panel, student, focus, own) {
   panel.replaceChildren(heading, h('ul', {id: 'history', class: 'history plain'}, versions.map(v => h('li', {'data-version': v.version},
     own ? '' : h('span', {class: 'hint'}, `Version ${v.version}: `),
     v.previous_grade ? `${v.previous_grade} → ${v.grade}, ` : `${v.grade}, `,
-    byWhom(v.updated_by, (v.previous_grade ? 'changed by ' : 'given by ') + v.updated_by), ', ', fullDay(v.updated_at)))));
+    byWhom(v.updated_by, (v.previous_grade ? 'changed by ' : 'given by ') + v.updated_by), ', ', fullDay(v.updated_at),
+    // Staff see when each version reached its student, or that it has not.
+    own ? null : v.posted === false ? h('span', {class: 'tag unposted'}, 'Not posted')
+      : v.posted_by && v.posted_by !== 'seed' ? [`; posted by ${v.posted_by}, `, fullDay(v.posted_at)] : null))));
   if (focus) ctx.focus(heading);
 }
 
@@ -241,88 +271,4 @@ async function downloadBook(ctx, cls) {
   } catch (err) {
     ctx.fail(err);
   }
-}
-
-// gradebook is the upload form: preview (dry run) first, then apply.
-function gradebook(ctx, state, refresh, history) {
-  const file = h('input', {type: 'file', id: 'book-file', accept: '.csv,text/csv', 'aria-describedby': 'book-hint'});
-  const out = h('div', {id: 'book-result'});
-  const preview = async e => {
-    e.preventDefault();
-    ctx.clearError();
-    const f = file.files[0];
-    if (!f) return showWords(ctx, 'Choose a CSV file first.');
-    if (f.size > MAX_UPLOAD) return ctx.fail({code: 'body-too-large'});
-    const text = await f.text();
-    try {
-      const {data} = await upload(state.cls, text, true);
-      if (!ctx.alive()) return;
-      const [heading, rows, draw] = outcomeTable(data, 'Preview: nothing is saved yet');
-      fill(out, heading,
-        data.changed ? h('button', {type: 'button', class: 'primary', id: 'book-apply', onclick: () => apply(text)},
-          `Apply ${data.changed} change${data.changed === 1 ? '' : 's'}…`) : h('p', {}, 'Nothing in this file would change a grade.'),
-        rows);
-      draw();
-      ctx.status(`Preview: ${data.changed} would change, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused.`);
-      ctx.focus(out.querySelector('h3'));
-    } catch (err) {
-      ctx.fail(err);
-    }
-  };
-  const apply = async text => {
-    const ok = await confirmDialog(`Apply the gradebook to ${state.cls}?`,
-      ['Each row listed as "would change" is saved at the version in your file; a grade someone changed since is left as it is.'],
-      'Apply changes');
-    if (!ok) return ctx.status('Nothing was changed.');
-    try {
-      const {data} = await upload(state.cls, text, false);
-      if (!ctx.alive()) return;
-      const [heading, rows, draw] = outcomeTable(data, 'Applied');
-      fill(out, heading, rows);
-      draw();
-      await refresh();
-      const shown = history.dataset.student;
-      if (shown && data.rows.some(r => r.student_id === shown && r.outcome === 'changed')) await drawHistory(ctx, history, shown);
-      ctx.status(`Applied: ${data.changed} changed, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused.`);
-      ctx.focus(out.querySelector('h3'));
-    } catch (err) {
-      ctx.fail(err);
-    }
-  };
-  return h('form', {id: 'book-form', novalidate: true, onsubmit: preview},
-    h('label', {for: 'book-file'}, 'Upload a gradebook (CSV)'), file,
-    h('p', {id: 'book-hint', class: 'hint'}, 'Columns student_id, grade and version, as in the download. You see what would change before anything is saved.'),
-    h('button', {type: 'submit', id: 'book-preview'}, 'Preview changes'), out);
-}
-
-function upload(cls, text, dryRun) {
-  return request(`/class/${enc(cls)}/grades${dryRun ? '?dry_run=1' : ''}`,
-    {method: 'POST', body: text, headers: {'Content-Type': 'text/csv'}});
-}
-
-const outcomeWords = {changed: 'Changed', unchanged: 'No change', stale: 'Not changed', refused: 'Refused'};
-
-// outcomeTable returns the heading and the table of a gradebook's rows,
-// and the function that draws them (on demand: a lecture's file has
-// thousands), with a search by student like the class's.
-function outcomeTable(data, heading) {
-  const row = r => {
-    let what = '';
-    if (r.outcome === 'changed') what = `${r.previous_grade || 'none'} → ${r.grade}`;
-    else if (r.outcome === 'stale') what = `${rowWords(r.code)} Now ${r.previous_grade || 'none'}${r.updated_by ? ', by ' + r.updated_by : ''}.`;
-    else if (r.outcome === 'refused') what = rowWords(r.code);
-    else what = 'already ' + (r.grade || 'without a grade');
-    return h('tr', {'data-line': r.line, class: 'outcome-' + r.outcome},
-      h('td', {}, r.line), h('td', {}, r.student_id), h('td', {}, r.grade || '—'),
-      h('td', {}, h('strong', {}, r.outcome === 'changed' && data.dry_run ? 'Would change' : outcomeWords[r.outcome] || r.outcome), ' ', what));
-  };
-  const rows = table('Rows of the gradebook', ['Line', 'Student', 'Grade', 'Outcome'], [], {id: 'book-rows'});
-  const more = h('p', {id: 'book-more'});
-  const search = h('input', {type: 'search', id: 'book-search', autocomplete: 'off', oninput: () => draw()});
-  const draw = () => {
-    const q = search.value.trim().toLowerCase();
-    drawOnDemand(rows.querySelector('tbody'), more, q ? data.rows.filter(r => r.student_id.toLowerCase().includes(q)) : data.rows, row, 'rows');
-  };
-  return [h('h3', {tabindex: '-1'}, `${heading}: ${data.changed} ${data.dry_run ? 'would change' : 'changed'}, ${data.unchanged} unchanged, ${data.stale} stale, ${data.refused} refused`),
-    [h('div', {class: 'field'}, h('label', {for: 'book-search'}, 'Find a student in the file'), search), rows, more], draw];
 }
