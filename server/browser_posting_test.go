@@ -22,7 +22,11 @@ import (
 // Screenshots of each person at both widths (UPDATE_SCREENSHOTS=1 keeps
 // them in docs/screenshots).
 func TestBrowserPostingForStaffAndStudents(t *testing.T) {
-	e := newEnv(t, withBuilds(), withPageOrigin(), withPolicyLines("p, bob, class:english-101, post"))
+	e := newEnv(t, withBuilds(), withPageOrigin(), withPolicyLines("p, bob, class:english-101, post",
+		// tara releases grades without changing them; uma changes them
+		// without releasing them: the page offers each exactly that.
+		"p, tara, class:english-101, view", "p, tara, class:english-101, post",
+		"p, uma, class:english-101, view", "p, uma, class:english-101, update"))
 	seedGrades(t, e)
 	seedAccounts(t, e)
 	dir := screenshotDir(t)
@@ -91,6 +95,18 @@ func TestBrowserPostingForStaffAndStudents(t *testing.T) {
 		t.Errorf("erin, who may not post, is offered %d posting controls", n)
 	}
 	shoot(erin, "posting-assistant")
+	for who, wantPosting := range map[string]bool{"tara": true, "uma": false} {
+		b := testbrowser.New(t)
+		b.SetWidth(testbrowser.WideWidth)
+		b.Do(chromedp.Navigate(e.url + "/ui/#/grades/english-101"))
+		b.UseToken(token(t, who, "professor"))
+		b.WaitText(`tr[data-student="ghost"] .tag`, "Not posted")
+		b.Do(visible("#posting-state"))
+		n := testbrowser.Eval[int](b, `document.querySelectorAll('#post-all, #posting-policy').length`)
+		if got := n > 0; got != wantPosting {
+			t.Errorf("%s is offered %d posting controls, want them offered: %v", who, n, wantPosting)
+		}
+	}
 
 	// bob posts both: the confirmation says how many students will see.
 	bob.SetWidth(testbrowser.WideWidth)

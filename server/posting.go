@@ -17,6 +17,11 @@ type postingView struct {
 	ClassID  string        `json:"class_id"`
 	Policy   grades.Policy `json:"policy"`
 	Unposted int           `json:"unposted"`
+	// CanPost says whether the caller may post and switch the policy, so
+	// a page offers the controls to exactly those (post is its own grant:
+	// a teaching assistant may update without it, a lecturer post without
+	// update).
+	CanPost bool `json:"can_post"`
 }
 
 type postingBody struct {
@@ -64,7 +69,8 @@ func (h *gradeHandlers) writePosting(c echo.Context, class facade.ClassID) error
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, postingView{ClassID: class.String(), Policy: policy, Unposted: unposted})
+	return c.JSON(http.StatusOK, postingView{ClassID: class.String(), Policy: policy, Unposted: unposted,
+		CanPost: h.az.CanPostClass(principal(c), class)})
 }
 
 // setPosting changes the class's policy (post on the class); turning it

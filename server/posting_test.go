@@ -198,6 +198,15 @@ func TestPostingIsAskedOfPost(t *testing.T) {
 			if got := res.status != http.StatusForbidden; got != r.want || res.status >= 500 {
 				t.Errorf("%s (%s) %s %s: %d %s, want allowed=%v", c.who, c.role, r.method, r.path, res.status, res.body, r.want)
 			}
+			// The posting answer tells the page whether to offer posting.
+			if r.method == "GET" && r.path == "/class/english-101/posting" && res.status == http.StatusOK {
+				var p struct {
+					CanPost *bool `json:"can_post"`
+				}
+				if err := json.Unmarshal([]byte(res.body), &p); err != nil || p.CanPost == nil || *p.CanPost != c.change {
+					t.Errorf("%s (%s): posting answer %s, want can_post %v", c.who, c.role, res.body, c.change)
+				}
+			}
 		}
 	}
 	// The refusal is the same whether the class exists or not.

@@ -112,7 +112,7 @@ async function classView(ctx, cls, openStudent) {
     await refresh();
     // A post changes what the history beside a grade says: redrawn.
     if (history.dataset.student) await drawHistory(ctx, history, history.dataset.student);
-  }, anyChange);
+  });
   const refresh = async () => {
     const fresh = await loadClass(cls);
     if (!ctx.alive()) return;

@@ -12,11 +12,10 @@ const plural = (n, one, many = one + 's') => `${n} ${n === 1 ? one : many}`;
 /**
  * classPosting answers {posting, chart, update}: the posting section and
  * the chart, filled by update() (again after every change to the class).
- * refresh redraws the class's table (and calls update). mayPost is the
- * fallback for a service whose posting answer does not say can_post:
- * those who may change a grade are offered the controls.
+ * refresh redraws the class's table (and calls update). The controls
+ * are offered to those the posting answer says may post (can_post).
  */
-export function classPosting(ctx, cls, refresh, mayPost) {
+export function classPosting(ctx, cls, refresh) {
   const posting = h('section', {id: 'posting', 'aria-labelledby': 'posting-h'});
   const chart = h('section', {id: 'distribution', class: 'glance', 'aria-labelledby': 'distribution-h'});
   const path = `/class/${enc(cls)}`;
@@ -63,7 +62,7 @@ export function classPosting(ctx, cls, refresh, mayPost) {
     const [p, summary] = await Promise.all([get(`${path}/posting`), get(`${path}/grades/summary`)]);
     if (!ctx.alive()) return;
     last = p;
-    const canPost = p.can_post === undefined ? mayPost : p.can_post;
+    const canPost = p.can_post;
     fill(posting, h('h2', {id: 'posting-h', tabindex: '-1'}, 'Releasing grades'),
       h('p', {id: 'posting-state'}, p.policy === 'manual'
         ? ['Students see a grade once it is posted. ', h('strong', {}, p.unposted ? `${plural(p.unposted, 'grade')} not posted yet` : 'Every grade is posted'), '.']
