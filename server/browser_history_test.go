@@ -166,17 +166,17 @@ func TestBrowserHistoryAtSize(t *testing.T) {
 		}
 	}
 	b := testbrowser.New(t)
-	b.WatchLongTasks()
+	b.Timing().WatchLongTasks()
 	b.OpenPage(e.url, token(t, "dana", "developer"))
 	testbrowser.Eval[bool](b, `location.hash = '#/builds/SIZE-CORE/trend'; true`)
 	waitLong(t, b, `document.querySelectorAll('#trend-chart a.bar').length === 50`)
 	// The plan's whole window: the chart of its last 100 builds.
 	testbrowser.Eval[bool](b, `location.hash = '#/builds/SIZE-CORE/trend/100'; true`)
 	waitLong(t, b, `document.querySelectorAll('#trend-chart a.bar').length === 100`)
-	chartTask, chartTime := b.LongestTaskSince("trend:start"), b.Since("trend:start", "trend:drawn")
+	chartTask, chartTime := b.Timing().LongestTaskSince("trend:start"), b.Timing().Since("trend:start", "trend:drawn")
 	testbrowser.Eval[bool](b, `location.hash = '#/builds/SIZE-CORE/tests'; true`)
 	waitLong(t, b, `document.querySelectorAll('#tests tbody tr').length > 0`)
-	testsTask, testsTime := b.LongestTaskSince("tests:start"), b.Since("tests:start", "tests:drawn")
+	testsTask, testsTime := b.Timing().LongestTaskSince("tests:start"), b.Timing().Since("tests:start", "tests:drawn")
 	if n := testbrowser.Eval[string](b, `document.querySelector('#tests caption').textContent`); !strings.Contains(n, "last 30 builds") {
 		t.Errorf("tests view caption: %q", n)
 	}
@@ -184,7 +184,7 @@ func TestBrowserHistoryAtSize(t *testing.T) {
 	b.Do(chromedp.Click(chromedp.ID("test-search")))
 	b.TypeText("case0099")
 	b.WaitText("#status", "10 tests match")
-	searchTask := b.LongestTaskSince("tests:start")
+	searchTask := b.Timing().LongestTaskSince("tests:start")
 	t.Logf("history at size: chart of 100 builds drawn in %.0f ms (from the route's start, answer included), longest task %.0f ms; %s: drawn in %.0f ms, longest task %.0f ms (%.0f ms with a search)",
 		chartTime, chartTask, strings.TrimSuffix(total, "."), testsTime, testsTask, searchTask)
 	if !strings.HasPrefix(total, "1000 tests failed") {

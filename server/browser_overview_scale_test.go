@@ -33,11 +33,11 @@ func bigPolicy() []string {
 // longest task of the tab (ms).
 func overviewTimes(t *testing.T, e *env, tok string) (b *testbrowser.Tab, first, drawn, longest float64) {
 	b = testbrowser.New(t)
-	b.WatchLongTasks()
+	b.Timing().WatchLongTasks()
 	b.Do(chromedp.Navigate(e.url + "/ui/#/builds"))
 	b.UseToken(tok)
 	waitLong(t, b, `document.querySelector('#plans[data-complete="true"]') !== null`)
-	return b, b.Since("builds:start", "builds:first-screen"), b.Since("builds:start", "builds:drawn"), b.LongestTask()
+	return b, b.Timing().Since("builds:start", "builds:first-screen"), b.Timing().Since("builds:start", "builds:drawn"), b.Timing().LongestTask()
 }
 
 // TestBrowserOverviewAtAnySize: with 4,000 plans upstream and 3,000 of
@@ -131,7 +131,7 @@ func TestBrowserOverviewAtAnySize(t *testing.T) {
 // completes every row.
 func firstScreenBeforeTheWholeList(t *testing.T, e *env, tok string) {
 	b := testbrowser.New(t)
-	release := b.Hold(`*/rest/api/latest/result\?*`)
+	release := b.Timing().Hold(`*/rest/api/latest/result\?*`)
 	b.Do(chromedp.Navigate(e.url + "/ui/#/builds"))
 	b.UseToken(tok)
 	waitLong(t, b, `document.querySelectorAll('tr[data-plan]').length === 3000`)
@@ -145,7 +145,7 @@ func firstScreenBeforeTheWholeList(t *testing.T, e *env, tok string) {
 	if row := b.Texts(`tr[data-plan="S200-P1"]`); len(row) != 1 || !strings.Contains(row[0], "Loading") {
 		t.Errorf("a plan whose latest result has not arrived says %q, want Loading", row)
 	}
-	if b.Since("builds:start", "builds:first-screen") < 0 {
+	if b.Timing().Since("builds:start", "builds:first-screen") < 0 {
 		t.Error("no first screen while the whole list is held")
 	}
 	b.Do(chromedp.Click(chromedp.ID("plan-search")))

@@ -103,17 +103,17 @@ func (b *Tab) CheckView(view string) {
 // Screenshot saves a PNG of the whole page to path (a directory is made).
 func (b *Tab) Screenshot(path string) {
 	b.T.Helper()
-	b.screenshot(path, chromedp.FullScreenshot(100))
+	screenshot(b, path, chromedp.FullScreenshot(100))
 }
 
 // ScreenshotWindow saves a PNG of what the window shows, for a page too
 // long to take whole (thousands of rows, drawn only near the screen).
 func (b *Tab) ScreenshotWindow(path string) {
 	b.T.Helper()
-	b.screenshot(path, chromedp.CaptureScreenshot())
+	screenshot(b, path, chromedp.CaptureScreenshot())
 }
 
-func (b *Tab) screenshot(path string, take chromedp.Action[[]byte]) {
+func screenshot(b *Tab, path string, take chromedp.Action[[]byte]) {
 	b.T.Helper()
 	ctx, cancel := context.WithTimeout(b.Ctx, Wait)
 	defer cancel()

@@ -12,11 +12,20 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// Timing measures what a tab's page costs: its long tasks, the time
+// between two of its marks, its main thread's CPU time, and requests
+// held back to see what it draws before they arrive (b.Timing()).
+type Timing struct{ b *Tab }
+
+// Timing answers the tab's measurements.
+func (b *Tab) Timing() Timing { return Timing{b} }
+
 // WatchLongTasks makes every document the tab loads from now on record
 // its long tasks (main-thread tasks over 50 ms, PerformanceObserver
 // 'longtask') from its first script on, for LongestTask. Call it before
 // navigating.
-func (b *Tab) WatchLongTasks() {
+func (m Timing) WatchLongTasks() {
+	b := m.b
 	b.T.Helper()
 	b.Do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
@@ -30,7 +39,8 @@ func (b *Tab) WatchLongTasks() {
 
 // LongestTask is the longest task (ms) of the document since it loaded,
 // 0 when none took over 50 ms (WatchLongTasks must have been called).
-func (b *Tab) LongestTask() float64 {
+func (m Timing) LongestTask() float64 {
+	b := m.b
 	b.T.Helper()
 	return Eval[float64](b, `Math.max(0, ...(window.testbrowserLongTasks || []).map(e => e.duration))`)
 }
@@ -38,7 +48,8 @@ func (b *Tab) LongestTask() float64 {
 // LongestTaskSince is the longest task (ms) that began at or after the
 // page's last performance mark named mark (0 when none took over 50 ms):
 // what drawing one view cost, without the page's load before it.
-func (b *Tab) LongestTaskSince(mark string) float64 {
+func (m Timing) LongestTaskSince(mark string) float64 {
+	b := m.b
 	b.T.Helper()
 	return Eval[float64](b, `(() => {
 		const m = performance.getEntriesByName(`+strconv.Quote(mark)+`).at(-1);
@@ -49,7 +60,8 @@ func (b *Tab) LongestTaskSince(mark string) float64 {
 
 // Since is the time (ms) from the page's last performance mark named
 // from to its last one named to, or -1 while either is missing.
-func (b *Tab) Since(from, to string) float64 {
+func (m Timing) Since(from, to string) float64 {
+	b := m.b
 	b.T.Helper()
 	return Eval[float64](b, `(() => {
 		const last = n => performance.getEntriesByName(n).at(-1);
@@ -63,7 +75,8 @@ func (b *Tab) Since(from, to string) float64 {
 // leaving the browser until the returned release is called, which lets
 // the held ones and every later one go: what a page draws before a slow
 // answer arrives can be checked for real. Call it before navigating.
-func (b *Tab) Hold(pattern string) (release func()) {
+func (m Timing) Hold(pattern string) (release func()) {
+	b := m.b
 	b.T.Helper()
 	var (
 		mu       sync.Mutex
@@ -111,7 +124,8 @@ func (b *Tab) Hold(pattern string) (release func()) {
 // so a machine busy with other work stretches it far less than a
 // PerformanceObserver's durations. The first call starts the measuring
 // (and answers close to 0); compare two calls around a step.
-func (b *Tab) MainThreadTime() float64 {
+func (m Timing) MainThreadTime() float64 {
+	b := m.b
 	b.T.Helper()
 	var ms float64
 	b.Do(chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
