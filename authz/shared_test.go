@@ -124,7 +124,9 @@ func TestInstancesRunningDifferentPoliciesAreAWarningAndAMetric(t *testing.T) {
 	for name, x := range map[string]*Authorizer{"A": a, "B": b} {
 		eventually(t, name+" sees two policies", func() bool { return policytest.CounterValue(x.metrics.PolicyHashes) == 2 })
 	}
-	eventually(t, "A warns", func() bool { return strings.Contains(logs.String(), "instances sharing this Redis run different policies") })
+	eventually(t, "A warns", func() bool {
+		return strings.Contains(logs.String(), "instances sharing this Redis run different policies")
+	})
 	if !strings.Contains(logs.String(), a.Status().Hash) || !strings.Contains(logs.String(), b.Status().Hash) {
 		t.Errorf("the warning does not name both hashes:\n%s", logs.String())
 	}
