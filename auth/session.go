@@ -1,17 +1,10 @@
 package auth
 
 import (
-	"cmp"
 	"context"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"errors"
-	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"time"
 
 	"log/slog"
@@ -204,61 +197,6 @@ func newSessions(rdb redis.UniversalClient, cfg SessionConfig) *Sessions {
 	return s
 }
 
-// derive gives each use of a configured key its own key (HKDF-SHA256), so
-// the MAC and the cipher never share one.
-func derive(key []byte, use string) []byte {
-	k, err := hkdf.Key(sha256.New, key, nil, use, 32)
-	if err != nil {
-		panic(err) // only for lengths HKDF-SHA256 cannot produce; 32 is not one
-	}
-	return k
-}
-
-// ParseKeys reads FACADE_SESSION_KEYS: base64 (standard or URL alphabet,
-// padded or not) of 32 bytes each.
-func ParseKeys(list []string) ([][]byte, error) {
-	var keys [][]byte
-	for i, v := range list {
-		k, err := decodeBase64(v)
-		if err != nil || len(k) != 32 {
-			return nil, configError(fmt.Sprintf("FACADE_SESSION_KEYS entry %d must be base64 of 32 bytes (e.g. from openssl rand -base64 32)", i+1))
-		}
-		keys = append(keys, k)
-	}
-	return keys, nil
-}
-
-func decodeBase64(v string) ([]byte, error) {
-	v = strings.TrimRight(v, "=")
-	if k, err := base64.RawStdEncoding.DecodeString(v); err == nil {
-		return k, nil
-	}
-	return base64.RawURLEncoding.DecodeString(v)
-}
-
-// SecureCookies reports whether cookies for publicURL must be Secure: all
-// but plain http on a loopback host (a developer's machine, the demo).
-func SecureCookies(scheme, host string) bool {
-	if scheme == "https" {
-		return true
-	}
-	return !isLoopback(host)
-}
-
-func isLoopback(host string) bool {
-	return host == "localhost" || host == "127.0.0.1" || host == "::1" || host == "[::1]"
-}
-
-func (s *Sessions) cookieName(name string) string {
-	if s.secure {
-		return hostPrefix + name
-	}
-	return name
-}
-
-// SessionCookie is the session cookie's name under this configuration.
-func (s *Sessions) SessionCookie() string { return s.cookieName(sessionName) }
-
 // Issue starts a new session for p, from client, that ends at the
 // earlier of the configured lifetime and notAfter (the ID token's expiry),
 // with a fresh id and anti-forgery token: a session someone planted
@@ -291,35 +229,6 @@ func (s *Sessions) Issue(ctx context.Context, p facade.Principal, notAfter time.
 	}
 	maxAge := exp.Sub(now) + cookieGrace
 	return rec, []*http.Cookie{s.cookie(sessionName, v, maxAge, true), s.xsrfCookie(rec.XSRF, maxAge)}, nil
-}
-
-// cookie builds one of our cookies with the attributes of docs/contract.md
-// §2: HttpOnly, SameSite=Lax (sent on the provider's redirect back, a
-// top-level navigation, but not on other sites' requests), Path=/, and
-// Secure with the __Host- prefix unless on plain-http loopback.
-func (s *Sessions) cookie(name, value string, maxAge time.Duration, httpOnly bool) *http.Cookie {
-	c := &http.Cookie{
-		Name: s.cookieName(name), Value: value, Path: "/",
-		HttpOnly: httpOnly, Secure: s.secure, SameSite: http.SameSiteLaxMode,
-		MaxAge: int(maxAge / time.Second),
-	}
-	if maxAge < 0 {
-		c.MaxAge = -1
-	}
-	return c
-}
-
-// xsrfCookie is readable by the page's script, which copies it into the
-// X-XSRF-TOKEN header. No prefix: pages and clients know it by this name.
-func (s *Sessions) xsrfCookie(value string, maxAge time.Duration) *http.Cookie {
-	c := s.cookie(XSRFCookie, value, maxAge, false)
-	c.Name = XSRFCookie
-	return c
-}
-
-// cleared are the cookies that remove the session and its XSRF-TOKEN.
-func (s *Sessions) cleared() []*http.Cookie {
-	return []*http.Cookie{s.cookie(sessionName, "", -1, true), s.xsrfCookie("", -1)}
 }
 
 // sessionID opens the request's session cookie. ok is false when there is
@@ -372,106 +281,6 @@ func (s *Sessions) Open(ctx context.Context, r *http.Request, client string) (id
 	}
 	p := rec.principal()
 	return Identity{Principal: p, ExpiresAt: rec.Expires, Via: ViaSession, xsrf: rec.XSRF}, true, nil
-}
-
-// flow is a sign-in in progress, kept in its own short-lived sealed
-// cookie bound to the browser that started it and named after its state
-// (flowCookie): the callback accepts only a state this browser was sent
-// with (login CSRF), several sign-ins may be in progress at once (tabs),
-// and the nonce and PKCE verifier never leave the service unsealed.
-type flow struct {
-	State    string `json:"state"`
-	Nonce    string `json:"nonce"`
-	Verifier string `json:"verifier"`
-	ReturnTo string `json:"return_to"`
-	Expires  int64  `json:"exp"`
-}
-
-// maxFlows bounds the sign-ins in progress one browser keeps: each is a
-// cookie of ~300 bytes sent with every request, and a page that started
-// sign-ins in a loop must not push the headers past their limit.
-const maxFlows = 5
-
-// flowCookie is the name (before any __Host- prefix) of the sign-in
-// cookie for state: the first 128 bits of the state, so a callback finds
-// its own flow and no other.
-func flowCookie(state string) string {
-	if len(state) > 22 {
-		state = state[:22]
-	}
-	return flowName + "-" + state
-}
-
-// startFlow seals f into its cookie.
-func (s *Sessions) startFlow(f flow) (*http.Cookie, error) {
-	f.Expires = s.now().Add(flowLifetime).Unix()
-	v, err := securecookie.EncodeMulti(flowName, f, s.codecs...)
-	if err != nil {
-		return nil, err
-	}
-	return s.cookie(flowCookie(f.State), v, flowLifetime, true), nil
-}
-
-// oldFlows are the cookies that remove the request's oldest sign-ins in
-// progress, so that with the one being started at most maxFlows remain.
-func (s *Sessions) oldFlows(r *http.Request) []*http.Cookie {
-	type held struct {
-		name string
-		exp  int64
-	}
-	var flows []held
-	prefix := s.cookieName(flowName + "-")
-	for _, c := range r.Cookies() {
-		if !strings.HasPrefix(c.Name, prefix) {
-			continue
-		}
-		var f flow
-		_ = securecookie.DecodeMulti(flowName, c.Value, &f, s.codecs...) // unreadable: oldest
-		flows = append(flows, held{c.Name, f.Expires})
-	}
-	if len(flows) < maxFlows {
-		return nil
-	}
-	slices.SortFunc(flows, func(a, b held) int { return cmp.Compare(a.exp, b.exp) })
-	var out []*http.Cookie
-	for _, f := range flows[:len(flows)-maxFlows+1] {
-		c := s.cookie("", "", -1, true)
-		c.Name = f.name
-		out = append(out, c)
-	}
-	return out
-}
-
-// Why a callback found no usable sign-in of this browser: each has its
-// own words on the page a person sees (SignInFailure).
-var (
-	errNoFlow      = errors.New("no sign-in in progress in this browser for this state")
-	errFlowExpired = errors.New("the sign-in took too long")
-)
-
-// takeFlow opens the request's sign-in cookie for state and returns the
-// cookie that removes it: a flow is used once, whatever the outcome.
-func (s *Sessions) takeFlow(r *http.Request, state string) (flow, []*http.Cookie, error) {
-	if state == "" {
-		return flow{}, nil, errNoFlow
-	}
-	name := flowCookie(state)
-	c, err := r.Cookie(s.cookieName(name))
-	if err != nil {
-		return flow{}, nil, errNoFlow
-	}
-	used := []*http.Cookie{s.cookie(name, "", -1, true)}
-	var f flow
-	if err := securecookie.DecodeMulti(flowName, c.Value, &f, s.codecs...); err != nil {
-		return flow{}, used, errNoFlow
-	}
-	if !s.now().Before(time.Unix(f.Expires, 0)) {
-		return flow{}, used, errFlowExpired
-	}
-	if !equal(f.State, state) {
-		return flow{}, used, errors.New("state does not match this browser's sign-in")
-	}
-	return f, used, nil
 }
 
 // randomToken is 32 random bytes, base64url: state, nonce, XSRF tokens.

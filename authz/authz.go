@@ -89,7 +89,7 @@ func New(modelPath, policyPath string, cfg Config) (*Authorizer, error) {
 	if cfg.RecordUsage {
 		a.usage = grantusage.NewBook(now, a.log, a.metrics)
 	}
-	a.force = inForce{modelPath: modelPath, policyPath: policyPath, log: a.log, now: now, metrics: a.metrics, usage: a.usage}
+	a.force = inForce{modelPath: modelPath, policyPath: policyPath, log: a.log, now: now, metrics: a.metrics, usage: a.usage, instance: newInstanceID()}
 	if err := a.force.load(); err != nil {
 		return nil, err
 	}

@@ -104,6 +104,9 @@ func compile(f files) (*Loaded, []compiled.Problem) {
 	if err != nil {
 		return nil, append(problems, compiled.Problem{File: f.policyPath, Msg: err.Error()})
 	}
+	if broken := compiled.FirstQuestion(f.modelPath, string(f.model), pol); len(broken) > 0 {
+		return nil, append(problems, broken...)
+	}
 	st.pol = pol
 	return st, problems
 }

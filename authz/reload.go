@@ -28,9 +28,13 @@ type inForce struct {
 	reloadMu   sync.Mutex // one reload at a time; decisions never wait for it
 	refusedKey string     // what the last refused reload read, so it is reported once
 
+	instance string // this instance's name in instancesKey (shared.go)
+	differ   bool   // the live instances ran different policies at the last beat (watch loop only)
+
 	// Watch's timing; zero means the defaults (tests shorten or lengthen them).
 	debounce  time.Duration
 	pollEvery time.Duration
+	beatEvery time.Duration
 }
 
 // emptyState is what a zero Authorizer decides with: nothing is granted.
@@ -126,7 +130,12 @@ func (f *inForce) shrunk(cur, next *Loaded) string {
 	if f.allowShrink.Load() || cur == emptyState {
 		return ""
 	}
-	before, after := len(cur.pol.Rules), len(next.pol.Rules)
+	return shrinkage(len(cur.pol.Rules), len(next.pol.Rules))
+}
+
+// shrinkage says why a policy of after lines must not follow one of
+// before: empty, or more than half of the lines gone ("" when it may).
+func shrinkage(before, after int) string {
 	switch {
 	case after == 0 && before > 0:
 		return "the new policy has no lines"

@@ -56,6 +56,13 @@ func (f *inForce) watch(ctx context.Context, rdb redis.UniversalClient) error {
 	}
 	poll := time.NewTicker(orDefault(f.pollEvery, defaultPollEvery))
 	defer poll.Stop()
+	var beat <-chan time.Time // which policy this instance runs (shared.go)
+	if rdb != nil {
+		t := time.NewTicker(orDefault(f.beatEvery, beatEvery))
+		defer t.Stop()
+		beat = t.C
+		f.beat(ctx, rdb)
+	}
 	settle := time.NewTimer(0) // a first check catches edits made since New
 	localChange := true
 	for {
@@ -76,10 +83,16 @@ func (f *inForce) watch(ctx context.Context, rdb redis.UniversalClient) error {
 			settle.Reset(0)
 		case <-settle.C:
 			changed, _ := f.reload() // refusals are logged by reload
-			if changed && localChange && rdb != nil {
-				f.announce(ctx, rdb)
+			if changed && rdb != nil {
+				f.recordShared(ctx, rdb, f.state())
+				if localChange {
+					f.announce(ctx, rdb)
+				}
+				f.beat(ctx, rdb)
 			}
 			localChange = false
+		case <-beat:
+			f.beat(ctx, rdb)
 		}
 	}
 }

@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,7 +38,6 @@ import (
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/metrics"
-	"github.com/facade-dev/facade/redisdb"
 )
 
 // Defaults for the zero Config fields.
@@ -145,23 +143,20 @@ type Entry struct {
 
 // Cache is safe for concurrent use. Create it with New.
 type Cache struct {
-	rdb      redis.UniversalClient
-	cfg      Config
-	log      *slog.Logger
-	flights  singleflight.Group
-	nextWarn atomic.Int64 // Unix nanos before which Redis trouble is not logged again
-	// bypassUntil is 0 while Redis works, else the Unix nanos until which
-	// Get does not try it (see redisUsable).
-	bypassUntil atomic.Int64
-	waitHook    func() // tests only: called when a fill starts waiting for another instance
-	extendHook  func() // tests only: called after a holder extended its fill lock
-	lookups     map[Status]prometheus.Counter
+	rdb        redis.UniversalClient
+	cfg        Config
+	log        *slog.Logger
+	flights    singleflight.Group
+	redis      redisHealth // whether to try Redis, and its trouble logged once a minute (health.go)
+	waitHook   func()      // tests only: called when a fill starts waiting for another instance
+	extendHook func()      // tests only: called after a holder extended its fill lock
+	lookups    map[Status]prometheus.Counter
 }
 
 // New returns a cache on rdb, tuned by cfg. It does not contact Redis.
 func New(rdb redis.UniversalClient, cfg Config) *Cache {
 	cfg = cfg.withDefaults()
-	c := &Cache{rdb: rdb, cfg: cfg, log: cfg.Log}
+	c := &Cache{rdb: rdb, cfg: cfg, log: cfg.Log, redis: redisHealth{now: cfg.Now, log: cfg.Log}}
 	m := metrics.Or(cfg.Metrics)
 	c.lookups = map[Status]prometheus.Counter{
 		Hit: m.Cache.WithLabelValues("hit"), Miss: m.Cache.WithLabelValues("miss"), Stale: m.Cache.WithLabelValues("stale"),
@@ -229,18 +224,18 @@ func (c *Cache) GetFor(ctx context.Context, key string, fetch func(ctx context.C
 // lookup reads the stored copy, unless Redis is being bypassed. redisUp
 // says whether the fill may use Redis; err is set only when ctx ended.
 func (c *Cache) lookup(ctx context.Context, dk string) (prev stored, redisUp bool, err error) {
-	if !c.redisUsable() {
+	if !c.redis.usable() {
 		return stored{}, false, nil
 	}
 	prev, err = c.read(ctx, dk)
 	switch {
 	case err == nil:
-		c.redisWorks()
+		c.redis.works()
 		return prev, true, nil
 	case ctx.Err() != nil:
 		return stored{}, false, ctx.Err()
 	default:
-		c.redisFailed(ctx, err)
+		c.redis.failed(ctx, err)
 		return stored{}, false, nil
 	}
 }
@@ -321,56 +316,6 @@ func (c *Cache) lifeFor(src source, body []byte) time.Duration {
 		}
 	}
 	return c.cfg.TTL
-}
-
-// bypassFor is how long Get leaves Redis alone after finding it
-// unreachable. A client's dial retries make each failing command slow (about
-// 1.7 s with go-redis defaults); without this every request of an outage
-// would pay that before reaching upstream.
-const bypassFor = 2 * time.Second
-
-// redisUsable reports whether Get should use Redis. While a bypass window
-// runs it does not; when the window ends, ONE caller probes Redis and the
-// others keep bypassing for another window.
-func (c *Cache) redisUsable() bool {
-	until := c.bypassUntil.Load()
-	if until == 0 {
-		return true
-	}
-	now := c.cfg.Now().UnixNano()
-	if now < until {
-		return false
-	}
-	return c.bypassUntil.CompareAndSwap(until, now+int64(bypassFor))
-}
-
-// redisFailed logs a Redis failure and, when Redis is unreachable (not
-// merely our fill deadline ending), starts a bypass window.
-func (c *Cache) redisFailed(ctx context.Context, err error) {
-	if ctx.Err() == nil && redisdb.IsUnavailable(err) {
-		c.bypassUntil.Store(c.cfg.Now().Add(bypassFor).UnixNano())
-	}
-	c.warnRedis(err)
-}
-
-// redisWorks ends a bypass after a successful probe.
-func (c *Cache) redisWorks() {
-	if c.bypassUntil.Load() != 0 {
-		c.bypassUntil.Store(0)
-	}
-}
-
-const warnEvery = time.Minute
-
-// warnRedis logs Redis trouble at most once per warnEvery: during an outage
-// every request would otherwise log the same line.
-func (c *Cache) warnRedis(err error) {
-	now := c.cfg.Now().UnixNano()
-	next := c.nextWarn.Load()
-	if now < next || !c.nextWarn.CompareAndSwap(next, now+int64(warnEvery)) {
-		return
-	}
-	c.log.Warn("response cache: Redis failed; serving upstream documents uncached", "err", err)
 }
 
 // record counts one lookup answered with s.

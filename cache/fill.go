@@ -52,7 +52,7 @@ func (c *Cache) fill(ctx context.Context, dk string, src source) (Entry, error) 
 			return c.fillTimedOut(ctx, stored{})
 		}
 		if err != nil {
-			c.redisFailed(ctx, err)
+			c.redis.failed(ctx, err)
 			return c.passThrough(ctx, src)
 		}
 		if held {
@@ -66,7 +66,7 @@ func (c *Cache) fill(ctx context.Context, dk string, src source) (Entry, error) 
 		case err != nil && ctx.Err() != nil:
 			return c.fillTimedOut(ctx, s)
 		case err != nil:
-			c.redisFailed(ctx, err)
+			c.redis.failed(ctx, err)
 			return c.passThrough(ctx, src)
 		case s.ok && c.fresh(s):
 			return c.entry(s, Hit), nil
@@ -88,7 +88,7 @@ func (c *Cache) fillLocked(ctx context.Context, dk, lk, token string, src source
 	// the lock; a failed read here only costs the stale fallback.
 	cur, err := c.read(ctx, dk)
 	if err != nil {
-		c.redisFailed(ctx, err)
+		c.redis.failed(ctx, err)
 	}
 	if cur.ok && c.fresh(cur) {
 		return c.entry(cur, Hit), nil
@@ -143,7 +143,7 @@ func (c *Cache) store(ctx context.Context, dk string, e Entry) {
 		err = c.rdb.Set(ctx, dk, encode(e), e.FreshFor+c.cfg.Stale).Err()
 	}
 	if err != nil {
-		c.redisFailed(ctx, err)
+		c.redis.failed(ctx, err)
 	}
 }
 
@@ -159,7 +159,7 @@ func (c *Cache) unlock(ctx context.Context, lk, token string) {
 	defer cancel()
 	if err := unlockScript.Run(ctx, c.rdb, []string{lk}, token).Err(); err != nil {
 		// It expires after LockTTL anyway.
-		c.redisFailed(ctx, err)
+		c.redis.failed(ctx, err)
 	}
 }
 

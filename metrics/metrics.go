@@ -37,6 +37,11 @@ type Metrics struct {
 	PolicyInfo *prometheus.GaugeVec
 	// PolicyLoadedTimestamp is when the policy in force was loaded (Unix seconds).
 	PolicyLoadedTimestamp prometheus.Gauge
+	// PolicyHashes is how many different policies (content hashes) the
+	// instances sharing this Redis run, as this instance last saw them:
+	// more than 1 outside a rollout means a file did not reach every
+	// instance (authz/shared.go).
+	PolicyHashes prometheus.Gauge
 	// PolicyUsageFlushes counts writes of policy usage to Redis by result
 	// ("ok" or "error"): a failing one keeps its counts for the next, and
 	// an alert on errors tells ops that `policy usage` is falling behind.
@@ -144,6 +149,9 @@ func newCollectors() *Metrics {
 		PolicyInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "facade_policy_info", Help: "The policy in force: content hash and decider.",
 		}, []string{"hash", "decider"}),
+		PolicyHashes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "facade_policy_hashes", Help: "Different policy content hashes run by the instances sharing this Redis.",
+		}),
 		PolicyLoadedTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "facade_policy_loaded_timestamp_seconds", Help: "When the policy in force was loaded.",
 		}),
@@ -200,7 +208,7 @@ func (m *Metrics) Registry() *prometheus.Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.Requests, m.Latency, m.Decisions, m.PolicyReloads, m.PolicyLastReloadOK,
-		m.PolicyInfo, m.PolicyLoadedTimestamp, m.PolicyUsageFlushes, m.ListEntries,
+		m.PolicyInfo, m.PolicyLoadedTimestamp, m.PolicyHashes, m.PolicyUsageFlushes, m.ListEntries,
 		m.Transfers, m.UpstreamCalls, m.UpstreamLatency, m.BreakerState, m.Cache,
 		m.SignInProvider, m.RedisUp, m.BuildInfo,
 	)

@@ -28,8 +28,9 @@ type authenticator struct {
 // authenticate requires a valid bearer token (auth.Tokens) or, on a
 // same-origin request without one, a current session (auth.Sessions), and
 // stores the caller's identity in the request context. A refusal says why
-// in its code (token-*, session-*). Token verification, but not a cached
-// token, counts against the client address's failed-authentication limit.
+// in its code (token-*, session-*). A token that fails verification counts
+// against the client address's failed-authentication limit; a valid token
+// is let through whatever the limit says (failed).
 func (a *authenticator) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if a.needsNoToken(c) {
@@ -58,15 +59,9 @@ func (a *authenticator) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		id, ok := a.tokens.Cached(raw)
 		if !ok {
-			if retry, throttled := a.failures.throttled(c); throttled {
-				return errAuthThrottled(retry)
-			}
 			var err error
 			if id, err = a.tokens.Identity(c.Request().Context(), raw); err != nil {
-				a.failures.count(c)
-				a.log.Info("authentication failed", "request_id", requestID(c),
-					"code", string(facade.CodeOf(err)), "reason", err.Error())
-				return err
+				return a.failed(c, err)
 			}
 		}
 		setIdentity(c, id)
@@ -90,4 +85,24 @@ func (a *authenticator) session(r *http.Request, client string) (id auth.Identit
 		return auth.Identity{}, false, nil
 	}
 	return a.sessions.Open(r.Context(), r, client)
+}
+
+// failed answers a token that failed verification: 401, counted against
+// the client address, or 429 once the address has used up its failures.
+// The limit is looked at only after the token failed, so a valid token is
+// never refused for the failures of others behind the same address (a
+// campus NAT, a proxy): it slows guessing, it does not lock callers out.
+// Verifying a token is cheap (an HMAC, or a signature with a cached key),
+// so verifying the tokens of a blocked address costs little. Both log
+// lines name the client address.
+func (a *authenticator) failed(c echo.Context, err error) error {
+	if retry, throttled := a.failures.throttled(c); throttled {
+		a.log.Info("authentication throttled", "request_id", requestID(c), "client", c.RealIP(),
+			"code", string(facade.CodeOf(err)), "retry_after_s", int(retry.Seconds()))
+		return errAuthThrottled(retry)
+	}
+	a.failures.count(c)
+	a.log.Info("authentication failed", "request_id", requestID(c), "client", c.RealIP(),
+		"code", string(facade.CodeOf(err)), "reason", err.Error())
+	return err
 }

@@ -33,7 +33,6 @@ func authFailureKey(addr string) string {
 // limiter means no limit.
 type failureLimit struct {
 	limiter *ratelimit.Limiter
-	log     *slog.Logger
 }
 
 // newFailureLimit allows FACADE_AUTH_FAILURE_LIMIT failed
@@ -41,7 +40,7 @@ type failureLimit struct {
 // when it is 0. Failures are counted in Redis alone (Spend, Peek), so
 // every instance sees each at once.
 func newFailureLimit(rdb redis.UniversalClient, cfg Config, log *slog.Logger) (*failureLimit, error) {
-	f := &failureLimit{log: log}
+	f := &failureLimit{}
 	n := cfg.AuthFailureLimit
 	if n <= 0 {
 		return f, nil
@@ -54,17 +53,16 @@ func newFailureLimit(rdb redis.UniversalClient, cfg Config, log *slog.Logger) (*
 
 // throttled reports whether c's client address has used up its failed
 // authentications, and when to retry. It only looks (Peek), so a blocked
-// address cannot push its own release further away; while it is blocked
-// no token from it is verified at all. When Redis cannot be reached the
-// request goes on, as with the per-principal limit.
+// address cannot push its own release further away. It is asked about a
+// token that failed (authenticator.failed), never a valid one. When Redis
+// cannot be reached the request goes on, as with the per-principal limit.
 func (f *failureLimit) throttled(c echo.Context) (time.Duration, bool) {
 	if f.limiter == nil {
 		return 0, false
 	}
 	ok, err := f.limiter.Peek(c.Request().Context(), authFailureKey(c.RealIP()))
 	if err != nil {
-		f.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
-		return 0, false
+		return 0, false // the limiter logs the outage once (internal/outage)
 	}
 	if ok {
 		return 0, false
@@ -79,9 +77,9 @@ func (f *failureLimit) count(c echo.Context) {
 	if f.limiter == nil {
 		return
 	}
-	if _, err := f.limiter.Spend(c.Request().Context(), authFailureKey(c.RealIP())); err != nil {
-		f.log.Warn("failed-authentication limiter unavailable", "request_id", requestID(c), "err", err.Error())
-	}
+	// An error is the limiter's Redis down: it logs the outage once, with
+	// a count, at its end (internal/outage), never a line per request.
+	f.limiter.Spend(c.Request().Context(), authFailureKey(c.RealIP())) //nolint:errcheck // see above
 }
 
 // errAuthThrottled is the 429 for an address over its failure limit.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/facade-dev/facade/internal/testkit/testredis"
@@ -9,8 +10,10 @@ import (
 
 // TestFailedAuthenticationsAreLimitedPerAddressAcrossInstances: two
 // instances on one Redis share each client address's budget of failed
-// authentications; past it, every uncached token from that address is
-// answered 429 with Retry-After before any verification, a valid one too.
+// authentications; past it, every bad token from that address is answered
+// 429 with Retry-After, but a valid token, even one never seen before, is
+// let through (behind a NAT, others' stale tokens must not lock a caller
+// out). The 401 and 429 log lines name the client address.
 func TestFailedAuthenticationsAreLimitedPerAddressAcrossInstances(t *testing.T) {
 	rdb := testredis.Client(t)
 	a := newEnv(t, withRedis(rdb), withAuthFailureLimit(3))
@@ -34,8 +37,18 @@ func TestFailedAuthenticationsAreLimitedPerAddressAcrossInstances(t *testing.T) 
 			t.Errorf("%s past the limit: %d Retry-After %q, want 429 after 20s (3 a minute)", name, r.status, r.header.Get("Retry-After"))
 		}
 	}
-	if r := get(b, token(t, "dave", "student")); r.status != 429 {
-		t.Errorf("a valid, never-seen token from a blocked address: %d, want 429", r.status)
+	if r := b.do(req{method: "GET", path: "/student/dave/english/grade", token: token(t, "dave", "student")}); r.status == 401 || r.status == 429 {
+		t.Errorf("a valid, never-seen token from a blocked address: %d, want it let through", r.status)
+	}
+	if r := get(a, token(t, "alice", "student")); r.status != 200 {
+		t.Errorf("a valid token from a blocked address: %d, want 200", r.status)
+	}
+	for _, e := range []*env{a, b} {
+		for _, msg := range []string{"authentication failed", "authentication throttled"} {
+			if !logLineWith(e.logs.String(), `"msg":"`+msg+`"`, `"client":"127.0.0.1"`) {
+				t.Errorf("no %q line naming the client address in\n%s", msg, e.logs.String())
+			}
+		}
 	}
 	// No token at all costs nothing and says nothing: still 401.
 	if r := b.do(req{method: "GET", path: "/student/alice/english/grade"}); r.status != 401 {
@@ -71,3 +84,45 @@ func TestXForwardedForCountsOnlyFromTrustedProxies(t *testing.T) {
 		}
 	}
 }
+
+// logLineWith reports whether one line of logs holds every part.
+func logLineWith(logs string, parts ...string) bool {
+	for _, line := range strings.Split(logs, "\n") {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFailedAuthLimitLogsARedisOutageOnce: with the limit's Redis down,
+// bad tokens are still answered 401 and the outage is one line, not a
+// warning per request (it was one "failed-authentication limiter
+// unavailable" line per request, twice for each bad token).
+func TestFailedAuthLimitLogsARedisOutageOnce(t *testing.T) {
+	srv := testredis.Start(t, testredis.Options{})
+	e := newEnv(t, withRedis(srv.Client(t)), withAuthFailureLimit(3))
+	bad := tamper(token(t, "alice", "student"))
+	srv.Stop()
+	for i := range 20 {
+		if r := e.do(req{method: "GET", path: "/student/alice/english/grade", token: bad}); r.status != 401 {
+			t.Fatalf("bad token %d with Redis down: %d, want 401", i+1, r.status)
+		}
+	}
+	logs := e.logs.String()
+	n := 0
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "unavailable") && strings.Contains(line, authFailPrefix) {
+			n++
+		}
+	}
+	if n != 1 || strings.Contains(logs, "failed-authentication limiter unavailable") {
+		t.Fatalf("%d outage lines about the failure limit's Redis, want 1:\n%s", n, logs)
+	}
+}
+
+const authFailPrefix = `"keys":"facade:authfail:"`

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 
+	facade "github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/authz"
 )
 
@@ -30,11 +31,17 @@ func (h *opsHandlers) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz reports whether this instance can serve: Redis reachable and a
-// policy loaded. A refused policy reload does not make it unready (the last
-// good policy is in force) but is shown.
+// readyz reports what this instance can decide alone: whether it is
+// draining (Server.Drain) and whether a policy is loaded; either is a 503
+// whose body says which (reason). Redis is shared by every instance: a
+// Redis blip would take every pod out of the Service at once while the
+// build routes still answer from the cache, so its state is shown in the
+// body (and in facade_redis_up, metrics/redis.go) and the routes that need
+// it answer 503 store_unavailable themselves. The PING waits at most
+// facade.ReadyRedisWait. A refused policy reload does not make it unready
+// (the last good policy is in force) but is shown.
 func (h *opsHandlers) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), facade.ReadyRedisWait)
 	defer cancel()
 	redisOK := h.rdb.Ping(ctx).Err() == nil
 	st := h.az.Status()
@@ -46,14 +53,20 @@ func (h *opsHandlers) readyz(c echo.Context) error {
 	if h.upstream != nil {
 		body["upstream_breaker"] = h.upstream()
 	}
-	status := http.StatusOK
-	if !redisOK || !st.Loaded || h.draining.Load() {
-		status = http.StatusServiceUnavailable
-		c.Response().Header().Set("Retry-After", "1")
-	}
-	body["status"] = okString(status == http.StatusOK)
-	if h.draining.Load() {
+	status, reason := http.StatusOK, ""
+	switch {
+	case h.draining.Load():
+		status, reason = http.StatusServiceUnavailable, "draining: the instance is shutting down"
 		body["status"] = "draining"
+	case !st.Loaded:
+		status, reason = http.StatusServiceUnavailable, "no policy loaded"
+		body["status"] = okString(false)
+	default:
+		body["status"] = okString(true)
+	}
+	if status != http.StatusOK {
+		body["reason"] = reason
+		c.Response().Header().Set("Retry-After", "1")
 	}
 	return c.JSON(status, body)
 }

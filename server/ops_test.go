@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/facade-dev/facade/internal/testkit/testredis"
 )
 
 func TestOpsEndpoints(t *testing.T) {
@@ -83,5 +86,35 @@ func TestCallerChosenMethodsDoNotGrowMetrics(t *testing.T) {
 	}
 	if m := e.do(req{method: "GET", path: "/metrics"}); strings.Contains(m.body, "XMETHOD") || !strings.Contains(m.body, `method="OTHER"`) {
 		t.Fatal("caller-chosen methods appear as metric labels")
+	}
+}
+
+// TestReadinessIsWhatThisInstanceDecides: with its Redis stopped, /readyz
+// answers 200 within the probe's second, saying Redis is unavailable,
+// while the build routes keep answering (a shared Redis's blip used to
+// take every instance out of the Service at once); draining is a 503
+// whose body says why.
+func TestReadinessIsWhatThisInstanceDecides(t *testing.T) {
+	srv := testredis.Start(t, testredis.Options{})
+	e := newEnv(t, withRedis(srv.Client(t)), withBuilds())
+	carol := token(t, "carol", "developer")
+	if r := e.do(req{method: "GET", path: "/rest/api/latest/project", token: carol}); r.status != 200 {
+		t.Fatalf("project list with Redis up: %d %s", r.status, r.body)
+	}
+	srv.Stop()
+	started := time.Now()
+	r := e.do(req{method: "GET", path: "/readyz"})
+	if took := time.Since(started); r.status != 200 || !strings.Contains(r.body, `"redis":"unavailable"`) ||
+		!strings.Contains(r.body, `"status":"ok"`) || took > time.Second {
+		t.Fatalf("readyz with Redis down: %d %s after %v; want 200 saying redis unavailable, within 1 s", r.status, r.body, took)
+	}
+	if r := e.do(req{method: "GET", path: "/rest/api/latest/project", token: carol}); r.status != 200 {
+		t.Errorf("project list with Redis down: %d %s", r.status, r.body)
+	}
+	e.srv.Drain()
+	ops := httptest.NewRecorder() // the ops listener, as the probe asks it
+	e.srv.Ops().ServeHTTP(ops, httptest.NewRequest("GET", "/readyz", nil))
+	if body := ops.Body.String(); ops.Code != 503 || !strings.Contains(body, `"status":"draining"`) || !strings.Contains(body, `"reason":"draining`) {
+		t.Fatalf("readyz while draining: %d %s", ops.Code, body)
 	}
 }

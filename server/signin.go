@@ -39,16 +39,19 @@ type signInHandlers struct {
 // verified (whether or not a session matched); an invalid one is 400
 // {"error": "invalid_request"}, the shape that specification gives, ends
 // nothing and spends one of the client address's failed authentications
-// (FACADE_AUTH_FAILURE_LIMIT), so forged tokens are throttled like forged
-// bearer tokens.
+// (FACADE_AUTH_FAILURE_LIMIT), so forged tokens are throttled (429) like
+// forged bearer tokens; a valid one is never throttled.
 func (h *signInHandlers) backchannelLogout(c echo.Context) error {
-	if retry, throttled := h.failures.throttled(c); throttled {
-		return errAuthThrottled(retry)
-	}
 	ended, err := h.signin.BackchannelLogout(c.Request())
 	if errors.Is(err, auth.ErrLogoutToken) {
+		// As with bearer tokens (authenticator.failed): a valid logout
+		// token is never refused for the address's failures.
+		if retry, throttled := h.failures.throttled(c); throttled {
+			h.log.Info("back-channel logout throttled", "request_id", requestID(c), "client", c.RealIP())
+			return errAuthThrottled(retry)
+		}
 		h.failures.count(c)
-		h.log.Info("back-channel logout refused", "request_id", requestID(c), "reason", err.Error())
+		h.log.Info("back-channel logout refused", "request_id", requestID(c), "client", c.RealIP(), "reason", err.Error())
 		return c.JSON(http.StatusBadRequest, map[string]string{"error": "invalid_request"})
 	}
 	if err != nil {

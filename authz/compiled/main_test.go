@@ -21,5 +21,8 @@ func compileTexts(modelText, policyText string) (*Policy, []Problem) {
 	if err != nil {
 		return nil, append(problems, Problem{File: policyPath, Msg: err.Error()})
 	}
+	if broken := FirstQuestion(modelPath, modelText, p); len(broken) > 0 {
+		return nil, append(problems, broken...)
+	}
 	return p, problems
 }

@@ -40,13 +40,14 @@ func keysOf(a model.AssertionMap) []string {
 	return keys
 }
 
-// matcherWarnings reports matchers on which casbin's Enforce fails for
-// every question the service asks (then every decision is a silent deny):
-// a function casbin does not define, a matcher it cannot parse, and an
-// attribute of a request value (r.obj.Owner), which is a string here.
-func matcherWarnings(path, text string, m model.Model) []Problem {
+// brokenMatcher refuses matchers on which casbin's Enforce fails for
+// every question the service asks (loaded, every decision would be a
+// silent deny: an outage): a function casbin does not define, a matcher it
+// cannot parse, and an attribute of a request value (r.obj.Owner), which
+// is a string here.
+func brokenMatcher(path, text string, m model.Model) []Problem {
 	warn := func(format string, args ...any) []Problem {
-		return []Problem{{File: path, Line: lineOfKey(text, "m"), Warning: true, Msg: fmt.Sprintf(format, args...)}}
+		return []Problem{{File: path, Line: lineOfKey(text, "m"), Msg: fmt.Sprintf(format, args...)}}
 	}
 	tokens, err := lexMatcher(m)
 	if err != nil {
@@ -67,8 +68,8 @@ func matcherWarnings(path, text string, m model.Model) []Problem {
 	return nil
 }
 
-// CheckModel loads the model text with casbin, refuses what the service
-// cannot ask of it and warns of what casbin would fail on (modelcheck.go).
+// CheckModel loads the model text with casbin and refuses what the service
+// cannot ask of it and a matcher casbin would fail on (modelcheck.go).
 func CheckModel(path, text string) (model.Model, []Problem) {
 	m, err := model.NewModelFromString(text)
 	if err != nil {
@@ -78,7 +79,10 @@ func CheckModel(path, text string) (model.Model, []Problem) {
 	if HasErrors(problems) {
 		return nil, problems
 	}
-	return m, append(problems, matcherWarnings(path, text, m)...)
+	if broken := brokenMatcher(path, text, m); len(broken) > 0 {
+		return nil, append(problems, broken...)
+	}
+	return m, problems
 }
 
 // CheckPatterns refuses, for a model the index decides, wildcard objects
@@ -112,4 +116,31 @@ func lineOfKey(text, key string) int {
 		}
 	}
 	return 0
+}
+
+// probeSubject is the principal of FirstQuestion's question: no token's
+// sub (it has a colon), so it holds nothing.
+const probeSubject = "facade:first-question"
+
+// FirstQuestion asks p one question as the service asks them, on the
+// decider that will answer them, and refuses the model at its matcher line
+// (modelPath, modelText) when casbin fails on it: a matcher casbin parses
+// but cannot evaluate on strings (a comparison of a string with a number,
+// a function given the wrong arguments) would deny every question. The
+// index decides only matchers it has parsed and evaluates, so only
+// casbin's own Enforce is asked.
+func FirstQuestion(modelPath, modelText string, p *Policy) []Problem {
+	d, ok := p.d.(*casbinDecider)
+	if !ok {
+		return nil
+	}
+	if _, _, err := d.ask(Subject{ID: probeSubject}, probeSubject, "view", false); err != nil {
+		msg := err.Error()
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i] // a recovered panic carries its stack
+		}
+		return []Problem{{File: modelPath, Line: lineOfKey(modelText, "m"),
+			Msg: "casbin fails on the first question it is asked (" + msg + "): every question would be denied"}}
+	}
+	return nil
 }

@@ -22,8 +22,10 @@ func (c Change) String() string {
 const maxDiffQuestions = 20_000_000
 
 // Diff returns the decisions that change from old to new for every
-// principal, object and action either policy mentions.
-func Diff(old, new *Policy) ([]Change, error) {
+// principal, object and action either policy mentions, each principal
+// asked as the service decides for a token carrying roles (none: the
+// roles the policy gives; Decide).
+func Diff(old, new *Policy, roles []string) ([]Change, error) {
 	s1, o1, a1 := old.names()
 	s2, o2, a2 := new.names()
 	var subs []string
@@ -40,7 +42,8 @@ func Diff(old, new *Policy) ([]Change, error) {
 	for _, s := range subs {
 		for _, o := range objs {
 			for _, a := range acts {
-				if was, now := old.Enforce(s, o, a), new.Enforce(s, o, a); was != now {
+				pr := principalWith(s, nil, roles)
+				if was, now := old.Decide(pr, o, a), new.Decide(pr, o, a); was != now {
 					changes = append(changes, Change{s, o, a, now})
 				}
 			}

@@ -52,6 +52,13 @@ func (p *Policy) Enforce(sub, obj, act string) bool {
 	return p.pol.Enforce(compiled.Subject{ID: sub}, obj, act)
 }
 
+// Decide answers (pr, obj, act) as the service does (authz's Decide: the
+// grade rules with pr's roles, the token's and the policy's; a plan by its
+// project too; groups; wildcards): what test, who, what and diff ask.
+func (p *Policy) Decide(pr facade.Principal, obj, act string) bool {
+	return p.loaded.Decide(pr, obj, act)
+}
+
 // Roles are pr's roles under this policy: its token's and those the
 // policy gives it, sorted (as the service shows them on /auth/me).
 func (p *Policy) Roles(pr facade.Principal) []string { return p.loaded.Roles(pr) }
@@ -90,21 +97,46 @@ func (p *Policy) asGroup(name, obj, act string) bool {
 	return p.pol.Unguarded().Enforce(compiled.Subject{ID: name}, obj, act)
 }
 
+// groupMay is asGroup as the service decides for the group's members: a
+// plan's view is also granted by view on its whole project.
+func (p *Policy) groupMay(name, obj, act string) bool {
+	if p.asGroup(name, obj, act) {
+		return true
+	}
+	if key, err := facade.ParsePlanKey(strings.TrimPrefix(obj, authz.PrefixPlan)); err == nil && act == authz.ActView && strings.HasPrefix(obj, authz.PrefixPlan) {
+		return p.asGroup(name, authz.PrefixProject+key.Project().String(), act)
+	}
+	return false
+}
+
 // Who returns every principal and every group that may act on obj
 // (principals: names without a colon, as a token sub would be), each
-// principal asked as carrying tokenGroups (group names, as a token's).
-func (p *Policy) Who(obj, act string, tokenGroups []string) (principals, groups []string) {
+// principal asked as the service decides for a token carrying tokenGroups
+// (group names) and roles (Decide).
+func (p *Policy) Who(obj, act string, tokenGroups, roles []string) (principals, groups []string) {
 	subjects, _, _ := p.names()
 	for _, s := range subjects {
 		if strings.Contains(s, ":") {
-			if p.asGroup(s, obj, act) {
+			if p.groupMay(s, obj, act) {
 				groups = append(groups, s)
 			}
-		} else if p.pol.Enforce(compiled.SubjectWith(s, tokenGroups), obj, act) {
+		} else if p.Decide(principalWith(s, tokenGroups, roles), obj, act) {
 			principals = append(principals, s)
 		}
 	}
 	return principals, groups
+}
+
+// principalWith is the principal id whose token carries groups and roles.
+func principalWith(id string, groups, roles []string) facade.Principal {
+	pr := facade.Principal{ID: id, Groups: groups}
+	if len(roles) > 0 {
+		pr.Role = roles[0]
+	}
+	if len(roles) > 1 {
+		pr.Roles = roles
+	}
+	return pr
 }
 
 // What returns every (object, action) the policy names that pr may do,
@@ -116,7 +148,7 @@ func (p *Policy) What(pr facade.Principal) []string {
 	var out []string
 	for _, o := range objects {
 		for _, a := range actions {
-			if p.asGroupOrPrincipal(pr, o, a) {
+			if p.mayDo(pr, o, a) {
 				out = append(out, o+" "+a)
 			}
 		}
@@ -124,6 +156,17 @@ func (p *Policy) What(pr facade.Principal) []string {
 	return out
 }
 
+// mayDo is What's question: a group's as its members get it, a
+// principal's as the service decides it (Decide).
+func (p *Policy) mayDo(pr facade.Principal, obj, act string) bool {
+	if strings.Contains(pr.ID, ":") && len(pr.Groups) == 0 {
+		return p.groupMay(pr.ID, obj, act)
+	}
+	return p.Decide(pr, obj, act)
+}
+
+// asGroupOrPrincipal is casbin's question for pr (a group as its members
+// get it), as the access review (Report) lists grants.
 func (p *Policy) asGroupOrPrincipal(pr facade.Principal, obj, act string) bool {
 	if strings.Contains(pr.ID, ":") && len(pr.Groups) == 0 {
 		return p.asGroup(pr.ID, obj, act)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	facade "github.com/facade-dev/facade"
+	"github.com/facade-dev/facade/authz"
 	"github.com/facade-dev/facade/authz/compiled"
 )
 
@@ -19,14 +20,16 @@ type TestResult struct {
 // RunTests checks a file of expected decisions, one per line, blank lines
 // and # comments aside, in either of two forms:
 //
-//	allow|deny SUB OBJ ACT                     SUB is ID or ID+group:NAME+...
-//	allow|deny, SUB, OBJ, ACT[, group:NAME]... the CSV form, quoted as policy.csv is
+//	allow|deny SUB OBJ ACT                     SUB is ID or ID+group:NAME+role:R+...
+//	allow|deny, SUB, OBJ, ACT[, group:NAME|role:R]... the CSV form, quoted as policy.csv is
 //
-// Each is the casbin question (sub, obj, act), as stock casbin answers it,
-// asked as SUB carrying the named groups in its token: carol+group:devs
-// asks as carol, a member of group:devs. A group name with a space, '+' or
-// ',' needs the CSV form ("deny, carol, account:1, view_account, \"group:Domain
-// Users\""). A malformed line is an error.
+// Each is the question the service asks for SUB's token carrying the named
+// groups and roles, answered as the service answers it (authz's Decide:
+// the grade rules with the token's and the policy's roles, a plan by its
+// project too): carol+group:devs asks as carol, a member of group:devs;
+// bob+role:professor as bob with a professor's token. A group name with a
+// space, '+' or ',' needs the CSV form ("deny, carol, account:1,
+// view_account, \"group:Domain Users\""). A malformed line is an error.
 func (p *Policy) RunTests(path string, data []byte) (TestResult, error) {
 	var res TestResult
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -35,19 +38,21 @@ func (p *Policy) RunTests(path string, data []byte) (TestResult, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		want, q, obj, act, msg := parseTestLine(line)
+		want, pr, obj, act, msg := parseTestLine(line)
 		if msg != "" {
 			return res, fmt.Errorf("%s:%d: %s", path, n, msg)
 		}
 		res.Cases++
-		x := p.pol.Explain(q, obj, act)
-		if x.Allow == (want == "allow") {
+		allow := p.Decide(pr, obj, act)
+		if allow == (want == "allow") {
 			continue
 		}
-		got := map[bool]string{true: "allow", false: "deny"}[x.Allow]
+		got := map[bool]string{true: "allow", false: "deny"}[allow]
 		m := fmt.Sprintf("%s:%d: want %s, got %s: %s", path, n, want, got, line)
-		for _, l := range x.Lines() {
-			m += "\n    " + l
+		if x, err := p.Explain(pr, obj, act); err == nil {
+			for _, l := range x.Lines() {
+				m += "\n    " + l
+			}
 		}
 		res.Mismatches = append(res.Mismatches, m)
 	}
@@ -55,52 +60,55 @@ func (p *Policy) RunTests(path string, data []byte) (TestResult, error) {
 }
 
 // testLineForms is what a malformed test line is told.
-const testLineForms = `expected "allow|deny SUB[+group:NAME...] OBJ ACT" or, for group names with a space, '+' or ',', the CSV form "allow|deny, SUB, OBJ, ACT, \"group:NAME\"..."`
+const testLineForms = `expected "allow|deny SUB[+group:NAME...][+role:R...] OBJ ACT" or, for group names with a space, '+' or ',', the CSV form "allow|deny, SUB, OBJ, ACT, \"group:NAME\"..."`
 
 // parseTestLine reads one line of a test file (see RunTests); msg says
 // what is wrong with a malformed one.
-func parseTestLine(line string) (want string, q compiled.Subject, obj, act, msg string) {
-	var id string
-	var names []string
+func parseTestLine(line string) (want string, pr facade.Principal, obj, act, msg string) {
+	var extra []string // group:NAME and role:R, as written
 	if strings.ContainsAny(line, `,"`) {
 		f, _, problem := compiled.SplitCSV(line)
 		if problem != "" {
-			return "", q, "", "", problem + "; " + testLineForms
+			return "", pr, "", "", problem + "; " + testLineForms
 		}
 		if len(f) < 4 {
-			return "", q, "", "", testLineForms
+			return "", pr, "", "", testLineForms
 		}
-		want, id, obj, act = f[0], f[1], f[2], f[3]
-		for _, g := range f[4:] {
-			name, ok := strings.CutPrefix(g, compiled.GroupPrefix)
-			if !ok || !facade.ValidGroupName(name) {
-				return "", q, "", "", fmt.Sprintf("%q: each field after ACT is group:NAME, NAME 1 to %d printable characters", g, facade.MaxGroupNameLen)
-			}
-			names = append(names, name)
-		}
+		want, pr.ID, obj, act, extra = f[0], f[1], f[2], f[3], f[4:]
 	} else {
 		f := strings.Fields(line)
 		if len(f) != 4 {
-			return "", q, "", "", testLineForms
+			return "", pr, "", "", testLineForms
 		}
 		want, obj, act = f[0], f[2], f[3]
 		var rest string
-		id, rest, _ = strings.Cut(f[1], "+")
+		pr.ID, rest, _ = strings.Cut(f[1], "+")
 		if rest != "" {
-			for _, g := range strings.Split(rest, "+") {
-				name, ok := strings.CutPrefix(g, compiled.GroupPrefix)
-				if !ok || !facade.ValidGroupName(name) {
-					return "", q, "", "", fmt.Sprintf("%q: SUB is ID or ID+group:NAME+...", f[1])
-				}
-				names = append(names, name)
-			}
+			extra = strings.Split(rest, "+")
 		}
+	}
+	for _, g := range extra {
+		if role, ok := strings.CutPrefix(g, authz.PrefixRole); ok && role != "" {
+			pr.Roles = append(pr.Roles, role)
+			continue
+		}
+		name, ok := strings.CutPrefix(g, compiled.GroupPrefix)
+		if !ok || !facade.ValidGroupName(name) {
+			return "", pr, "", "", fmt.Sprintf("%q: each addition to SUB is group:NAME (NAME 1 to %d printable characters) or role:R", g, facade.MaxGroupNameLen)
+		}
+		pr.Groups = append(pr.Groups, name)
+	}
+	if len(pr.Roles) > 0 {
+		pr.Role = pr.Roles[0]
+	}
+	if len(pr.Roles) == 1 {
+		pr.Roles = nil
 	}
 	switch {
 	case want != "allow" && want != "deny":
-		return "", q, "", "", testLineForms
-	case id == "" || obj == "" || act == "":
-		return "", q, "", "", "SUB, OBJ and ACT must not be empty; " + testLineForms
+		return "", pr, "", "", testLineForms
+	case pr.ID == "" || obj == "" || act == "":
+		return "", pr, "", "", "SUB, OBJ and ACT must not be empty; " + testLineForms
 	}
-	return want, compiled.SubjectWith(id, names), obj, act, ""
+	return want, pr, obj, act, ""
 }

@@ -45,7 +45,7 @@ type settings struct {
 	SessionIdle                     time.Duration
 	SessionRecheck                  time.Duration
 	Model, Policy                   string
-	PolicyAllowShrink               bool          // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload
+	PolicyAllowShrink               bool          // FACADE_POLICY_ALLOW_SHRINK=1: accept an empty or halved policy on reload and at start
 	PolicyUsageFlush                time.Duration // how often usage counts go to Redis; 0: not recorded
 	ReadOrigins, WriteOrigins       []string
 	RateLimit                       int
@@ -158,7 +158,7 @@ func settingTable(s *settings) []setting {
 		{name: "FACADE_POLICY", def: "policy.csv", parse: asText(&s.Policy),
 			doc: "casbin policy file, reloaded as the model is"},
 		{name: "FACADE_POLICY_ALLOW_SHRINK", def: "0", raw: true, parse: asZeroOrOne(&s.PolicyAllowShrink),
-			doc: "`1` accepts a reload that empties the policy or removes more than half of its lines (refused otherwise; the last good policy stays)"},
+			doc: "`1` accepts a reload, or a start, that empties the policy or removes more than half of its lines (of the policy in force, or at start of the last policy this Redis saw; refused otherwise: the last good policy stays, the start stops)"},
 		{name: "FACADE_POLICY_USAGE_FLUSH", def: "5s", parse: asDuration(&s.PolicyUsageFlush, zeroAllowed),
 			doc: "how often each instance adds the policy lines' use to Redis ([policy.md](policy.md), \"Which lines are used\"); a crash loses at most this much; `0` records no usage"},
 		{name: "FACADE_CORS_READ_ORIGINS", def: "*", parse: asList(&s.ReadOrigins),
@@ -168,9 +168,9 @@ func settingTable(s *settings) []setting {
 		{name: "FACADE_RATE_LIMIT", def: "50", parse: asCount(&s.RateLimit, "requests per second"),
 			doc: "requests per second per principal (burst twice that), shared through Redis"},
 		{name: "FACADE_AUTH_FAILURE_LIMIT", def: "20", parse: asCount(&s.AuthFailureLimit, "failures per minute"),
-			doc: "failed authentications per minute per client address (as a burst), shared through Redis; past it 429 with `Retry-After`; `0` turns it off"},
+			doc: "failed authentications per minute per client address (as a burst), shared through Redis; past it a token that fails is 429 with `Retry-After` (a valid token always passes); `0` turns it off"},
 		{name: "FACADE_TRUSTED_PROXIES", shown: "empty", parse: asNetworks(&s.TrustedProxies),
-			doc: "comma list of addresses or CIDR ranges whose `X-Forwarded-For` names the client; from anyone else the header is ignored"},
+			doc: "comma list of addresses or CIDR ranges whose `X-Forwarded-For` names the client; from anyone else the header is ignored. Name your ingress or load balancer alone, as narrowly as you can ([operations.md](operations.md), \"Client addresses behind the ingress\"): every address in it may say who the client is"},
 		{name: "FACADE_MAX_TRANSFER", def: "1000000", parse: asMajorUnits(&s.MaxTransfer),
 			doc: "largest single transfer, in major units"},
 		{name: "FACADE_DRAIN_DELAY", def: "5s", parse: asDuration(&s.DrainDelay, zeroAllowed),

@@ -237,9 +237,10 @@ func TestPolicyToolsForOps(t *testing.T) {
 		}
 		return path
 	}
-	pass := write("pass.txt", "# expectations\nallow alice account:1001 view_account\ndeny mallory account:1001 view_account\nallow bob student:alice update\n"+
-		"allow zed+group:english-graders student:henry view\ndeny zed student:henry view\n")
-	if code, out, _ := runCmd(env, "policy", "test", pass); code != 0 || !strings.Contains(out, "5 cases, 0 mismatches") {
+	pass := write("pass.txt", "# expectations\nallow alice account:1001 view_account\ndeny mallory account:1001 view_account\nallow bob+role:professor student:alice update\n"+
+		"allow zed+group:english-graders+role:professor student:henry view\ndeny zed+role:professor student:henry view\n"+
+		"deny bob student:alice update\n")
+	if code, out, _ := runCmd(env, "policy", "test", pass); code != 0 || !strings.Contains(out, "6 cases, 0 mismatches") {
 		t.Fatalf("policy test (passing): exit %d %q", code, out)
 	}
 	if code, _, stderr := runCmd(env, "policy", "test", write("bad.txt", "allow zed+devs student:henry view\n")); code != 2 || !strings.Contains(stderr, "bad.txt:1: ") {
@@ -256,10 +257,10 @@ func TestPolicyToolsForOps(t *testing.T) {
 	if code, _, _ := runCmd(env, "policy", "explain", "--sub", "zed", "--group", "a\tb", "--obj", "class:english-101", "--act", "view"); code != 2 {
 		t.Fatalf("explain with --group a<TAB>b: exit %d, want 2", code)
 	}
-	if code, out, _ := runCmd(env, "policy", "what", "--sub", "zed", "--group", "english-graders"); code != 0 || !strings.Contains(out, "student:henry view\n") {
+	if code, out, _ := runCmd(env, "policy", "what", "--sub", "zed", "--role", "professor", "--group", "english-graders"); code != 0 || !strings.Contains(out, "student:henry view\n") {
 		t.Fatalf("what with --group: exit %d %q", code, out)
 	}
-	if code, out, _ := runCmd(env, "policy", "who", "--obj", "student:henry", "--act", "view", "--group", "english-graders"); code != 0 || !strings.Contains(out, "principal alice\n") {
+	if code, out, _ := runCmd(env, "policy", "who", "--obj", "student:henry", "--act", "view", "--role", "professor", "--group", "english-graders"); code != 0 || !strings.Contains(out, "principal alice\n") {
 		t.Fatalf("who with --group (every principal asked as carrying it): exit %d %q", code, out)
 	}
 	fail := write("fail.txt", "allow mallory account:1001 view_account\ndeny dev project:PROJ view\n")
@@ -277,7 +278,7 @@ func TestPolicyToolsForOps(t *testing.T) {
 	if strings.Contains(out, "alice") {
 		t.Fatalf("who lists alice: %q", out)
 	}
-	code, out, _ = runCmd(env, "policy", "what", "--sub", "bob")
+	code, out, _ = runCmd(env, "policy", "what", "--sub", "bob", "--role", "professor")
 	for _, want := range []string{"account:2002 view_account\n", "class:english-101 update\n", "student:alice update\n", "student:henry view\n"} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("what: exit %d, missing %q in %q", code, want, out)

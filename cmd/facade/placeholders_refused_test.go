@@ -126,3 +126,24 @@ func TestWeakSecretsAreRefused(t *testing.T) {
 		t.Errorf("generated secrets refused: %v", bad)
 	}
 }
+
+// TestTokenRefusesTheKeysServeRefuses: `facade token` signs with
+// FACADE_JWT_SECRET's first key; a placeholder or a weak key (of 32 bytes
+// or more, so the length check passes) is refused naming the variable,
+// never printing the key, and no token is printed: a token signed with
+// such a key is one anyone can mint. It used to sign with it.
+func TestTokenRefusesTheKeysServeRefuses(t *testing.T) {
+	for _, key := range []string{
+		"REPLACE-with-openssl-rand-base64-48-output", // the shape of the example Secret's
+		strings.Repeat("ab", 20),
+		secret + "," + strings.Repeat("x", 40), // a weak second key: serve refuses it too
+	} {
+		code, out, stderr := runCmd(settingsFrom(map[string]string{"FACADE_JWT_SECRET": key}), "token", "--sub", "alice")
+		if code == 0 || out != "" || !strings.Contains(stderr, "FACADE_JWT_SECRET") || strings.Contains(stderr, key) {
+			t.Errorf("token with FACADE_JWT_SECRET=%.12s...: exit %d, stdout %q, stderr %q; want a refusal naming the variable", key, code, out, stderr)
+		}
+	}
+	if code, out, _ := runCmd(settingsFrom(map[string]string{"FACADE_JWT_SECRET": secret}), "token", "--sub", "alice"); code != 0 || strings.Count(out, ".") != 2 {
+		t.Fatalf("token with a good key: exit %d %q", code, out)
+	}
+}

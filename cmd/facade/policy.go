@@ -24,12 +24,13 @@ const policyUsage = `usage: facade policy <command> [--model F] [--policy F] [fl
                                         what the service answers: exit 0 allow, 1 deny, 2 error;
                                         prints the deciding line and the g chain (roles included);
                                         --groups-incomplete: the token's groups did not fit (overage)
-  test FILE                             expected decisions "allow|deny SUB[+group:G...] OBJ ACT" (or the CSV
-                                        form "allow, SUB, OBJ, ACT, group:G..."); exit 1 on any mismatch
-  who --obj OBJ --act ACT [--group G]...
+  test FILE                             expected decisions "allow|deny SUB[+group:G...][+role:R...] OBJ ACT" (or the
+                                        CSV form "allow, SUB, OBJ, ACT, group:G..."); exit 1 on any mismatch
+  who --obj OBJ --act ACT [--role R[,R]...] [--group G]...
                                         every principal and group that may
-  what --sub SUB [--group G]...         every object and action SUB may, through groups
-  diff --old F --new F [--format text|markdown]
+  what --sub SUB [--role R[,R]...] [--group G]...
+                                        every object and action SUB may, through groups
+  diff --old F --new F [--role R[,R]...] [--format text|markdown]
                                         decisions that change between two policy files; exit 1 when any does;
                                         markdown: the access gained and lost with the lines that cause it (a PR comment)
   report [--format csv|json] [--subject S]
@@ -73,24 +74,27 @@ func cmdPolicy(args []string, getenv func(string) string, stdout, stderr io.Writ
 		fs.Var(&t.groups, "group", "a group the principal's token carries (repeatable): member of group:`NAME`")
 		run = t.explain
 	case "test":
-		fs.synopsis = "facade policy test FILE   (lines \"allow|deny SUB[+group:G...] OBJ ACT\", # comments; exit 1 on a mismatch)"
+		fs.synopsis = "facade policy test FILE   (lines \"allow|deny SUB[+group:G...][+role:R...] OBJ ACT\", # comments; exit 1 on a mismatch)"
 		maxArgs = 1
 		run = t.test
 	case "who":
-		fs.synopsis = "facade policy who --obj OBJ --act ACT [--group G]..."
+		fs.synopsis = "facade policy who --obj OBJ --act ACT [--role R[,R]...] [--group G]..."
 		t.obj = fs.String("obj", "", "object")
 		t.act = fs.String("act", "", "action")
+		fs.Var(&t.roles, "role", "ask each principal as carrying these role(s) in its token (a grade needs professor or student)")
 		fs.Var(&t.groups, "group", "ask each principal as carrying group `NAME` in its token (repeatable)")
 		run = t.who
 	case "what":
-		fs.synopsis = "facade policy what --sub SUB [--group G]..."
+		fs.synopsis = "facade policy what --sub SUB [--role R[,R]...] [--group G]..."
 		t.sub = fs.String("sub", "", "principal or group")
+		fs.Var(&t.roles, "role", "the token's role(s) (the policy may give more: g, SUB, role:R)")
 		fs.Var(&t.groups, "group", "a group the principal's token carries (repeatable): member of group:`NAME`")
 		run = t.what
 	case "diff":
-		fs.synopsis = "facade policy diff --old F --new F [--format text|markdown]   (exit 1 when a decision changes)"
+		fs.synopsis = "facade policy diff --old F --new F [--role R[,R]...] [--format text|markdown]   (exit 1 when a decision changes)"
 		t.old = fs.String("old", "", "policy file before the change")
 		t.new = fs.String("new", "", "policy file after the change")
+		fs.Var(&t.roles, "role", "ask each principal as carrying these role(s) in its token (a grade needs professor or student)")
 		t.format, formats = fs.String("format", "text", "output `format`: text (a line per decision) or markdown (a pull-request comment)"), []string{"text", "markdown"}
 		run = t.diff
 	case "report":

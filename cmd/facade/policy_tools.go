@@ -105,7 +105,7 @@ func (t *policyTool) who() int {
 	if p == nil {
 		return code
 	}
-	principals, groups := p.Who(*t.obj, *t.act, t.groups)
+	principals, groups := p.Who(*t.obj, *t.act, t.groups, t.roles)
 	for _, n := range principals {
 		fmt.Fprintln(t.stdout, "principal "+n)
 	}
@@ -152,7 +152,7 @@ func (t *policyTool) diff() int {
 		}
 		return 0
 	}
-	changes, err := policytool.Diff(old, new)
+	changes, err := policytool.Diff(old, new, t.roles)
 	if err != nil {
 		return t.fail(err)
 	}

@@ -61,16 +61,27 @@ func period(b []byte) int {
 // weak values of the JWT keys, the session keys, the client secret and
 // the upstream token, and a placeholder for the Redis password.
 func (s settings) checkSecrets() []error {
-	var bad []error
-	check := func(name, part string, v []byte) {
-		switch {
-		case isPlaceholder(string(v)):
-			bad = append(bad, fmt.Errorf("%s%s is a placeholder from the documentation: set a secret of your own", s.source(name), part))
-		case isWeak(v):
-			bad = append(bad, fmt.Errorf("%s%s is too weak to be a secret (fewer than %d different characters, or a short pattern repeated): generate one, e.g. openssl rand -base64 48",
-				s.source(name), part, minDistinctBytes))
+	bad := s.checkJWTKeys()
+	for i, k := range s.SessionKeys {
+		bad = appendBadSecret(bad, s.source("FACADE_SESSION_KEYS"), fmt.Sprintf(" entry %d", i+1), k)
+	}
+	for name, v := range map[string]string{"FACADE_OIDC_CLIENT_SECRET": s.OIDCClientSecret, "FACADE_UPSTREAM_TOKEN": s.UpstreamToken} {
+		if v != "" {
+			bad = appendBadSecret(bad, s.source(name), "", []byte(v))
 		}
 	}
+	if u, err := url.Parse(s.RedisURL); err == nil && u.User != nil {
+		if p, _ := u.User.Password(); isPlaceholder(p) || isPlaceholder(u.User.Username()) {
+			bad = append(bad, fmt.Errorf("%s: its password is a placeholder from the documentation: set the Redis password", s.source("FACADE_REDIS_URL")))
+		}
+	}
+	return bad
+}
+
+// checkJWTKeys is checkSecrets for FACADE_JWT_SECRET alone: serve and
+// `facade token`, which signs with its first key, refuse the same keys.
+func (s settings) checkJWTKeys() []error {
+	var bad []error
 	keys := s.jwtKeys()
 	for i, k := range keys {
 		part := ""
@@ -83,21 +94,21 @@ func (s settings) checkSecrets() []error {
 		case len(keys) > 1 && strings.TrimSpace(string(k)) != string(k):
 			bad = append(bad, fmt.Errorf("%s%s begins or ends with a space: separate the keys with a comma alone", s.source("FACADE_JWT_SECRET"), part))
 		default:
-			check("FACADE_JWT_SECRET", part, k)
+			bad = appendBadSecret(bad, s.source("FACADE_JWT_SECRET"), part, k)
 		}
 	}
-	for i, k := range s.SessionKeys {
-		check("FACADE_SESSION_KEYS", fmt.Sprintf(" entry %d", i+1), k)
-	}
-	for name, v := range map[string]string{"FACADE_OIDC_CLIENT_SECRET": s.OIDCClientSecret, "FACADE_UPSTREAM_TOKEN": s.UpstreamToken} {
-		if v != "" {
-			check(name, "", []byte(v))
-		}
-	}
-	if u, err := url.Parse(s.RedisURL); err == nil && u.User != nil {
-		if p, _ := u.User.Password(); isPlaceholder(p) || isPlaceholder(u.User.Username()) {
-			bad = append(bad, fmt.Errorf("%s: its password is a placeholder from the documentation: set the Redis password", s.source("FACADE_REDIS_URL")))
-		}
+	return bad
+}
+
+// appendBadSecret adds to bad why v (source, part) is refused, if it is:
+// a placeholder or a weak value.
+func appendBadSecret(bad []error, source, part string, v []byte) []error {
+	switch {
+	case isPlaceholder(string(v)):
+		bad = append(bad, fmt.Errorf("%s%s is a placeholder from the documentation: set a secret of your own", source, part))
+	case isWeak(v):
+		bad = append(bad, fmt.Errorf("%s%s is too weak to be a secret (fewer than %d different characters, or a short pattern repeated): generate one, e.g. openssl rand -base64 48",
+			source, part, minDistinctBytes))
 	}
 	return bad
 }

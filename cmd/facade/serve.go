@@ -133,6 +133,11 @@ func newApp(ctx context.Context, s settings, rdb redis.UniversalClient, log *slo
 		return nil, fmt.Errorf("FACADE_MODEL/FACADE_POLICY: %w", err)
 	}
 	az.AllowShrink(s.PolicyAllowShrink)
+	// The shrink guard at start-up too, against the last policy this
+	// Redis saw (a fresh instance beside ones running a longer policy).
+	if err := az.GuardShared(ctx, rdb); err != nil {
+		return nil, fmt.Errorf("FACADE_POLICY: %w", err)
+	}
 	builds, hist, upstreamState, err := newBuilds(s, rdb, az, log, m, now, tr)
 	if err != nil {
 		return nil, err

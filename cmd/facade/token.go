@@ -34,6 +34,11 @@ func cmdToken(args []string, getenv func(string) string, stdout io.Writer) error
 	if len(keys) == 0 || len(keys[0]) < 32 {
 		return settingsErrors{errors.New("FACADE_JWT_SECRET must be set to at least 32 bytes")}
 	}
+	if bad := s.checkJWTKeys(); len(bad) > 0 {
+		// A token signed with a placeholder or a weak key is one anyone
+		// can mint: refused as serve refuses the key.
+		return settingsErrors(bad)
+	}
 	if *ttl > s.JWTMaxLifetime {
 		// The service would refuse it: say so now rather than at first use,
 		// as a wrong --ttl like any other (exit 2).
