@@ -83,10 +83,10 @@ func (a *Authorizer) MayChangeGrade(p facade.Principal, studentID facade.Student
 	return a.count.listed(a.force.state().grade(p, studentID.String(), ActUpdate))
 }
 
-// ViewableClasses returns the classes the principal may view (see
-// CanViewClass), sorted; none for a principal who is not a professor.
-func (a *Authorizer) ViewableClasses(p facade.Principal) []string {
-	st, q := a.force.state(), compiled.SubjectOf(p)
+// ClassesVisibleTo returns the classes p may view (see CanViewClass),
+// sorted; none for a principal who is not a professor.
+func (e Enrollment) ClassesVisibleTo(p facade.Principal) []string {
+	st, q := e.st, compiled.SubjectOf(p)
 	if p.ID == "" || !st.HasRole(p, facade.RoleProfessor) {
 		return nil
 	}

@@ -77,8 +77,8 @@ func TestClassQuestions(t *testing.T) {
 		{facade.Principal{ID: "carol", Role: "developer"}, nil},
 	}
 	for _, l := range lists {
-		if got := a.ViewableClasses(l.p); !slices.Equal(got, l.want) {
-			t.Errorf("ViewableClasses(%v) = %v, want %v", l.p, got, l.want)
+		if got := a.Enrollment().ClassesVisibleTo(l.p); !slices.Equal(got, l.want) {
+			t.Errorf("ClassesVisibleTo(%v) = %v, want %v", l.p, got, l.want)
 		}
 	}
 }

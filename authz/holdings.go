@@ -42,7 +42,7 @@ func (a *Authorizer) Holdings(p facade.Principal) Holdings {
 	})
 	// Roles as the grade rules read them: the token's or the policy's.
 	h.Classes = st.HasRole(p, facade.RoleStudent) ||
-		(st.HasRole(p, facade.RoleProfessor) && len(a.ViewableClasses(p)) > 0)
+		(st.HasRole(p, facade.RoleProfessor) && len(a.Enrollment().ClassesVisibleTo(p)) > 0)
 	if !h.Classes && !st.HasRole(p, facade.RoleProfessor) {
 		h.ClassesNeedRole = slices.ContainsFunc(st.classIndex().classes, func(c string) bool { return st.enforce(q, c, ActView) })
 	}

@@ -62,7 +62,7 @@ func TestRolesFromThePolicyReachGrades(t *testing.T) {
 			t.Errorf("%+v writes %s: %v, want %v", c.p, c.student, got, c.wantUp)
 		}
 	}
-	if got := a.ViewableClasses(grace); len(got) != 1 || got[0] != "english-101" {
+	if got := a.Enrollment().ClassesVisibleTo(grace); len(got) != 1 || got[0] != "english-101" {
 		t.Errorf("grace's classes: %v", got)
 	}
 	if got := a.Roles(grace); len(got) != 1 || got[0] != "professor" {
