@@ -158,19 +158,6 @@ func (b *Tab) TypeText(text string) {
 	b.Do(chromedp.KeyEvent(text))
 }
 
-// SelectByKeyboard chooses option text in the focused select using the
-// keyboard alone (typing its first letters, as people do).
-func (b *Tab) SelectByKeyboard(value string) {
-	b.T.Helper()
-	for range 20 {
-		if Eval[string](b, `document.activeElement.value`) == value {
-			return
-		}
-		b.Do(chromedp.KeyEvent(kb.ArrowDown))
-	}
-	b.T.Fatalf("the keyboard does not reach %q in the select", value)
-}
-
 // WaitFor polls a JavaScript condition until it is true.
 func (b *Tab) WaitFor(js string) {
 	b.T.Helper()

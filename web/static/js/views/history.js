@@ -226,7 +226,7 @@ export async function tests(ctx, plan) {
   if (!ctx.alive()) return;
   const builds = a.builds || [], all = (a.tests || []).map(t => ({...t, find: (t.class + ' ' + t.method).toLowerCase()}));
   const newest = builds.length ? builds[0].number : null;
-  const body = h('tbody'), more = h('div', {id: 'tests-more'});
+  const box = h('div', {id: 'tests'}), more = h('div', {id: 'tests-more'});
   const makeRow = t => {
     const v = verdict(t, builds, newest);
     const error = String(t.latest_error || '').split('\n')[0];
@@ -241,17 +241,15 @@ export async function tests(ctx, plan) {
   const apply = () => {
     const q = search.value.trim().toLowerCase();
     const list = q ? all.filter(t => t.find.includes(q)) : all;
-    drawOnDemand(body, more, list, makeRow, 'tests');
+    drawOnDemand(box, more, list, makeRow, 'tests', {caption, heads, cols: ['w-test', 'w-outcomes']});
     none.hidden = list.length > 0;
     if (q) ctx.status(`${list.length} ${list.length === 1 ? 'test matches' : 'tests match'} “${search.value.trim()}”.`);
   };
   let typing = 0;
   search.addEventListener('input', () => { clearTimeout(typing); typing = setTimeout(apply, all.length > 300 ? 150 : 0); });
   const caption = `Tests that failed in the last ${builds.length} builds of ${plan}, failing now first`;
-  const tbl = h('div', {class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption},
-    h('table', {id: 'tests'}, h('caption', {}, caption),
-      h('thead', {}, h('tr', {}, ['Test, what its history says, its latest error', `Outcomes, #${builds.length ? builds[builds.length - 1].number : ''} to #${newest || ''}`].map(x => h('th', {scope: 'col'}, x)))),
-      body));
+  const heads = ['Test, what its history says, its latest error', `Outcomes, #${builds.length ? builds[builds.length - 1].number : ''} to #${newest || ''}`];
+  const tbl = h('div', {class: 'scroll', tabindex: '0', role: 'region', 'aria-label': caption}, box);
   fill(ctx.el, crumbs(plan, name, 'Tests over time'),
     h('h1', {tabindex: '-1'}, 'Tests over time of ', planName(name, plan)),
     tabs(plan, '/tests'),
