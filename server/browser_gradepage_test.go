@@ -65,7 +65,9 @@ func TestBrowserLectureShowMoreStaysFlat(t *testing.T) {
 	longest := testbrowser.Eval[float64](b, `window.longest`)
 	t.Logf("24 steps to the last of 5,000 students (load %.1f): each step's main-thread CPU time in ms %.0f (until drawn, wall time %.0f); longest task %.0f ms",
 		loadAverage(), costs, walls, longest)
-	first, last := median(costs[:4]), median(costs[len(costs)-4:])
+	// Medians of a third of the steps each: a garbage collection lands in
+	// some step wherever it is, and must not decide the verdict.
+	first, last := median(costs[:8]), median(costs[len(costs)-8:])
 	if last > 2*first+40 {
 		t.Errorf("a step's cost grows with the rows already drawn: the first steps took %.0f ms, the last ones %.0f ms", first, last)
 	}
