@@ -49,7 +49,6 @@ func unproducedCodes() []string {
 var answeredOutsideHTTP = map[string]string{
 	"unknown-currency":  "only account creation refuses it (facade seed; accounts' store tests)",
 	"duplicate-student": "a gradebook row's code, never a request's (TestGradebookUploadDryRunThenApply)",
-	"not-in-class":      "a gradebook row's code, never a request's (TestGradebookUploadDryRunThenApply)",
 }
 
 // problemBody is a problem as a client decodes it.
