@@ -108,8 +108,8 @@ func (s *Store) get(ctx context.Context, student facade.StudentID, subject strin
 // ErrGradeNotPosted once one has: the student cannot tell a grade that
 // waits from none, so entering one they may not see yet changes nothing
 // they can read. Only that miss reads the policies: a read of a grade
-// costs what Get costs (the same one command). It costs what Get costs (the same one command): the
-// released record lives in the grade's own hash, whatever the policy.
+// costs what Get costs (the same one command), since the released record
+// lives in the grade's own hash, whatever the policy.
 func (s *Store) GetPosted(ctx context.Context, student facade.StudentID, subject string, classes []facade.ClassID) (Record, error) {
 	_, released, err := s.get(ctx, student, subject)
 	if errors.Is(err, facade.ErrNotFound) {
