@@ -33,27 +33,15 @@ type Version struct {
 // for a student, ErrGradeNotPosted as long as nothing was posted, and
 // for no grade at all as GetPosted says (classes are the student's).
 func (s *Store) History(ctx context.Context, student facade.StudentID, subject string, limit int, released bool, classes []facade.ClassID) ([]Version, error) {
-	if err := CheckSubject(subject); err != nil {
-		return nil, err
-	}
 	if limit <= 0 || limit > AuditRetention {
 		limit = AuditRetention
 	}
-	studentID := student.String()
 	// Every entry: a version's posting is newer than the version, and a
 	// student's previous grade may be many versions back. Trimmed streams
 	// keep a few more than AuditRetention.
-	msgs, err := s.rdb.XRevRangeN(ctx, auditKey(studentID, subject), "+", "-", 2*AuditRetention).Result()
+	entries, err := s.auditTrail(ctx, student, subject, 2*AuditRetention)
 	if err != nil {
-		return nil, redisdb.Error(err)
-	}
-	entries := make([]AuditEntry, 0, len(msgs))
-	for _, m := range msgs {
-		e, err := parseAuditEntry(studentID, subject, m.Values)
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, e)
+		return nil, err
 	}
 	versions := historyOf(entries, released)
 	switch {
@@ -120,14 +108,20 @@ func historyOf(entries []AuditEntry, released bool) []Version {
 // above AuditRetention means AuditRetention. A grade that never existed has
 // an empty trail (not an error).
 func (s *Store) Audit(ctx context.Context, student facade.StudentID, subject string, limit int) ([]AuditEntry, error) {
+	if limit <= 0 || limit > AuditRetention {
+		limit = AuditRetention
+	}
+	return s.auditTrail(ctx, student, subject, limit)
+}
+
+// auditTrail reads up to n entries of a grade's audit stream, newest first:
+// the one reader of the stream for History and Audit.
+func (s *Store) auditTrail(ctx context.Context, student facade.StudentID, subject string, n int) ([]AuditEntry, error) {
 	if err := CheckSubject(subject); err != nil {
 		return nil, err
 	}
 	studentID := student.String()
-	if limit <= 0 || limit > AuditRetention {
-		limit = AuditRetention
-	}
-	msgs, err := s.rdb.XRevRangeN(ctx, auditKey(studentID, subject), "+", "-", int64(limit)).Result()
+	msgs, err := s.rdb.XRevRangeN(ctx, auditKey(studentID, subject), "+", "-", int64(n)).Result()
 	if err != nil {
 		return nil, redisdb.Error(err)
 	}

@@ -92,10 +92,7 @@ func (h *gradeHandlers) getClassGrades(c echo.Context) error {
 	lo := min(start, len(enrolled))
 	hi := lo + min(limit, len(enrolled)-lo)
 	page := enrolled[lo:hi]
-	recs, err := h.grades.GetMany(c.Request().Context(), page, grades.SubjectEnglish)
-	if err == nil {
-		err = h.ownAsStudent(c, recs)
-	}
+	recs, err := h.recordsAsSeen(c, page)
 	if err != nil {
 		return err
 	}
@@ -124,6 +121,17 @@ func (h *gradeHandlers) authorizeClass(c echo.Context, op string, class facade.C
 	return h.authorize(c, question{op: op,
 		allow:  func(p facade.Principal) bool { return h.az.CanViewClass(p, class) },
 		target: func() string { return "class:" + class.String() }})
+}
+
+// recordsAsSeen reads the grades of ids (students the caller may view) as
+// the caller sees them: every list of a class (page, gradebook, summary)
+// reads through here, so none can show the caller's own unposted grade.
+func (h *gradeHandlers) recordsAsSeen(c echo.Context, ids []facade.StudentID) (map[facade.StudentID]grades.Record, error) {
+	recs, err := h.grades.GetMany(c.Request().Context(), ids, grades.SubjectEnglish)
+	if err != nil {
+		return nil, err
+	}
+	return recs, h.ownAsStudent(c, recs)
 }
 
 // ownAsStudent replaces, in recs, the caller's own grade, if it is there,
@@ -157,10 +165,7 @@ func classGradesPath(class string) string { return "/class/" + url.PathEscape(cl
 // getClassGrades before it hands over.
 func (h *gradeHandlers) getClassGradebook(c echo.Context, class facade.ClassID) error {
 	enrolled := h.az.Enrollment().Visible(principal(c), class)
-	recs, err := h.grades.GetMany(c.Request().Context(), enrolled, grades.SubjectEnglish)
-	if err == nil {
-		err = h.ownAsStudent(c, recs)
-	}
+	recs, err := h.recordsAsSeen(c, enrolled)
 	if err != nil {
 		return err
 	}
