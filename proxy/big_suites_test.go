@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/facade-dev/facade/upstream"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
 
@@ -24,7 +25,10 @@ const (
 )
 
 func bigSuiteFixture(tb testing.TB) *fixture {
-	return newFixture(tb, options{cacheTTL: time.Minute, fill: func(s *bambootest.Server) {
+	// A 20,000-test document takes the test Bamboo seconds to write under
+	// -race on a loaded machine: these tests judge calls and memory, so
+	// the upstream is given a minute, not the production 10 s.
+	return newFixture(tb, options{cacheTTL: time.Minute, upstream: upstream.Config{Timeout: time.Minute}, fill: func(s *bambootest.Server) {
 		bambootest.DemoData(s)
 		s.AddResult("PROJ-HUGE", 1, "Failed")
 		failed := make([]int, 0, 200)
