@@ -141,7 +141,7 @@ func (w *bufferedWriter) Write(p []byte) (int, error) {
 	case w.notModified:
 		return len(p), nil
 	case w.passed:
-		return w.ResponseWriter.Write(p)
+		return w.writeGathered(p)
 	}
 	return w.body.Write(p)
 }
@@ -156,9 +156,30 @@ func (w *bufferedWriter) send(status int) error {
 	if w.body.Len() == 0 {
 		return nil
 	}
-	_, err := w.ResponseWriter.Write(w.body.Bytes())
+	_, err := w.writeGathered(w.body.Bytes())
 	return err
 }
+
+// writeGathered writes a whole answer's body, the headers still unsent,
+// with the connection's writes gathered into one (answeringConn.gather);
+// a body that fits in net/http's buffer leaves in one write anyway.
+func (w *bufferedWriter) writeGathered(p []byte) (n int, err error) {
+	if len(p) < gatherFrom {
+		return w.ResponseWriter.Write(p)
+	}
+	c := gatherer(w.request)
+	c.gather()
+	defer func() {
+		if rerr := c.release(); err == nil && rerr != nil {
+			n, err = 0, rerr
+		}
+	}()
+	return w.ResponseWriter.Write(p)
+}
+
+// gatherFrom is the body size from which net/http writes an answer in two
+// parts (its connection buffer is 4 KiB, headers included).
+const gatherFrom = 2 << 10
 
 // first is Header.Get's answer from the values of a canonical key.
 func first(vs []string) string {

@@ -224,5 +224,8 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		// "OPTIONS *" would otherwise get net/http's bare 200, without
 		// the headers every response carries; the router answers it.
 		DisableGeneralOptionsHandler: true,
+		// Lets an answer reach its connection to send itself in one
+		// write (answeringConn.gather).
+		ConnContext: connContext,
 	}
 }
