@@ -35,9 +35,11 @@ func (l answeringListener) Accept() (net.Conn, error) {
 // the status line, the headers and the first part of the body (its 4 KiB
 // buffer, full) and then the rest of the body, in two writes; held and
 // sent as one writev, the answer costs one system call and one trip
-// through the loopback or network stack instead of two (bench/run.sh's
-// list: ... µs of CPU per request fewer). Only the serving goroutine
-// writes to the connection, so the fields need no lock.
+// through the loopback or network stack instead of two. It is kept, though
+// net/http could write the answer alone, because it wins more than 10 %
+// end to end (docs/performance.md, "A whole answer in one writev"). Only
+// the serving goroutine writes to the connection, so the fields need no
+// lock.
 type answeringConn struct {
 	net.Conn
 	gathering bool
