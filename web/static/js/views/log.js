@@ -72,10 +72,21 @@ export async function buildLog(ctx, plan, n, job, line) {
     row.classList.add('selected');
     if (scroll) row.scrollIntoView({block: 'center'});
   }
-  // draw appends the rows of lines[from, to): one DocumentFragment.
+  // draw appends the rows of lines[from, to), in parts of PART rows: each
+  // part after the first is laid out only near the screen (.part in
+  // app.css), so neither a slice nor a jump to a line lays the whole log
+  // out again. A part not yet full (the tail of a running job's log) takes
+  // the next rows.
+  const PART = 500;
+  let part = null, inPart = 0;
   const draw = (from, to) => {
     const frag = document.createDocumentFragment();
     for (let i = from; i < to; i++) {
+      if (!part || inPart === PART) {
+        part = h('div', {class: 'part'});
+        inPart = 0;
+        frag.append(part);
+      }
       const no = i + 1;
       const row = document.createElement('div');
       const err = errorLine.test(lines[i]);
@@ -91,7 +102,8 @@ export async function buildLog(ctx, plan, n, job, line) {
       text.className = 'text';
       text.textContent = lines[i];
       row.append(a, text);
-      frag.append(row);
+      part.append(row);
+      inPart++;
       rows[i] = row;
     }
     box.append(frag);
