@@ -36,12 +36,6 @@ func (st *Loaded) Compiled() *compiled.Policy { return st.pol }
 // the same files give the same hash on every instance.
 func (st *Loaded) Hash() string { return st.hash }
 
-// enforce asks the policy, counting the lines used when usage is recorded
-// (st.use); the empty Loaded of a zero Authorizer denies.
-func (st *Loaded) enforce(q compiled.Subject, obj, act string) bool {
-	return st.pol.EnforceCounted(q, obj, act, st.use)
-}
-
 // files is one reading of model.conf and policy.csv.
 type files struct {
 	modelPath, policyPath string
@@ -156,26 +150,4 @@ func firstError(problems []compiled.Problem) error {
 		return fmt.Errorf("authz: %s", first)
 	}
 	return fmt.Errorf("authz: %s (and %d more problems; run `facade policy check`)", first, n-1)
-}
-
-// usedRole credits the g lines that gave p role when the policy, not the
-// token, gave it (the grade rules read it).
-func (st *Loaded) usedRole(q compiled.Subject, tokenRole, role string) {
-	if st.use == nil || tokenRole == role {
-		return
-	}
-	from := ""
-	if _, ok := st.roles[q.ID][role]; ok {
-		from = q.ID
-	} else {
-		for _, g := range q.Groups {
-			if d, ok := st.roles[g][role]; ok && d+1 <= compiled.MaxDepth {
-				from = g
-				break
-			}
-		}
-	}
-	if from != "" {
-		st.use.CreditLinks(from, PrefixRole+role)
-	}
 }

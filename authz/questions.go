@@ -80,6 +80,34 @@ func (a *Authorizer) ListPlan(p facade.Principal, planKey facade.PlanKey) bool {
 	return a.count.listed(a.force.state().plan(compiled.SubjectOf(p), planKey))
 }
 
+// enforce asks the policy, counting the lines used when usage is recorded
+// (st.use); the empty Loaded of a zero Authorizer denies.
+func (st *Loaded) enforce(q compiled.Subject, obj, act string) bool {
+	return st.pol.EnforceCounted(q, obj, act, st.use)
+}
+
+// usedRole credits the g lines that gave p role when the policy, not the
+// token, gave it (the grade rules read it).
+func (st *Loaded) usedRole(q compiled.Subject, tokenRole, role string) {
+	if st.use == nil || tokenRole == role {
+		return
+	}
+	from := ""
+	if _, ok := st.roles[q.ID][role]; ok {
+		from = q.ID
+	} else {
+		for _, g := range q.Groups {
+			if d, ok := st.roles[g][role]; ok && d+1 <= compiled.MaxDepth {
+				from = g
+				break
+			}
+		}
+	}
+	if from != "" {
+		st.use.CreditLinks(from, PrefixRole+role)
+	}
+}
+
 // account asks act on an account. The zero AccountID, which no parse
 // returns, names no account: nothing is allowed on it, whatever wildcard
 // the policy holds.

@@ -95,7 +95,7 @@ type Deps struct {
 // Server is the API's http.Handler. It holds the two routers; each area's
 // handlers hold only the stores that area uses (grades.go, accounts.go,
 // builds.go, signin.go, ops.go), and each stage of the pipeline its own
-// settings (auth.go, cors.go, ratelimit.go, deadlines.go, middleware.go).
+// settings (auth.go, cors.go, ratelimit.go, middleware.go).
 // routes.go wires them into every route, in one place.
 type Server struct {
 	api, ops *echo.Echo
@@ -215,7 +215,7 @@ func HTTPServer(addr string, h http.Handler) *http.Server {
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		// A backstop for what no route's deadline covers (the ops
-		// listener); routes set their own (deadlines.go).
+		// listener); routes set their own (writeDeadlines, middleware.go).
 		WriteTimeout: defaultWriteTimeout,
 		// Above the service's own 16 KiB check (limitHeaders), so that the
 		// service answers oversize headers itself; Listener rewrites what
