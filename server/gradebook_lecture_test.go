@@ -6,14 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/facade-dev/facade/grades"
-	"github.com/facade-dev/facade/internal/logbuf"
 )
 
 // lectureSize is a large first-year lecture (docs/contract.md §4).
@@ -150,14 +146,7 @@ func TestGradebookUploadLimitIs2MiB(t *testing.T) {
 //
 //	go test -run '^$' -bench GradebookUpload -benchtime 5x ./server
 func BenchmarkGradebookUpload(b *testing.B) {
-	logs, err := os.Create(filepath.Join(b.TempDir(), "facade.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { logs.Close() })
-	buffered := logbuf.New(logs, 50*time.Millisecond, 64<<10)
-	b.Cleanup(func() { buffered.Close() })
-	e := newEnv(b, lecturePolicy(lectureSize), withRateLimit(1_000_000), withProductionLog(buffered))
+	e := newEnv(b, lecturePolicy(lectureSize), withRateLimit(1_000_000), withProductionLogFile(b))
 	bob := "Bearer " + token(b, "bob", "professor")
 	version := make([]int, lectureSize) // each student's grade version (0: none yet)
 	file := func(rows int, grade string) string {

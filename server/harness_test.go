@@ -27,6 +27,7 @@ import (
 	"github.com/facade-dev/facade/favourites"
 	"github.com/facade-dev/facade/grades"
 	"github.com/facade-dev/facade/internal/jsonlog"
+	"github.com/facade-dev/facade/internal/logbuf"
 	"github.com/facade-dev/facade/internal/testkit/testlog"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
 	"github.com/facade-dev/facade/metrics"
@@ -212,6 +213,20 @@ func withClock(now func() time.Time) envOption { return func(c *envConfig) { c.s
 // withProductionLog writes the server's log lines to w as `facade serve`
 // does (internal/jsonlog, info), for benchmarks of the production path.
 func withProductionLog(w io.Writer) envOption { return func(c *envConfig) { c.logTo = w } }
+
+// withProductionLogFile writes the log at info to a file in tb's temporary
+// directory, batched as facade serve batches its log (logbuf, 50 ms,
+// 64 KiB): what the benchmarks on the production path pay for a line.
+func withProductionLogFile(tb testing.TB) envOption {
+	tb.Helper()
+	logs, err := os.Create(filepath.Join(tb.TempDir(), "facade.log"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	buffered := logbuf.New(logs, 50*time.Millisecond, 64<<10)
+	tb.Cleanup(func() { buffered.Close(); logs.Close() })
+	return withProductionLog(buffered)
+}
 
 // withBuilds starts the Bamboo-compatible test upstream with the demo
 // projects (PROJ, WEB, MOBILE, INFRA) and wires the build endpoints to it.

@@ -4,14 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/facade-dev/facade/internal/logbuf"
 )
 
 // BenchmarkWarmListThroughServer serves the warm filtered project list
@@ -81,15 +76,8 @@ func warmListServer(b *testing.B, opts ...envOption) (*env, []*http.Request, int
 	for i := range principals {
 		fmt.Fprintf(&policy, "g, bench%04d, team:bench\n", i)
 	}
-	logs, err := os.Create(filepath.Join(b.TempDir(), "facade.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { logs.Close() })
-	buffered := logbuf.New(logs, 50*time.Millisecond, 64<<10) // as facade serve writes its log
-	b.Cleanup(func() { buffered.Close() })
 	e := newEnv(b, append([]envOption{withBuilds(), withRateLimit(1_000_000), withPolicyLines(policy.String()),
-		withProductionLog(buffered)}, opts...)...)
+		withProductionLogFile(b)}, opts...)...)
 	for i := 1; i <= 100; i++ {
 		key := fmt.Sprintf("B%03d", i)
 		e.bamboo.AddProject(key, "Bench "+key, "Benchmark project "+key+".")

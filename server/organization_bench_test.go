@@ -2,14 +2,11 @@ package server_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/facade-dev/facade/internal/logbuf"
 	"github.com/facade-dev/facade/internal/testkit/testclock"
 	"github.com/facade-dev/facade/upstream/bambootest"
 )
@@ -43,13 +40,7 @@ func orgBenchEnv(b *testing.B, clock func() time.Time, opts ...envOption) *env {
 	for v := range orgViewers {
 		fmt.Fprintf(&policy, "g, viewer%d, team:org\n", v)
 	}
-	logs, err := os.Create(filepath.Join(b.TempDir(), "facade.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	buffered := logbuf.New(logs, 50*time.Millisecond, 64<<10) // as facade serve writes its log
-	b.Cleanup(func() { buffered.Close(); logs.Close() })
-	base := []envOption{withRateLimit(50), withPolicyLines(policy.String()), withProductionLog(buffered), withBuildClock(clock)}
+	base := []envOption{withRateLimit(50), withPolicyLines(policy.String()), withProductionLogFile(b), withBuildClock(clock)}
 	return newEnv(b, append(base, opts...)...)
 }
 

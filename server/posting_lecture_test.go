@@ -5,13 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/facade-dev/facade/internal/logbuf"
 )
 
 // BenchmarkPostLecture: posting a class of 5,000 students whose grades
@@ -19,15 +14,8 @@ import (
 // first changes every grade through a gradebook upload under the manual
 // policy (not timed), then posts the class (timed).
 func BenchmarkPostLecture(b *testing.B) {
-	logs, err := os.Create(filepath.Join(b.TempDir(), "facade.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { logs.Close() })
-	buffered := logbuf.New(logs, 50*time.Millisecond, 64<<10)
-	b.Cleanup(func() { buffered.Close() })
 	e := newEnv(b, lecturePolicy(lectureSize), withPolicyLines("p, bob, class:lecture-1, post"),
-		withRateLimit(1_000_000), withProductionLog(buffered))
+		withRateLimit(1_000_000), withProductionLogFile(b))
 	bob := "Bearer " + token(b, "bob", "professor")
 	send := func(method, path, contentType, body string) []byte {
 		r := httptest.NewRequest(method, path, strings.NewReader(body))
