@@ -91,16 +91,19 @@ func (s *Sessions) recheckSession(ctx context.Context, id string, rec Record) (R
 		s.log().WarnContext(ctx, "session re-check failed; the session goes on", "principal", rec.Sub, "err", err.Error())
 		return rec, false
 	}
-	if p.ID != "" {
-		rec.Role, rec.Roles, rec.Groups, rec.GroupsIncomplete = p.Role, p.Roles, p.Groups, p.GroupsIncomplete
-	}
-	if next != "" && next != rt {
-		if sealed, err := s.sealRefresh(next); err == nil {
-			rec.Refresh = sealed
+	checked := func(r *Record) {
+		if p.ID != "" {
+			r.Role, r.Roles, r.Groups, r.GroupsIncomplete = p.Role, p.Roles, p.Groups, p.GroupsIncomplete
 		}
+		if next != "" && next != rt {
+			if sealed, err := s.sealRefresh(next); err == nil {
+				r.Refresh = sealed
+			}
+		}
+		r.Checked = s.now()
 	}
-	rec.Checked = s.now()
-	s.touch(ctx, id, rec)
+	checked(&rec)
+	s.update(ctx, id, checked)
 	// Done: the record says when the next is due, and the next interval
 	// has its own lease; this one expires by itself. (After a failure the
 	// record is unchanged, so the provider is asked again only after the

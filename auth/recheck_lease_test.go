@@ -2,11 +2,16 @@ package auth
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/internal/testkit/testclock"
@@ -68,5 +73,95 @@ func TestRecheckIsOneCallPerSessionAcrossInstances(t *testing.T) {
 	id, _, _ := b.Open(context.Background(), r, "")
 	if len(id.Principal.Groups) != 1 || id.Principal.Groups[0] != "new" {
 		t.Errorf("after the re-check: %+v", id.Principal)
+	}
+}
+
+// pauseAfterFirstGet holds the first GET of a session record, after it
+// has answered, until release is closed: the request that made it has
+// read the record and waits, as a slow request would, before it writes.
+type pauseAfterFirstGet struct {
+	once    sync.Once
+	read    chan struct{}
+	release chan struct{}
+}
+
+func (h *pauseAfterFirstGet) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *pauseAfterFirstGet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *pauseAfterFirstGet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() == "get" && strings.HasPrefix(fmt.Sprint(cmd.Args()[1]), sessionKeyPrefix) {
+			h.once.Do(func() {
+				close(h.read)
+				<-h.release
+			})
+		}
+		return err
+	}
+}
+
+// TestARequestThatReadBeforeTheRecheckDoesNotUndoIt: a request that read
+// the session before another request's re-check finished, and slides the
+// idle time after it, keeps what the re-check wrote: the person's new
+// groups and the provider's rotated refresh token (the old one is spent,
+// so writing it back would end the session at the next re-check).
+func TestARequestThatReadBeforeTheRecheckDoesNotUndoIt(t *testing.T) {
+	clock := testclock.New()
+	rdb := testredis.Client(t)
+	opts := *rdb.Options()
+	slowRDB := redis.NewClient(&opts) // the slow request's instance: its own connections to the same Redis
+	t.Cleanup(func() { _ = slowRDB.Close() })
+	pause := &pauseAfterFirstGet{read: make(chan struct{}), release: make(chan struct{})}
+	slowRDB.AddHook(pause)
+
+	key := make([]byte, 32)
+	var asked []string
+	var mu sync.Mutex
+	instance := func(c redis.UniversalClient) *Sessions {
+		s, err := NewSessions(c, SessionConfig{Keys: [][]byte{key}, Recheck: 15 * time.Minute, Now: clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.refresher = func(ctx context.Context, rt string) (facade.Principal, string, bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			asked = append(asked, rt)
+			return facade.Principal{ID: "omar", Groups: []string{"new"}}, rt + "-rotated", false, nil
+		}
+		return s
+	}
+	fast, slow := instance(rdb), instance(slowRDB)
+	_, cookies, err := fast.Issue(context.Background(), facade.Principal{ID: "omar"}, time.Time{},
+		ProviderSession{RefreshToken: "rt1"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(s *Sessions) Identity {
+		r := httptest.NewRequest("GET", "/auth/me", nil)
+		r.AddCookie(cookies[0])
+		id, ok, err := s.Open(context.Background(), r, "")
+		if !ok || err != nil {
+			t.Fatalf("open: %v %v", ok, err)
+		}
+		return id
+	}
+
+	clock.Advance(16 * time.Minute)
+	slowDone := make(chan struct{})
+	go func() { defer close(slowDone); open(slow) }()
+	<-pause.read // the slow request has read the record as it was
+	open(fast)   // the re-check: new groups, the refresh token rotated
+	close(pause.release)
+	<-slowDone // the slow one lost the lease and slides the idle time
+
+	if id := open(fast); len(id.Principal.Groups) != 1 || id.Principal.Groups[0] != "new" {
+		t.Errorf("after the slow request, the session's groups are %v, want the re-check's [new]", id.Principal.Groups)
+	}
+	clock.Advance(16 * time.Minute)
+	open(fast) // the next interval's re-check
+	if want := []string{"rt1", "rt1-rotated"}; !slices.Equal(asked, want) {
+		t.Errorf("the provider was asked with refresh tokens %q, want %q: the rotated one was lost", asked, want)
 	}
 }

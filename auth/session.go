@@ -273,11 +273,16 @@ func (s *Sessions) Open(ctx context.Context, r *http.Request, client string) (id
 		}
 	}
 	if now.Sub(rec.LastUsed) >= touchEvery {
-		rec.LastUsed = now
-		if client != "" {
-			rec.Client = client
+		used := func(r *Record) {
+			if now.After(r.LastUsed) {
+				r.LastUsed = now
+			}
+			if client != "" {
+				r.Client = client
+			}
 		}
-		s.touch(ctx, sid, rec)
+		used(&rec)
+		s.update(ctx, sid, used)
 	}
 	p := rec.principal()
 	return Identity{Principal: p, ExpiresAt: rec.Expires, Via: ViaSession, xsrf: rec.XSRF}, true, nil

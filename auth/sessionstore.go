@@ -118,14 +118,42 @@ func (s *Sessions) load(ctx context.Context, id string) (Record, error) {
 	return rec, nil
 }
 
-// touch writes rec's new last-used time, only if the session still exists
-// (SET XX): a logout or revoke between the read and this write is never
-// undone. A failure is not the request's: the read succeeded, and the
-// session ends at most a minute early.
-func (s *Sessions) touch(ctx context.Context, id string, rec Record) {
-	b, err := json.Marshal(rec)
-	if err == nil {
-		_ = s.rdb.SetXX(ctx, sessionKey(id), b, s.ttl(rec)).Err()
+// update applies change to the stored record of session id, read and
+// written under WATCH, so two requests that change one session at once
+// both land: a request that read the record before a re-check finished
+// slides the idle time of the re-checked record, never writes back the
+// claims and refresh token it read (a rotated refresh token lost that way
+// would end the session at the next re-check). Nothing is written when the
+// session is gone: a logout or revoke is never undone. A failure is not
+// the request's: the read succeeded, and the change is tried again at a
+// later request.
+func (s *Sessions) update(ctx context.Context, id string, change func(*Record)) {
+	key := sessionKey(id)
+	apply := func(tx *redis.Tx) error {
+		b, err := tx.Get(ctx, key).Bytes()
+		if err != nil {
+			return err // redis.Nil: gone, nothing to write
+		}
+		var rec Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return err
+		}
+		change(&rec)
+		if b, err = json.Marshal(rec); err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.SetXX(ctx, key, b, s.ttl(rec))
+			return nil
+		})
+		return err
+	}
+	// Another change landing between the read and the write fails the
+	// transaction (redis.TxFailedErr): read again and apply on top of it.
+	for range 3 {
+		if err := s.rdb.Watch(ctx, apply, key); !errors.Is(err, redis.TxFailedErr) {
+			return
+		}
 	}
 }
 
