@@ -91,7 +91,7 @@ func (s *Sessions) recheckSession(ctx context.Context, id string, rec Record) (R
 		s.log().WarnContext(ctx, "session re-check failed; the session goes on", "principal", rec.Sub, "err", err.Error())
 		return rec, false
 	}
-	checked := func(r *Record) {
+	checked := func(r *Record) bool {
 		if p.ID != "" {
 			r.Role, r.Roles, r.Groups, r.GroupsIncomplete = p.Role, p.Roles, p.Groups, p.GroupsIncomplete
 		}
@@ -101,6 +101,7 @@ func (s *Sessions) recheckSession(ctx context.Context, id string, rec Record) (R
 			}
 		}
 		r.Checked = s.now()
+		return true
 	}
 	checked(&rec)
 	s.update(ctx, id, checked)

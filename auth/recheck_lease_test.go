@@ -165,3 +165,90 @@ func TestARequestThatReadBeforeTheRecheckDoesNotUndoIt(t *testing.T) {
 		t.Errorf("the provider was asked with refresh tokens %q, want %q: the rotated one was lost", asked, want)
 	}
 }
+
+// appliedTransactions counts the MULTI/EXEC transactions Redis applied
+// (not those a WATCH aborted): the writes that landed.
+type appliedTransactions struct{ n atomic.Int32 }
+
+func (h *appliedTransactions) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *appliedTransactions) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h *appliedTransactions) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if len(cmds) > 0 && cmds[0].Name() == "multi" && err == nil {
+			h.n.Add(1)
+		}
+		return err
+	}
+}
+
+// readTogether holds the first n reads of a session record, after they
+// have answered, until all n have: n requests that read the session at
+// the same moment, before any of them writes.
+type readTogether struct {
+	seen atomic.Int32
+	n    int32
+	all  chan struct{}
+}
+
+func (h *readTogether) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *readTogether) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *readTogether) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() == "get" && strings.HasPrefix(fmt.Sprint(cmd.Args()[1]), sessionKeyPrefix) {
+			switch i := h.seen.Add(1); {
+			case i == h.n:
+				close(h.all)
+			case i < h.n:
+				<-h.all
+			}
+		}
+		return err
+	}
+}
+
+// TestManyRequestsAtOnceSlideTheSessionOnce: twenty requests of one page
+// that arrive together a minute after the last write slide the idle time
+// with one write: the others find it slid and write nothing, so a
+// re-check at the same moment is not crowded out of its retries (it was:
+// TestRecheckIsOneCallPerSessionAcrossInstances failed under load when
+// every request wrote).
+func TestManyRequestsAtOnceSlideTheSessionOnce(t *testing.T) {
+	clock := testclock.New()
+	rdb := testredis.Client(t)
+	writes := &appliedTransactions{}
+	rdb.AddHook(writes)
+	s, err := NewSessions(rdb, SessionConfig{Keys: [][]byte{make([]byte, 32)}, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cookies, err := s.Issue(context.Background(), facade.Principal{ID: "omar"}, time.Time{}, ProviderSession{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	rdb.AddHook(&readTogether{n: 20, all: make(chan struct{})})
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			r := httptest.NewRequest("GET", "/auth/me", nil)
+			r.AddCookie(cookies[0])
+			if _, ok, err := s.Open(context.Background(), r, ""); !ok || err != nil {
+				t.Errorf("open: %v %v", ok, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := writes.n.Load(); n != 1 {
+		t.Errorf("20 requests at once slid the session with %d writes, want 1", n)
+	}
+	clock.Advance(59 * time.Minute) // 61 minutes after sign-in, 59 after the slide: within the idle hour
+	r := httptest.NewRequest("GET", "/auth/me", nil)
+	r.AddCookie(cookies[0])
+	if _, ok, err := s.Open(context.Background(), r, ""); !ok || err != nil {
+		t.Errorf("the slid session, 59 minutes unused: %v %v", ok, err)
+	}
+}

@@ -273,15 +273,16 @@ func (s *Sessions) Open(ctx context.Context, r *http.Request, client string) (id
 		}
 	}
 	if now.Sub(rec.LastUsed) >= touchEvery {
-		used := func(r *Record) {
-			if now.After(r.LastUsed) {
-				r.LastUsed = now
+		used := func(r *Record) bool {
+			if now.Sub(r.LastUsed) < touchEvery {
+				return false // slid by another request meanwhile
 			}
+			r.LastUsed = now
 			if client != "" {
 				r.Client = client
 			}
+			return true
 		}
-		used(&rec)
 		s.update(ctx, sid, used)
 	}
 	p := rec.principal()

@@ -123,11 +123,14 @@ func (s *Sessions) load(ctx context.Context, id string) (Record, error) {
 // both land: a request that read the record before a re-check finished
 // slides the idle time of the re-checked record, never writes back the
 // claims and refresh token it read (a rotated refresh token lost that way
-// would end the session at the next re-check). Nothing is written when the
-// session is gone: a logout or revoke is never undone. A failure is not
-// the request's: the read succeeded, and the change is tried again at a
-// later request.
-func (s *Sessions) update(ctx context.Context, id string, change func(*Record)) {
+// would end the session at the next re-check). change reports whether
+// there is anything to write: the requests that find the idle time slid
+// by another write nothing, so many at once cost one write, and the one
+// change that matters is not crowded out of its retries. Nothing is
+// written when the session is gone: a logout or revoke is never undone. A
+// failure is not the request's: the read succeeded, and the change is
+// tried again at a later request.
+func (s *Sessions) update(ctx context.Context, id string, change func(*Record) bool) {
 	key := sessionKey(id)
 	apply := func(tx *redis.Tx) error {
 		b, err := tx.Get(ctx, key).Bytes()
@@ -138,7 +141,9 @@ func (s *Sessions) update(ctx context.Context, id string, change func(*Record)) 
 		if err := json.Unmarshal(b, &rec); err != nil {
 			return err
 		}
-		change(&rec)
+		if !change(&rec) {
+			return nil
+		}
 		if b, err = json.Marshal(rec); err != nil {
 			return err
 		}
@@ -148,14 +153,19 @@ func (s *Sessions) update(ctx context.Context, id string, change func(*Record)) 
 		})
 		return err
 	}
-	// Another change landing between the read and the write fails the
+	// Another write landing between the read and this one fails the
 	// transaction (redis.TxFailedErr): read again and apply on top of it.
-	for range 3 {
+	for range updateTries {
 		if err := s.rdb.Watch(ctx, apply, key); !errors.Is(err, redis.TxFailedErr) {
 			return
 		}
 	}
+	s.log().WarnContext(ctx, "session not updated: changed by other requests at every try", "tries", updateTries)
 }
+
+// updateTries bounds update's reads: each retry follows another request's
+// write, and after the first slide of the minute the others write nothing.
+const updateTries = 5
 
 // remove deletes one session everywhere.
 func (s *Sessions) remove(ctx context.Context, id, sub string) error {
