@@ -51,6 +51,9 @@ type Store struct {
 
 	mu   sync.Mutex
 	kept map[string]keptSet // by Redis key
+	// changes counts this instance's Marks and Unmarks: a set read while
+	// one happened is answered but not kept, since it may predate it.
+	changes uint64
 }
 
 type keptSet struct {
@@ -96,6 +99,7 @@ func (s *Store) Plans(ctx context.Context, p facade.Principal) (map[string]bool,
 	now := s.now()
 	s.mu.Lock()
 	c, ok := s.kept[k]
+	changes := s.changes
 	s.mu.Unlock()
 	if ok && now.Before(c.until) {
 		return c.plans, nil
@@ -108,17 +112,21 @@ func (s *Store) Plans(ctx context.Context, p facade.Principal) (map[string]bool,
 	for _, pk := range keys {
 		out[pk] = true
 	}
-	s.keep(k, out, now)
+	s.keep(k, out, now, changes)
 	return out, nil
 }
 
-// keep remembers a person's set until now+fresh.
-func (s *Store) keep(k string, plans map[string]bool, now time.Time) {
+// keep remembers a person's set until now+fresh, unless this instance
+// changed a set since the read began (changes was s.changes then).
+func (s *Store) keep(k string, plans map[string]bool, now time.Time, changes uint64) {
 	if s.fresh <= 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.changes != changes {
+		return
+	}
 	if len(s.kept) >= maxKept {
 		clear(s.kept)
 	}
@@ -126,10 +134,12 @@ func (s *Store) keep(k string, plans map[string]bool, now time.Time) {
 }
 
 // changed drops this instance's copy of a person's set after a change,
-// so the next read goes to Redis.
+// so the next read goes to Redis, and stops a read already under way from
+// keeping what it read.
 func (s *Store) changed(k string) {
 	s.mu.Lock()
 	delete(s.kept, k)
+	s.changes++
 	s.mu.Unlock()
 }
 
