@@ -16,6 +16,7 @@ import (
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/internal/testkit/testclock"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
+	"github.com/facade-dev/facade/redisdb"
 )
 
 // TestRecheckIsOneCallPerSessionAcrossInstances: when a session is due,
@@ -250,5 +251,45 @@ func TestManyRequestsAtOnceSlideTheSessionOnce(t *testing.T) {
 	r.AddCookie(cookies[0])
 	if _, ok, err := s.Open(context.Background(), r, ""); !ok || err != nil {
 		t.Errorf("the slid session, 59 minutes unused: %v %v", ok, err)
+	}
+}
+
+// TestSessionChangesLandOnACluster: on a Redis Cluster (each instance's
+// client from redisdb.Open), the slide and the re-check's transaction
+// (WATCH on the one session key) land as on one Redis.
+func TestSessionChangesLandOnACluster(t *testing.T) {
+	cluster := testredis.StartCluster(t, 3)
+	rdb, err := redisdb.Open(redisdb.Config{Addrs: cluster.Addrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rdb.Close() })
+	clock := testclock.New()
+	s, err := NewSessions(rdb, SessionConfig{Keys: [][]byte{make([]byte, 32)}, Recheck: 15 * time.Minute, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.refresher = func(ctx context.Context, rt string) (facade.Principal, string, bool, error) {
+		return facade.Principal{ID: "omar", Groups: []string{"new"}}, rt, false, nil
+	}
+	_, cookies, err := s.Issue(context.Background(), facade.Principal{ID: "omar"}, time.Time{},
+		ProviderSession{RefreshToken: "rt1"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(when string) Identity {
+		r := httptest.NewRequest("GET", "/auth/me", nil)
+		r.AddCookie(cookies[0])
+		id, ok, err := s.Open(context.Background(), r, "")
+		if !ok || err != nil {
+			t.Fatalf("%s: %v %v", when, ok, err)
+		}
+		return id
+	}
+	clock.Advance(16 * time.Minute)
+	open("at the re-check")
+	clock.Advance(59 * time.Minute) // 75 minutes after sign-in, 59 after the slide
+	if id := open("59 minutes after the slide"); len(id.Principal.Groups) != 1 || id.Principal.Groups[0] != "new" {
+		t.Errorf("after the re-check on a cluster, groups %v, want [new]", id.Principal.Groups)
 	}
 }
