@@ -91,16 +91,19 @@ func (s *Sessions) recheckSession(ctx context.Context, id string, rec Record) (R
 		s.log().WarnContext(ctx, "session re-check failed; the session goes on", "principal", rec.Sub, "err", err.Error())
 		return rec, false
 	}
+	var sealed string
+	if next != "" && next != rt {
+		sealed, _ = s.sealRefresh(next) // "" on failure: the old token is kept
+	}
+	at := s.now()
 	checked := func(r *Record) bool {
 		if p.ID != "" {
 			r.Role, r.Roles, r.Groups, r.GroupsIncomplete = p.Role, p.Roles, p.Groups, p.GroupsIncomplete
 		}
-		if next != "" && next != rt {
-			if sealed, err := s.sealRefresh(next); err == nil {
-				r.Refresh = sealed
-			}
+		if sealed != "" {
+			r.Refresh = sealed
 		}
-		r.Checked = s.now()
+		r.Checked = at
 		return true
 	}
 	checked(&rec)
