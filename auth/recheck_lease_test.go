@@ -2,10 +2,8 @@ package auth
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,32 +75,6 @@ func TestRecheckIsOneCallPerSessionAcrossInstances(t *testing.T) {
 	}
 }
 
-// pauseAfterFirstGet holds the first GET of a session record, after it
-// has answered, until release is closed: the request that made it has
-// read the record and waits, as a slow request would, before it writes.
-type pauseAfterFirstGet struct {
-	once    sync.Once
-	read    chan struct{}
-	release chan struct{}
-}
-
-func (h *pauseAfterFirstGet) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *pauseAfterFirstGet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-func (h *pauseAfterFirstGet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if cmd.Name() == "get" && strings.HasPrefix(fmt.Sprint(cmd.Args()[1]), sessionKeyPrefix) {
-			h.once.Do(func() {
-				close(h.read)
-				<-h.release
-			})
-		}
-		return err
-	}
-}
-
 // TestARequestThatReadBeforeTheRecheckDoesNotUndoIt: a request that read
 // the session before another request's re-check finished, and slides the
 // idle time after it, keeps what the re-check wrote: the person's new
@@ -114,8 +86,13 @@ func TestARequestThatReadBeforeTheRecheckDoesNotUndoIt(t *testing.T) {
 	opts := *rdb.Options()
 	slowRDB := redis.NewClient(&opts) // the slow request's instance: its own connections to the same Redis
 	t.Cleanup(func() { _ = slowRDB.Close() })
-	pause := &pauseAfterFirstGet{read: make(chan struct{}), release: make(chan struct{})}
-	slowRDB.AddHook(pause)
+	// The slow request's first read of the session answers, then waits
+	// until the re-check has been written.
+	read, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	testredis.AfterCommand(slowRDB, "get", sessionKeyPrefix, func(context.Context) {
+		once.Do(func() { close(read); <-release })
+	})
 
 	key := make([]byte, 32)
 	var asked []string
@@ -152,9 +129,9 @@ func TestARequestThatReadBeforeTheRecheckDoesNotUndoIt(t *testing.T) {
 	clock.Advance(16 * time.Minute)
 	slowDone := make(chan struct{})
 	go func() { defer close(slowDone); open(slow) }()
-	<-pause.read // the slow request has read the record as it was
-	open(fast)   // the re-check: new groups, the refresh token rotated
-	close(pause.release)
+	<-read     // the slow request has read the record as it was
+	open(fast) // the re-check: new groups, the refresh token rotated
+	close(release)
 	<-slowDone // the slow one lost the lease and slides the idle time
 
 	if id := open(fast); len(id.Principal.Groups) != 1 || id.Principal.Groups[0] != "new" {
@@ -183,34 +160,6 @@ func (h *appliedTransactions) ProcessPipelineHook(next redis.ProcessPipelineHook
 	}
 }
 
-// readTogether holds the first n reads of a session record, after they
-// have answered, until all n have: n requests that read the session at
-// the same moment, before any of them writes.
-type readTogether struct {
-	seen atomic.Int32
-	n    int32
-	all  chan struct{}
-}
-
-func (h *readTogether) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *readTogether) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-func (h *readTogether) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if cmd.Name() == "get" && strings.HasPrefix(fmt.Sprint(cmd.Args()[1]), sessionKeyPrefix) {
-			switch i := h.seen.Add(1); {
-			case i == h.n:
-				close(h.all)
-			case i < h.n:
-				<-h.all
-			}
-		}
-		return err
-	}
-}
-
 // TestManyRequestsAtOnceSlideTheSessionOnce: twenty requests of one page
 // that arrive together a minute after the last write slide the idle time
 // with one write: the others find it slid and write nothing, so a
@@ -231,7 +180,17 @@ func TestManyRequestsAtOnceSlideTheSessionOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(2 * time.Minute)
-	rdb.AddHook(&readTogether{n: 20, all: make(chan struct{})})
+	// The 20 requests' first reads all answer before any of them writes.
+	var reads atomic.Int32
+	all := make(chan struct{})
+	testredis.AfterCommand(rdb, "get", sessionKeyPrefix, func(context.Context) {
+		switch n := reads.Add(1); {
+		case n == 20:
+			close(all)
+		case n < 20:
+			<-all
+		}
+	})
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {

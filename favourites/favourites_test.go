@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/facade-dev/facade"
 	"github.com/facade-dev/facade/internal/testkit/testclock"
 	"github.com/facade-dev/facade/internal/testkit/testredis"
@@ -82,31 +80,6 @@ func TestAPersonKeepsAtMostMaxPerPerson(t *testing.T) {
 	}
 }
 
-// markWhileRead marks a plan through store after a read of the set has
-// answered and before that read's caller has kept it: a star clicked while
-// another of the person's requests (another tab's plan list) is reading.
-type markWhileRead struct {
-	store *Store
-	who   facade.Principal
-	plan  string
-	once  sync.Once
-	err   error
-}
-
-func (h *markWhileRead) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *markWhileRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-func (h *markWhileRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if cmd.Name() == "smembers" {
-			h.once.Do(func() { h.err = h.store.Mark(ctx, h.who, h.plan) })
-		}
-		return err
-	}
-}
-
 // TestAChangeDuringAReadIsNotHiddenByIt: a read that began before this
 // instance's own Mark, and ends after it, does not keep the set it read
 // over the change: the person's next list shows the star at once, not a
@@ -116,14 +89,19 @@ func TestAChangeDuringAReadIsNotHiddenByIt(t *testing.T) {
 	clock := testclock.New()
 	s := New(rdb, Config{Now: clock.Now})
 	carol := facade.Principal{ID: "carol"}
-	hook := &markWhileRead{store: s, who: carol, plan: "PROJ-CORE"}
-	rdb.AddHook(hook)
+	// The star is clicked after the read has answered, before its caller
+	// kept the set.
+	var once sync.Once
+	var markErr error
+	testredis.AfterCommand(rdb, "smembers", "", func(ctx context.Context) {
+		once.Do(func() { markErr = s.Mark(ctx, carol, "PROJ-CORE") })
+	})
 	ctx := context.Background()
 	if plans, err := s.Plans(ctx, carol); err != nil || plans["PROJ-CORE"] {
 		t.Fatalf("the read that began before the mark: %v %v", plans, err)
 	}
-	if hook.err != nil {
-		t.Fatal(hook.err)
+	if markErr != nil {
+		t.Fatal(markErr)
 	}
 	if plans, _ := s.Plans(ctx, carol); !plans["PROJ-CORE"] {
 		t.Error("after the mark, this instance answers the set read before it")
